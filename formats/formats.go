@@ -1,0 +1,175 @@
+package formats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// MaxChunk is the largest chunk an adapter may emit (DESIGN: split anything
+// over ~8 MiB by CDC; this is the hard limit the pipeline trusts).
+const MaxChunk = 16 << 20
+
+// MaxKeyLen bounds a chunk key.
+const MaxKeyLen = 120
+
+// HeadSize is how many leading bytes Detect is given (fewer for short files).
+const HeadSize = 64
+
+// BBox is a footprint in the file's own CRS: minx, miny, maxx, maxy.
+type BBox [4]float64
+
+// Segment is a byte range of the file.
+type Segment struct {
+	Off, Len int64
+	// Key is empty for inline (skeleton) bytes, otherwise the chunk's key.
+	Key string
+	// BBox is the chunk's footprint, nil when unknown.
+	BBox *BBox
+}
+
+// IsChunk reports whether s is a chunk rather than inline bytes.
+func (s Segment) IsChunk() bool { return s.Key != "" }
+
+// Field is one line of a manifest summary.
+type Field struct{ Name, Value string }
+
+// Layout is what an adapter makes of a file.
+type Layout struct {
+	Format  string // adapter name: tiff, parquet, flatgeobuf, generic
+	Version int    // adapter version; bump when keys or boundaries change
+	Params  string // adapter parameters that shape chunk boundaries
+	// Fallback says why a native adapter was not used (generic only).
+	Fallback string
+	// Summary is shown in the manifest header, in this order.
+	Summary []Field
+	// Segments cover [0, size) in file order, exactly once.
+	Segments []Segment
+	// Aliases are extra chunk keys for a byte range that a chunk segment
+	// already covers (a TIFF tile whose offset and size equal another's).
+	Aliases []Segment
+}
+
+// Adapter enumerates the layout of one file format.
+type Adapter interface {
+	// Name is the adapter name written in manifests.
+	Name() string
+	// Detect reports whether head, the first min(HeadSize, size) bytes,
+	// looks like this format. It must not panic on any input.
+	Detect(head []byte) bool
+	// Layout reads r (size bytes) and returns its layout. An error means
+	// "not understood"; the caller falls back to the generic adapter. It
+	// must neither panic nor allocate more than O(size) on any input.
+	Layout(ctx context.Context, r io.ReaderAt, size int64) (*Layout, error)
+}
+
+// ErrLayout is wrapped by Check for a layout that does not cover its file.
+var ErrLayout = errors.New("invalid layout")
+
+// Check verifies that l covers [0, size) exactly once with valid keys and
+// chunk sizes. Nothing is trusted before it passes.
+func Check(l *Layout, size int64) error {
+	if l == nil {
+		return fmt.Errorf("%w: nil", ErrLayout)
+	}
+	var pos int64
+	ranges := make(map[[2]int64]bool)
+	for i, s := range l.Segments {
+		if s.Off != pos {
+			if s.Off > pos {
+				return fmt.Errorf("%w: gap at bytes %d..%d before segment %d", ErrLayout, pos, s.Off, i)
+			}
+			return fmt.Errorf("%w: segment %d at offset %d overlaps the previous one (ends at %d)", ErrLayout, i, s.Off, pos)
+		}
+		if s.Len <= 0 {
+			return fmt.Errorf("%w: segment %d at offset %d has length %d", ErrLayout, i, s.Off, s.Len)
+		}
+		if s.Len > size-pos {
+			return fmt.Errorf("%w: segment %d (bytes %d..+%d) runs past the end of the %d-byte file", ErrLayout, i, s.Off, s.Len, size)
+		}
+		if s.IsChunk() {
+			if err := CheckKey(s.Key); err != nil {
+				return fmt.Errorf("%w: segment %d: %v", ErrLayout, i, err)
+			}
+			if s.Len > MaxChunk {
+				return fmt.Errorf("%w: chunk %s is %d bytes, over the %d-byte limit", ErrLayout, s.Key, s.Len, MaxChunk)
+			}
+			ranges[[2]int64{s.Off, s.Len}] = true
+		}
+		pos += s.Len
+	}
+	if pos != size {
+		return fmt.Errorf("%w: segments end at %d, file has %d bytes", ErrLayout, pos, size)
+	}
+	for _, a := range l.Aliases {
+		if err := CheckKey(a.Key); err != nil {
+			return fmt.Errorf("%w: alias: %v", ErrLayout, err)
+		}
+		if !ranges[[2]int64{a.Off, a.Len}] {
+			return fmt.Errorf("%w: alias %s (bytes %d..+%d) is not the range of a chunk", ErrLayout, a.Key, a.Off, a.Len)
+		}
+	}
+	return nil
+}
+
+// CheckKey verifies a chunk key's spelling.
+func CheckKey(k string) error {
+	if k == "" || len(k) > MaxKeyLen {
+		return fmt.Errorf("chunk key %q: length %d not in 1..%d", k, len(k), MaxKeyLen)
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c <= ' ' || c > '~' {
+			return fmt.Errorf("chunk key %q: byte %d is not printable ASCII", k, i)
+		}
+	}
+	if strings.Contains(k[:len(k)-1], "@") {
+		return fmt.Errorf("chunk key %q: '@' may only end a key", k)
+	}
+	return nil
+}
+
+// Chunks returns the chunk segments of l, in file order.
+func (l *Layout) Chunks() []Segment {
+	var out []Segment
+	for _, s := range l.Segments {
+		if s.IsChunk() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// InlineBytes is the total length of l's inline (skeleton) segments.
+func (l *Layout) InlineBytes() int64 {
+	var n int64
+	for _, s := range l.Segments {
+		if !s.IsChunk() {
+			n += s.Len
+		}
+	}
+	return n
+}
+
+// Coalesce merges adjacent inline segments, which adapters may emit freely.
+func Coalesce(segs []Segment) []Segment {
+	out := segs[:0:0]
+	for _, s := range segs {
+		if s.Len == 0 && !s.IsChunk() {
+			continue
+		}
+		if n := len(out); n > 0 && !s.IsChunk() && !out[n-1].IsChunk() && out[n-1].Off+out[n-1].Len == s.Off {
+			out[n-1].Len += s.Len
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// SortSegments orders segments by offset (stable for equal offsets).
+func SortSegments(segs []Segment) {
+	sort.SliceStable(segs, func(i, j int) bool { return segs[i].Off < segs[j].Off })
+}

@@ -1,0 +1,84 @@
+package hashing
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/zeebo/blake3"
+)
+
+// ID is the BLAKE3-256 digest of some bytes. The zero ID is never the hash of
+// real content in practice and is used as "no ID".
+type ID [32]byte
+
+// Sum returns the ID of b.
+func Sum(b []byte) ID { return ID(blake3.Sum256(b)) }
+
+// String returns the ID as 64 lower-case hex digits.
+func (id ID) String() string { return hex.EncodeToString(id[:]) }
+
+// Short returns the first 12 hex digits, for messages.
+func (id ID) Short() string { return id.String()[:12] }
+
+// IsZero reports whether id is the zero ID.
+func (id ID) IsZero() bool { return id == ID{} }
+
+// Tagged returns "blake3:<hex>".
+func (id ID) Tagged() string { return "blake3:" + id.String() }
+
+// ErrBadID is wrapped by ParseID when its input is not an ID.
+var ErrBadID = errors.New("not a blake3 id")
+
+// ParseID parses 64 hex digits, optionally prefixed with "blake3:".
+// Upper-case hex is refused so that every ID has one spelling.
+func ParseID(s string) (ID, error) {
+	var id ID
+	h := strings.TrimPrefix(s, "blake3:")
+	if len(h) != 64 {
+		return id, fmt.Errorf("%w: %q has %d hex digits, want 64", ErrBadID, s, len(h))
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return id, fmt.Errorf("%w: %q", ErrBadID, s)
+		}
+	}
+	if _, err := hex.Decode(id[:], []byte(h)); err != nil {
+		return id, fmt.Errorf("%w: %q: %v", ErrBadID, s, err)
+	}
+	return id, nil
+}
+
+// MarshalText implements encoding.TextMarshaler (hex).
+func (id ID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (id *ID) UnmarshalText(b []byte) error {
+	v, err := ParseID(string(b))
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}
+
+// New returns a streaming BLAKE3-256 hasher whose Sum is an ID.
+func New() *Digest { return &Digest{h: blake3.New()} }
+
+// Digest is a streaming hasher.
+type Digest struct{ h *blake3.Hasher }
+
+// Write adds p to the hash; it never fails.
+func (d *Digest) Write(p []byte) (int, error) { return d.h.Write(p) }
+
+// ID returns the digest of everything written so far.
+func (d *Digest) ID() ID {
+	var id ID
+	d.h.Sum(id[:0])
+	return id
+}
+
+// Reset forgets everything written.
+func (d *Digest) Reset() { d.h.Reset() }

@@ -1,0 +1,16 @@
+// Package store defines chunkvc's content-addressed object store: objects are
+// immutable byte strings named by the BLAKE3 ID of their own bytes.
+//
+// A Store is composed of one-method interfaces (Getter, Putter, Stater,
+// Lister, Remover). How an object is kept at rest (raw, compressed, packed)
+// is the store's business; callers always see the original bytes.
+//
+// Verification happens at the boundary: Put (the package function) checks
+// that data hashes to its ID before any backend sees it, and ReadAll checks
+// the bytes it returns. Backends may therefore trust their input.
+//
+// Layout of the local store (store/local):
+//
+//	<root>/<first two hex digits>/<64 hex digits>   one file per object, read-only
+//	<root>/tmp/                                     temp files before rename
+package store

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+var (
+	// ErrNotFound means the object is not in the store. Check with errors.Is.
+	ErrNotFound = errors.New("object not found")
+	// ErrCorrupt means bytes did not hash to the ID they were stored or
+	// read under.
+	ErrCorrupt = errors.New("object corrupt")
+)
+
+// MaxObject bounds what ReadAll will hold in memory.
+const MaxObject = 256 << 20
+
+// Info describes a stored object.
+type Info struct {
+	ID   hashing.ID
+	Size int64
+}
+
+// Getter reads objects.
+type Getter interface {
+	// Get returns a reader for length bytes of object id starting at off;
+	// length < 0 means to the end. The caller closes the reader. A missing
+	// object is an error wrapping ErrNotFound; a range past the end of the
+	// object is an error. Get does not verify the hash (ReadAll does).
+	Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error)
+}
+
+// Putter writes objects.
+type Putter interface {
+	// Put stores data under id. The caller guarantees id == hashing.Sum(data)
+	// (use the package function Put). Put is atomic — a reader sees the
+	// whole object or ErrNotFound, never part of it — and idempotent:
+	// putting an object that exists succeeds without rewriting it. When Put
+	// returns nil the object is durable.
+	Put(ctx context.Context, id hashing.ID, data []byte) error
+}
+
+// Stater reports on single objects.
+type Stater interface {
+	// Stat returns the object's info, or an error wrapping ErrNotFound.
+	Stat(ctx context.Context, id hashing.ID) (Info, error)
+}
+
+// Lister enumerates objects.
+type Lister interface {
+	// List calls fn for every object, in no particular order, on the
+	// caller's goroutine. An error from fn stops the listing and is returned.
+	List(ctx context.Context, fn func(Info) error) error
+}
+
+// Remover deletes objects.
+type Remover interface {
+	// Delete removes the object. Deleting a missing object returns nil.
+	Delete(ctx context.Context, id hashing.ID) error
+}
+
+// Store is a complete content-addressed store.
+type Store interface {
+	Getter
+	Putter
+	Stater
+	Lister
+	Remover
+	// String names the store for messages (a path or URL, no secrets).
+	String() string
+}
+
+// Put verifies that data hashes to id, then stores it.
+func Put(ctx context.Context, s Putter, id hashing.ID, data []byte) error {
+	if got := hashing.Sum(data); got != id {
+		return fmt.Errorf("put %s: %w: bytes hash to %s", id, ErrCorrupt, got)
+	}
+	return s.Put(ctx, id, data)
+}
+
+// Has reports whether the store holds id.
+func Has(ctx context.Context, s Stater, id hashing.ID) (bool, error) {
+	_, err := s.Stat(ctx, id)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return false, err
+}
+
+// ReadAll returns the whole object, verified against id.
+func ReadAll(ctx context.Context, s Getter, id hashing.ID) ([]byte, error) {
+	rc, err := s.Get(ctx, id, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(rc, MaxObject+1))
+	if err != nil {
+		return nil, fmt.Errorf("read object %s: %w", id, err)
+	}
+	if n > MaxObject {
+		return nil, fmt.Errorf("read object %s: larger than %d bytes", id, MaxObject)
+	}
+	if got := hashing.Sum(buf.Bytes()); got != id {
+		return nil, fmt.Errorf("object %s: %w: its bytes hash to %s", id, ErrCorrupt, got)
+	}
+	return buf.Bytes(), nil
+}
+
+// Verify confirms that the store holds id with the given size; with full it
+// also reads the object back and checks its hash.
+func Verify(ctx context.Context, s interface {
+	Getter
+	Stater
+}, id hashing.ID, size int64, full bool) error {
+	info, err := s.Stat(ctx, id)
+	if err != nil {
+		return err
+	}
+	if info.Size != size {
+		return fmt.Errorf("object %s: %w: stored size %d, expected %d", id, ErrCorrupt, info.Size, size)
+	}
+	if full {
+		_, err = ReadAll(ctx, s, id)
+	}
+	return err
+}
