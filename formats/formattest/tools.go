@@ -1,0 +1,34 @@
+package formattest
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// RequireTool returns the path of an external program (gdal_translate,
+// ogr2ogr, …). Under CI=true a missing tool fails the test; elsewhere the
+// test is skipped.
+func RequireTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required under CI=true: %v", name, err)
+	}
+	t.Skipf("%s not installed: %v", name, err)
+	return ""
+}
+
+// Run1 runs a command and fails the test with its output on error.
+func Run1(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(RequireTool(t, name), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
