@@ -1,0 +1,442 @@
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+// Version is the manifest format version this package writes.
+const Version = 1
+
+// Limits applied before anything from an untrusted manifest is allocated.
+const (
+	MaxManifest = 512 << 20 // bytes of manifest text
+	MaxKeyLen   = 200       // an adapter key (≤ 120) plus a completed content hash
+	MaxChunkLen = 64 << 20
+)
+
+// ErrInvalid is wrapped by every Decode error.
+var ErrInvalid = errors.New("invalid manifest")
+
+// Field is a summary line.
+type Field struct{ Name, Value string }
+
+// Chunk is one chunk line.
+type Chunk struct {
+	Key  string
+	Size int64
+	ID   hashing.ID
+	BBox *[4]float64
+}
+
+// Manifest describes one tracked file.
+type Manifest struct {
+	Path          string
+	Format        string
+	FormatVersion int
+	Params        string
+	Fallback      string
+	Size          int64
+	Digest        hashing.ID // BLAKE3 of the whole file
+	Layout        hashing.ID // layout blob id
+	LayoutSize    int64
+	Summary       []Field
+	Chunks        []Chunk // sorted by NaturalLess of Key, keys unique
+}
+
+// SummaryValue returns the value of the named summary field, or "".
+func (m *Manifest) SummaryValue(name string) string {
+	for _, f := range m.Summary {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+// Encode writes the canonical text of m. It fails on values that have no
+// canonical spelling (line breaks, unsorted or duplicate keys, …).
+func (m *Manifest) Encode() ([]byte, error) {
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "chunkvc-manifest %d\n", Version)
+	fmt.Fprintf(&b, "path %s\n", m.Path)
+	fmt.Fprintf(&b, "format %s %d\n", m.Format, m.FormatVersion)
+	if m.Params != "" {
+		fmt.Fprintf(&b, "params %s\n", m.Params)
+	}
+	if m.Fallback != "" {
+		fmt.Fprintf(&b, "fallback %s\n", m.Fallback)
+	}
+	fmt.Fprintf(&b, "size %d\n", m.Size)
+	fmt.Fprintf(&b, "digest %s\n", m.Digest.Tagged())
+	fmt.Fprintf(&b, "layout %s %d\n", m.Layout.Tagged(), m.LayoutSize)
+	for _, f := range m.Summary {
+		fmt.Fprintf(&b, "summary %s %s\n", f.Name, f.Value)
+	}
+	fmt.Fprintf(&b, "chunks %d\n", len(m.Chunks))
+	for _, c := range m.Chunks {
+		b.WriteString(c.Key)
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(c.Size, 10))
+		b.WriteByte(' ')
+		b.WriteString(c.ID.String())
+		if c.BBox != nil {
+			b.WriteByte(' ')
+			b.WriteString(FormatBBox(*c.BBox))
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes(), nil
+}
+
+// FormatBBox spells a bbox the one way manifests do: shortest decimal that
+// round-trips, no exponent.
+func FormatBBox(bb [4]float64) string {
+	var s [4]string
+	for i, v := range bb {
+		s[i] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strings.Join(s[:], ",")
+}
+
+// ValidBBox reports whether bb can be written: finite, min ≤ max.
+func ValidBBox(bb [4]float64) bool {
+	for _, v := range bb {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return bb[0] <= bb[2] && bb[1] <= bb[3]
+}
+
+func (m *Manifest) validate() error {
+	if err := CheckPath(m.Path); err != nil {
+		return err
+	}
+	if !isWord(m.Format) || m.FormatVersion < 0 {
+		return fmt.Errorf("%w: format %q version %d", ErrInvalid, m.Format, m.FormatVersion)
+	}
+	for _, s := range []string{m.Params, m.Fallback} {
+		if !isLineValue(s) {
+			return fmt.Errorf("%w: value %q is not a single printable line", ErrInvalid, s)
+		}
+	}
+	if m.Size < 0 || m.LayoutSize < 0 {
+		return fmt.Errorf("%w: negative size", ErrInvalid)
+	}
+	for _, f := range m.Summary {
+		if !isWord(f.Name) || !isLineValue(f.Value) {
+			return fmt.Errorf("%w: summary %q=%q", ErrInvalid, f.Name, f.Value)
+		}
+	}
+	for i, c := range m.Chunks {
+		if err := checkKey(c.Key); err != nil {
+			return err
+		}
+		if c.Size < 0 || c.Size > MaxChunkLen {
+			return fmt.Errorf("%w: chunk %s size %d", ErrInvalid, c.Key, c.Size)
+		}
+		if c.BBox != nil && !ValidBBox(*c.BBox) {
+			return fmt.Errorf("%w: chunk %s bbox %v", ErrInvalid, c.Key, *c.BBox)
+		}
+		if i > 0 && !NaturalLess(m.Chunks[i-1].Key, c.Key) {
+			return fmt.Errorf("%w: chunk keys %q and %q out of order or repeated", ErrInvalid, m.Chunks[i-1].Key, c.Key)
+		}
+	}
+	return nil
+}
+
+// CheckPath accepts a clean, relative, slash-separated path inside the work
+// tree: no "..", no absolute path, no empty or "." elements, no control
+// characters, not under .git.
+func CheckPath(p string) error {
+	if p == "" || len(p) > 4096 || !utf8.ValidString(p) || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+		return fmt.Errorf("%w: path %q", ErrInvalid, p)
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '\\' {
+			return fmt.Errorf("%w: path %q has a control character or backslash", ErrInvalid, p)
+		}
+	}
+	for i, el := range strings.Split(p, "/") {
+		if el == "" || el == "." || el == ".." || (i == 0 && strings.EqualFold(el, ".git")) {
+			return fmt.Errorf("%w: path %q leaves the work tree or names .git", ErrInvalid, p)
+		}
+	}
+	return nil
+}
+
+func checkKey(k string) error {
+	if k == "" || len(k) > MaxKeyLen {
+		return fmt.Errorf("%w: chunk key %q length", ErrInvalid, k)
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c <= ' ' || c > '~' {
+			return fmt.Errorf("%w: chunk key %q has byte %#x", ErrInvalid, k, c)
+		}
+	}
+	return nil
+}
+
+func isWord(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func isLineValue(s string) bool {
+	if len(s) > 4096 || !utf8.ValidString(s) || strings.TrimSpace(s) != s {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// SanitizeValue turns any string into a valid summary value: control
+// characters become spaces, runs of space collapse, length is capped.
+func SanitizeValue(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = strings.ToValidUTF8(s[:400], "") + "…"
+	}
+	return s
+}
+
+// Decode parses a manifest and accepts only its canonical encoding.
+func Decode(data []byte) (*Manifest, error) {
+	if len(data) > MaxManifest {
+		return nil, fmt.Errorf("%w: %d bytes, over %d", ErrInvalid, len(data), MaxManifest)
+	}
+	m, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	again, err := m.Encode()
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(again, data) {
+		return nil, fmt.Errorf("%w: not in canonical form (line %d)", ErrInvalid, firstDiffLine(again, data))
+	}
+	return m, nil
+}
+
+func firstDiffLine(a, b []byte) int {
+	line := 1
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return line
+		}
+		if a[i] == '\n' {
+			line++
+		}
+	}
+	return line
+}
+
+func parse(data []byte) (*Manifest, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<10)
+	ln := 0
+	next := func() (string, string, bool) {
+		if !sc.Scan() {
+			return "", "", false
+		}
+		ln++
+		w, rest, _ := strings.Cut(sc.Text(), " ")
+		return w, rest, true
+	}
+	bad := func(what string) error { return fmt.Errorf("%w: line %d: %s", ErrInvalid, ln, what) }
+	m := &Manifest{}
+	w, rest, ok := next()
+	if !ok || w != "chunkvc-manifest" || rest != strconv.Itoa(Version) {
+		return nil, bad("not a chunkvc manifest version 1")
+	}
+	w, rest, ok = next()
+	if !ok || w != "path" {
+		return nil, bad("want path")
+	}
+	m.Path = rest
+	w, rest, ok = next()
+	if !ok || w != "format" {
+		return nil, bad("want format")
+	}
+	name, ver, _ := strings.Cut(rest, " ")
+	v, err := strconv.Atoi(ver)
+	if err != nil {
+		return nil, bad("format version")
+	}
+	m.Format, m.FormatVersion = name, v
+	w, rest, ok = next()
+	if ok && w == "params" {
+		m.Params = rest
+		w, rest, ok = next()
+	}
+	if ok && w == "fallback" {
+		m.Fallback = rest
+		w, rest, ok = next()
+	}
+	if !ok || w != "size" {
+		return nil, bad("want size")
+	}
+	if m.Size, err = strconv.ParseInt(rest, 10, 64); err != nil {
+		return nil, bad("size")
+	}
+	if w, rest, ok = next(); !ok || w != "digest" {
+		return nil, bad("want digest")
+	}
+	if m.Digest, err = hashing.ParseID(rest); err != nil {
+		return nil, bad(err.Error())
+	}
+	if w, rest, ok = next(); !ok || w != "layout" {
+		return nil, bad("want layout")
+	}
+	lid, lsz, _ := strings.Cut(rest, " ")
+	if m.Layout, err = hashing.ParseID(lid); err != nil {
+		return nil, bad(err.Error())
+	}
+	if m.LayoutSize, err = strconv.ParseInt(lsz, 10, 64); err != nil {
+		return nil, bad("layout size")
+	}
+	for {
+		if w, rest, ok = next(); !ok {
+			return nil, bad("want chunks")
+		}
+		if w != "summary" {
+			break
+		}
+		n, val, _ := strings.Cut(rest, " ")
+		m.Summary = append(m.Summary, Field{Name: n, Value: val})
+		if len(m.Summary) > 1000 {
+			return nil, bad("too many summary lines")
+		}
+	}
+	if w != "chunks" {
+		return nil, bad("want chunks")
+	}
+	count, err := strconv.Atoi(rest)
+	if err != nil || count < 0 || count > len(data)/70 {
+		return nil, bad("chunk count")
+	}
+	m.Chunks = make([]Chunk, 0, count)
+	for i := 0; i < count; i++ {
+		if !sc.Scan() {
+			return nil, bad(fmt.Sprintf("want %d chunk lines, have %d", count, i))
+		}
+		ln++
+		c, err := parseChunk(sc.Text())
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		m.Chunks = append(m.Chunks, c)
+	}
+	if sc.Scan() {
+		return nil, bad("text after the last chunk line")
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return m, nil
+}
+
+func parseChunk(line string) (Chunk, error) {
+	f := strings.Split(line, " ")
+	if len(f) != 3 && len(f) != 4 {
+		return Chunk{}, fmt.Errorf("chunk line has %d fields", len(f))
+	}
+	var c Chunk
+	var err error
+	c.Key = f[0]
+	if c.Size, err = strconv.ParseInt(f[1], 10, 64); err != nil {
+		return c, fmt.Errorf("chunk size %q", f[1])
+	}
+	if c.ID, err = hashing.ParseID(f[2]); err != nil {
+		return c, err
+	}
+	if len(f) == 4 {
+		parts := strings.Split(f[3], ",")
+		if len(parts) != 4 {
+			return c, fmt.Errorf("bbox %q", f[3])
+		}
+		var bb [4]float64
+		for i, p := range parts {
+			if bb[i], err = strconv.ParseFloat(p, 64); err != nil {
+				return c, fmt.Errorf("bbox %q", f[3])
+			}
+		}
+		c.BBox = &bb
+	}
+	return c, nil
+}
+
+// Normalize completes content keys (ending in "@") with the chunk's hash,
+// merges lines that name the same chunk under the same key, and sorts.
+// Distinct chunks under one key are an error.
+func Normalize(chunks []Chunk) ([]Chunk, error) {
+	// Content keys get 16 hex digits, or all 64 where 16 would collide.
+	short := map[string]hashing.ID{}
+	clash := map[string]bool{}
+	for _, c := range chunks {
+		if strings.HasSuffix(c.Key, "@") {
+			k := c.Key + c.ID.String()[:16]
+			if id, ok := short[k]; ok && id != c.ID {
+				clash[k] = true
+			}
+			short[k] = c.ID
+		}
+	}
+	out := make([]Chunk, 0, len(chunks))
+	for _, c := range chunks {
+		if strings.HasSuffix(c.Key, "@") {
+			k := c.Key + c.ID.String()[:16]
+			if clash[k] {
+				k = c.Key + c.ID.String()
+			}
+			c.Key = k
+		}
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return NaturalLess(out[i].Key, out[j].Key) })
+	w := 0
+	for i, c := range out {
+		if i > 0 && c.Key == out[w-1].Key {
+			if c.ID != out[w-1].ID {
+				return nil, fmt.Errorf("chunk key %q names two different chunks (%s, %s)", c.Key, out[w-1].ID.Short(), c.ID.Short())
+			}
+			continue
+		}
+		out[w] = c
+		w++
+	}
+	return out[:w], nil
+}
