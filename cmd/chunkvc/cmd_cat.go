@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bufio"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chunkvc/chunkvc/repo"
+)
+
+func newCatCmd(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cat REV:PATH",
+		Short: "Write a file's bytes at REV to stdout, verified",
+		Long: `Write the bytes of a tracked file as committed at REV to stdout. Every chunk
+is verified by hash and the whole file against its digest; on a mismatch
+chunkvc exits with status 3 (stdout then holds a prefix of the file).`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			r, err := g.open()
+			if err != nil {
+				return err
+			}
+			rev, p := repo.SplitRevPath(args[0])
+			if rev == "" {
+				rel, err := g.relPaths(r, []string{p})
+				if err != nil {
+					return err
+				}
+				p = rel[0]
+			}
+			w := bufio.NewWriterSize(g.stdout, 1<<20)
+			if _, err := r.Cat(c.Context(), rev, p, w); err != nil {
+				w.Flush()
+				return err
+			}
+			return w.Flush()
+		},
+	}
+}

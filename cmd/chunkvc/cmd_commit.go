@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chunkvc/chunkvc/repo"
+)
+
+type commitOptions struct {
+	message string
+	verify  string
+	workers int
+}
+
+func newCommitCmd(g *globalOptions) *cobra.Command {
+	var o commitOptions
+	c := &cobra.Command{
+		Use:   "commit -m MSG [PATH...]",
+		Short: "Chunk, store and verify tracked files, then commit their manifests",
+		Long: `Chunk the tracked files (or only PATHs), hash every chunk, put the chunks the
+store does not have yet, verify them, and only then commit the manifests to
+Git — together with anything already staged, as git commit does. If any
+chunk cannot be stored and verified, no commit is made and HEAD does not move.
+
+Files whose stat matches the stat cache are not re-read.`,
+		RunE: func(c *cobra.Command, args []string) error { return runCommit(g, o, c, args) },
+	}
+	c.Flags().StringVarP(&o.message, "message", "m", "", "commit `message` (required)")
+	c.Flags().StringVar(&o.verify, "verify", "size", "how new chunks are confirmed: size (stat) or full (read back and re-hash)")
+	c.Flags().IntVar(&o.workers, "workers", 0, "hashing workers (default: number of CPUs)")
+	addJSON(c, g)
+	return c
+}
+
+func runCommit(g *globalOptions, o commitOptions, c *cobra.Command, args []string) error {
+	if o.message == "" {
+		return usageError{errors.New("a commit message is required (-m MSG)")}
+	}
+	var v repo.Verify
+	switch o.verify {
+	case "size":
+		v = repo.VerifySize
+	case "full":
+		v = repo.VerifyFull
+	default:
+		return usageError{fmt.Errorf("--verify must be size or full, not %q", o.verify)}
+	}
+	r, err := g.open()
+	if err != nil {
+		return err
+	}
+	paths, err := g.relPaths(r, args)
+	if err != nil {
+		return err
+	}
+	res, err := r.Commit(c.Context(), repo.CommitOptions{Message: o.message, Paths: paths, Verify: v, Workers: o.workers, Progress: g.progress()})
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return g.printJSON(res)
+	}
+	fmt.Fprintf(g.stdout, "[%s %s] %s\n", res.Branch, res.Commit[:7], firstLine(o.message))
+	for _, f := range res.Files {
+		if f.Status == "unchanged" {
+			continue
+		}
+		line := fmt.Sprintf(" %-9s %s", f.Status, f.Path)
+		if f.Status != "deleted" {
+			line += fmt.Sprintf("  (%s, %s, %d chunks, %d changed, %d new = %s)", f.Format, humanBytes(f.Size), f.Chunks, f.Changed, f.NewChunks, humanBytes(f.NewBytes))
+		}
+		fmt.Fprintln(g.stdout, line)
+		if f.Fallback != "" {
+			fmt.Fprintf(g.stderr, "note: %s: chunked generically because %s\n", f.Path, f.Fallback)
+		}
+		for _, w := range f.Warnings {
+			fmt.Fprintf(g.stderr, "warning: %s: %s\n", f.Path, w)
+		}
+	}
+	g.say("%d chunks uploaded (%s) to %s\n", res.ChunksUploaded, humanBytes(res.BytesUploaded), r.Store)
+	return nil
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

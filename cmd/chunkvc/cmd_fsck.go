@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+type fsckOptions struct {
+	verify string
+}
+
+func newFsckCmd(g *globalOptions) *cobra.Command {
+	var o fsckOptions
+	c := &cobra.Command{
+		Use:   "fsck",
+		Short: "Verify every manifest, layout and chunk reachable from any ref",
+		Long: `Verify every manifest reachable from any branch, tag or HEAD: it decodes, its
+layout blob is stored and agrees with it, and every chunk is in the store
+with the right size. With --verify=full every chunk is read back and
+re-hashed. Problems name the commit, file, chunk key and hash; chunkvc then
+exits with status 3.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			r, err := g.open()
+			if err != nil {
+				return err
+			}
+			full := false
+			switch o.verify {
+			case "size":
+			case "full":
+				full = true
+			default:
+				return usageError{fmt.Errorf("--verify must be size or full, not %q", o.verify)}
+			}
+			res, err := r.Fsck(c.Context(), full, g.progress())
+			if err != nil {
+				return err
+			}
+			if g.json {
+				if err := g.printJSON(map[string]any{"ok": len(res.Problems) == 0, "commits": res.Commits, "manifests": res.Manifests,
+					"chunks": res.Chunks, "bytes": res.Bytes, "problems": res.Problems}); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range res.Problems {
+					fmt.Fprintf(g.stdout, "problem: commit %.12s %s chunk %s %s: %s\n", p.Commit, p.Path, p.Key, p.Hash, p.Error)
+				}
+				g.say("checked %d commits, %d manifests, %d chunks (%s): %d problems\n", res.Commits, res.Manifests, res.Chunks, humanBytes(res.Bytes), len(res.Problems))
+			}
+			if len(res.Problems) > 0 {
+				return silentError{fmt.Errorf("fsck: %d %w", len(res.Problems), errProblems)}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&o.verify, "verify", "size", "size (stat every chunk) or full (read and re-hash every chunk)")
+	addJSON(c, g)
+	return c
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+type logOptions struct {
+	max int
+}
+
+func newLogCmd(g *globalOptions) *cobra.Command {
+	var o logOptions
+	c := &cobra.Command{
+		Use:   "log [REV]",
+		Short: "Show commits and the data files each one changed",
+		Args:  argsUsage(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			rev := ""
+			if len(args) == 1 {
+				rev = args[0]
+			}
+			return runLog(g, o, rev)
+		},
+	}
+	c.Flags().IntVarP(&o.max, "max-count", "n", 0, "show at most `N` commits")
+	addJSON(c, g)
+	return c
+}
+
+func runLog(g *globalOptions, o logOptions, rev string) error {
+	r, err := g.open()
+	if err != nil {
+		return err
+	}
+	entries, err := r.Log(rev, o.max)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return g.printJSON(map[string]any{"commits": entries})
+	}
+	for i, e := range entries {
+		if i > 0 {
+			fmt.Fprintln(g.stdout)
+		}
+		fmt.Fprintf(g.stdout, "commit %s\nAuthor: %s <%s>\nDate:   %s\n\n    %s\n", e.Commit, e.Author, e.Email, e.Date.Format("Mon Jan 2 15:04:05 2006 -0700"), e.Message)
+		if len(e.Files) > 0 {
+			fmt.Fprintln(g.stdout)
+		}
+		for _, f := range e.Files {
+			if f.Status == "deleted" {
+				fmt.Fprintf(g.stdout, "    deleted   %s\n", f.Path)
+				continue
+			}
+			fmt.Fprintf(g.stdout, "    %-9s %s  (%s, %s; chunks +%d -%d ~%d =%d; %s new)\n", f.Status, f.Path, f.Format, humanBytes(f.Size),
+				f.Added, f.Removed, f.Changed, f.Unchanged, humanBytes(f.NewBytes))
+		}
+	}
+	return nil
+}

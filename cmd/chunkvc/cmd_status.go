@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newStatusCmd(g *globalOptions) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show tracked files that are added, modified or deleted versus HEAD",
+		Long: `Show tracked files that are added, modified or deleted versus HEAD.
+Files whose size, mtime, ctime and inode match the stat cache are not read.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error { return runStatus(g, c) },
+	}
+	addJSON(c, g)
+	return c
+}
+
+func runStatus(g *globalOptions, c *cobra.Command) error {
+	r, err := g.open()
+	if err != nil {
+		return err
+	}
+	entries, err := r.Status(c.Context())
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return g.printJSON(map[string]any{"branch": r.Branch(), "files": entries, "clean": len(entries) == 0})
+	}
+	if len(entries) == 0 {
+		g.say("On branch %s: tracked files match HEAD\n", r.Branch())
+		return nil
+	}
+	for _, e := range entries {
+		fmt.Fprintf(g.stdout, "%-9s %s\n", e.Status, e.Path)
+	}
+	return nil
+}

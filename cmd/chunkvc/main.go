@@ -1,0 +1,79 @@
+// Command chunkvc versions the insides of big geospatial files: COG tiles,
+// Parquet column chunks and FlatGeobuf feature blocks are stored once in a
+// content-addressed store, and Git holds small, reviewable manifests.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/chunkvc/chunkvc/repo"
+	"github.com/chunkvc/chunkvc/store"
+)
+
+// Exit codes; documented in `chunkvc --help` and the README.
+const (
+	exitOK        = 0
+	exitFailure   = 1
+	exitUsage     = 2
+	exitIntegrity = 3
+	exitRefused   = 4
+	exitInterrupt = 130
+)
+
+const exitHelp = `Exit status:
+  0    success
+  1    failure (including "nothing to commit")
+  2    usage error: unknown command, bad flag or argument
+  3    integrity problem: fsck found problems, or data failed verification
+  4    refused: uncommitted changes would be overwritten, or the repository is locked
+  130  interrupted`
+
+// usageError marks errors in how chunkvc was called.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g := &globalOptions{stdout: os.Stdout, stderr: os.Stderr}
+	cmd := newRootCmd(g)
+	err := cmd.ExecuteContext(ctx)
+	os.Exit(exitCode(ctx, g, err))
+}
+
+// exitCode prints err (if any) and maps it to an exit status. Only main
+// decides wording and codes.
+func exitCode(ctx context.Context, g *globalOptions, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var silent silentError
+	if !errors.As(err, &silent) {
+		fmt.Fprintf(g.stderr, "chunkvc: %v\n", err)
+	}
+	var ue usageError
+	switch {
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return exitInterrupt
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
+		return exitIntegrity
+	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked):
+		return exitRefused
+	}
+	return exitFailure
+}
+
+// silentError has already been reported (e.g. fsck printed its problems).
+type silentError struct{ error }
+
+func (e silentError) Unwrap() error { return e.error }
+
+var errProblems = errors.New("problems found")

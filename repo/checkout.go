@@ -1,0 +1,217 @@
+package repo
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/progress"
+	"github.com/chunkvc/chunkvc/manifest"
+)
+
+// CheckoutOptions configures Checkout.
+type CheckoutOptions struct {
+	Rev   string   // "" = HEAD
+	Paths []string // slash paths; empty = every file in Rev
+	// Force overwrites working files whose bytes the store does not hold.
+	Force    bool
+	Progress progress.Counter
+}
+
+// CheckoutFile reports one file.
+type CheckoutFile struct {
+	Path   string `json:"path"`
+	Status string `json:"status"` // written, up-to-date
+	Size   int64  `json:"size"`
+	AssembleStats
+}
+
+// CheckoutResult reports a checkout.
+type CheckoutResult struct {
+	Commit string         `json:"commit"`
+	Files  []CheckoutFile `json:"files"`
+}
+
+// Checkout writes the tracked files as recorded at Rev into the work tree,
+// without moving HEAD (like `git checkout REV -- PATH`). Each file is
+// assembled into a temp file beside its target, every chunk and the whole
+// file verified, then renamed into place; chunks already present in the
+// working file are reused. A working file whose bytes are not stored
+// anywhere (uncommitted work) is not overwritten unless Force is set.
+func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResult, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	c, err := r.git.resolve(opt.Rev)
+	if err != nil {
+		return nil, err
+	}
+	blobs, err := r.git.manifestBlobs(c)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	if len(opt.Paths) == 0 {
+		for p := range blobs {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+	} else {
+		for _, p := range opt.Paths {
+			if _, ok := blobs[p]; !ok {
+				return nil, fmt.Errorf("%s is not a tracked file in %s", p, revName(opt.Rev))
+			}
+			paths = append(paths, p)
+		}
+	}
+	head, err := r.git.head()
+	if err != nil {
+		return nil, err
+	}
+	headBlobs, err := r.git.manifestBlobs(head)
+	if err != nil {
+		return nil, err
+	}
+	cache := r.loadStatCache()
+	defer cache.save()
+	prog := progress.OrNoop(opt.Progress)
+	res := &CheckoutResult{Commit: c.Hash.String()}
+
+	// Refuse before writing anything if any target holds unsaved work.
+	type plan struct {
+		m      *manifest.Manifest
+		layout manifestLayoutID
+	}
+	plans := make([]plan, 0, len(paths))
+	for _, p := range paths {
+		m, _, err := r.git.readManifestBlob(blobs[p], p)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.safeTarget(p); err != nil {
+			return nil, err
+		}
+		pl := plan{m: m}
+		ok, err := exists(r.abs(p))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			var headM *manifest.Manifest
+			if h, ok := headBlobs[p]; ok {
+				if headM, _, err = r.git.readManifestBlob(h, p); err != nil {
+					return nil, err
+				}
+			}
+			digest, _, _, err := r.fileDigest(ctx, cache, p, headM)
+			if err != nil {
+				return nil, err
+			}
+			fi, err := os.Stat(r.abs(p))
+			if err != nil {
+				return nil, err
+			}
+			e, _ := cache.layoutOf(p, statOf(fi))
+			switch {
+			case digest == m.Digest:
+				pl.layout = manifestLayoutID{upToDate: true}
+			case e.Digest == digest && !e.Layout.IsZero():
+				pl.layout = manifestLayoutID{id: e.Layout}
+			case !opt.Force:
+				return nil, fmt.Errorf("%w: %s has changes that are not committed (commit them, or use --force to discard them)", ErrLocalChanges, p)
+			}
+		}
+		plans = append(plans, pl)
+	}
+
+	for _, pl := range plans {
+		p := pl.m.Path
+		if pl.layout.upToDate {
+			res.Files = append(res.Files, CheckoutFile{Path: p, Status: "up-to-date", Size: pl.m.Size})
+			continue
+		}
+		prog.Start(p, pl.m.Size)
+		st, err := r.writeFile(ctx, pl.m, r.reuseFrom(ctx, p, pl.layout.id), cache, prog)
+		prog.Done()
+		if err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, CheckoutFile{Path: p, Status: "written", Size: pl.m.Size, AssembleStats: st})
+	}
+	return res, nil
+}
+
+type manifestLayoutID struct {
+	id       hashing.ID
+	upToDate bool
+}
+
+func revName(rev string) string {
+	if rev == "" {
+		return "HEAD"
+	}
+	return rev
+}
+
+// writeFile assembles m into a temp file beside its target and renames it
+// into place once every byte is verified.
+func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, cache *statCache, prog progress.Counter) (AssembleStats, error) {
+	defer ru.close()
+	target := r.abs(m.Path)
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return AssembleStats{}, err
+	}
+	f, err := createTemp(target)
+	if err != nil {
+		return AssembleStats{}, err
+	}
+	tmp := f.Name()
+	hashed := time.Now().UnixNano()
+	fail := func(err error) (AssembleStats, error) {
+		f.Close()
+		os.Remove(tmp)
+		return AssembleStats{}, err
+	}
+	w := bufio.NewWriterSize(progressWriter{f, prog}, 1<<20)
+	st, err := r.assemble(ctx, m, w, ru)
+	if err != nil {
+		return fail(err)
+	}
+	if err := w.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		os.Remove(tmp)
+		return AssembleStats{}, err
+	}
+	// The file's mtime is newer than hashed, so the entry counts as racily
+	// clean: the next status re-reads the file once, then trusts it.
+	if fi2, err := os.Stat(target); err == nil {
+		cache.put(m.Path, cacheEntry{fileStat: statOf(fi2), Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
+	}
+	return st, nil
+}
+
+type progressWriter struct {
+	f    *os.File
+	prog progress.Counter
+}
+
+func (w progressWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.prog.Add(int64(n))
+	return n, err
+}

@@ -1,0 +1,199 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/progress"
+	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/store"
+	"golang.org/x/sync/errgroup"
+)
+
+// Verify says how a chunk is confirmed in the store before a commit.
+type Verify int
+
+const (
+	// VerifySize confirms presence and size (Stat).
+	VerifySize Verify = iota
+	// VerifyFull reads every new chunk back and re-hashes it.
+	VerifyFull
+)
+
+// upload de-duplicates puts across the files of one commit and counts them.
+type upload struct {
+	st       store.Store
+	verify   Verify
+	seen     sync.Map // hashing.ID → struct{}
+	chunks   atomic.Int64
+	bytes    atomic.Int64
+	progress progress.Counter
+}
+
+// ensure makes sure the store holds id (data), putting and verifying it if
+// not. It reports whether the chunk was uploaded.
+func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte) (bool, error) {
+	if _, dup := u.seen.LoadOrStore(id, struct{}{}); dup {
+		return false, nil
+	}
+	has, err := store.Has(ctx, u.st, id)
+	if err != nil {
+		u.seen.Delete(id)
+		return false, fmt.Errorf("store %s: chunk %s: %w", u.st, id, err)
+	}
+	if has {
+		return false, nil
+	}
+	if err := store.Put(ctx, u.st, id, data); err != nil {
+		u.seen.Delete(id)
+		return false, fmt.Errorf("store %s: put chunk %s: %w", u.st, id, err)
+	}
+	if err := store.Verify(ctx, u.st, id, int64(len(data)), u.verify == VerifyFull); err != nil {
+		u.seen.Delete(id)
+		return false, fmt.Errorf("store %s: verify chunk %s: %w", u.st, id, err)
+	}
+	u.chunks.Add(1)
+	u.bytes.Add(int64(len(data)))
+	return true, nil
+}
+
+// chunked is one file turned into a manifest whose chunks are all stored.
+type chunked struct {
+	m         *manifest.Manifest
+	encoded   []byte
+	stat      fileStat
+	hashed    int64
+	newChunks int
+	newBytes  int64
+}
+
+// chunkFile enumerates, hashes and stores file p. Chunks whose id is in
+// known (the previous version's) are not even looked up in the store.
+func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]bool, up *upload, workers int) (*chunked, error) {
+	f, err := os.Open(r.abs(p))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	before := statOf(fi)
+	hashedAt := time.Now().UnixNano()
+	size := fi.Size()
+
+	l, err := r.formats.Enumerate(ctx, f, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	segs := l.Chunks()
+	ranges := make([]hashing.Range, len(segs))
+	for i, s := range segs {
+		ranges[i] = hashing.Range{Off: s.Off, Len: s.Len}
+	}
+	ids := make([]hashing.ID, len(segs))
+	var newChunks, newBytes atomic.Int64
+	up.progress.Start(p, size)
+
+	var digest hashing.ID
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		digest, err = hashing.SumReaderAt(gctx, f, size)
+		return err
+	})
+	g.Go(func() error {
+		return hashing.HashRanges(gctx, f, ranges, hashing.Options{Workers: workers}, func(i int, id hashing.ID, data []byte) error {
+			ids[i] = id
+			defer up.progress.Add(int64(len(data)))
+			if known[id] {
+				return nil
+			}
+			uploaded, err := up.ensure(gctx, id, data)
+			if uploaded {
+				newChunks.Add(1)
+				newBytes.Add(int64(len(data)))
+			}
+			return err
+		})
+	})
+	err = g.Wait()
+	up.progress.Done()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+
+	// The layout blob: inline bytes read now, chunks by id.
+	var lay manifest.Layout
+	byRange := map[[2]int64]hashing.ID{}
+	ci := 0
+	for _, s := range l.Segments {
+		if s.IsChunk() {
+			lay.Append(manifest.Piece{Len: s.Len, Chunk: true, ID: ids[ci]})
+			byRange[[2]int64{s.Off, s.Len}] = ids[ci]
+			ci++
+			continue
+		}
+		buf := make([]byte, s.Len)
+		if _, err := f.ReadAt(buf, s.Off); err != nil {
+			return nil, fmt.Errorf("%s: read bytes %d..%d: %w", p, s.Off, s.Off+s.Len, err)
+		}
+		lay.Append(manifest.Piece{Len: s.Len, Inline: buf})
+	}
+	layBlob := lay.Encode()
+	layID := hashing.Sum(layBlob)
+	if _, err := up.ensure(ctx, layID, layBlob); err != nil {
+		return nil, fmt.Errorf("%s: layout: %w", p, err)
+	}
+
+	// Bytes that changed under us would make chunks and digest disagree.
+	fi2, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if statOf(fi2) != before {
+		return nil, fmt.Errorf("%s changed while it was being read; commit again when it is quiet", p)
+	}
+
+	chunks := make([]manifest.Chunk, 0, len(segs)+len(l.Aliases))
+	for i, s := range segs {
+		chunks = append(chunks, manifest.Chunk{Key: s.Key, Size: s.Len, ID: ids[i], BBox: bbox(s.BBox)})
+	}
+	for _, a := range l.Aliases {
+		chunks = append(chunks, manifest.Chunk{Key: a.Key, Size: a.Len, ID: byRange[[2]int64{a.Off, a.Len}], BBox: bbox(a.BBox)})
+	}
+	if chunks, err = manifest.Normalize(chunks); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	m := &manifest.Manifest{
+		Path: p, Format: l.Format, FormatVersion: l.Version, Params: manifest.SanitizeValue(l.Params),
+		Fallback: manifest.SanitizeValue(l.Fallback), Size: size, Digest: digest, Layout: layID,
+		LayoutSize: int64(len(layBlob)), Chunks: chunks,
+	}
+	for _, fld := range l.Summary {
+		m.Summary = append(m.Summary, manifest.Field{Name: fld.Name, Value: manifest.SanitizeValue(fld.Value)})
+	}
+	enc, err := m.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return &chunked{m: m, encoded: enc, stat: before, hashed: hashedAt, newChunks: int(newChunks.Load()), newBytes: newBytes.Load()}, nil
+}
+
+func bbox(b *formats.BBox) *[4]float64 {
+	if b == nil || !manifest.ValidBBox(*b) {
+		return nil
+	}
+	v := [4]float64(*b)
+	return &v
+}

@@ -1,0 +1,311 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/progress"
+	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// CommitOptions configures Commit.
+type CommitOptions struct {
+	Message string
+	// Paths limits the commit to these tracked files (slash paths from the
+	// root); empty means every tracked file.
+	Paths    []string
+	Verify   Verify
+	Workers  int // hashing workers; 0 = GOMAXPROCS
+	Progress progress.Counter
+}
+
+// FileResult reports one file of a commit.
+type FileResult struct {
+	Path      string   `json:"path"`
+	Status    string   `json:"status"` // added, modified, deleted, unchanged
+	Format    string   `json:"format,omitempty"`
+	Fallback  string   `json:"fallback,omitempty"`
+	Size      int64    `json:"size"`
+	Chunks    int      `json:"chunks"`
+	NewChunks int      `json:"new_chunks"`
+	NewBytes  int64    `json:"new_bytes"`
+	Changed   int      `json:"changed_keys"`
+	Warnings  []string `json:"warnings,omitempty"`
+}
+
+// CommitResult reports a commit.
+type CommitResult struct {
+	Commit         string       `json:"commit"`
+	Branch         string       `json:"branch"`
+	Files          []FileResult `json:"files"`
+	ChunksUploaded int64        `json:"chunks_uploaded"`
+	BytesUploaded  int64        `json:"bytes_uploaded"`
+}
+
+// Commit chunks the tracked files, stores new chunks, verifies them, and
+// only then commits the manifests (plus whatever is staged) to Git.
+func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	head, err := r.git.head()
+	if err != nil {
+		return nil, err
+	}
+	prev, err := r.git.manifestBlobs(head)
+	if err != nil {
+		return nil, err
+	}
+	paths, deleted, err := r.commitScope(opt.Paths, prev)
+	if err != nil {
+		return nil, err
+	}
+	cache := r.loadStatCache()
+	up := &upload{st: r.Store, verify: opt.Verify, progress: progress.OrNoop(opt.Progress)}
+	res := &CommitResult{}
+	writes := map[string][]byte{}   // manifest path → bytes
+	worktree := map[string][]byte{} // same, for the work tree after the commit
+	type done struct {
+		p string
+		e cacheEntry
+	}
+	var cached []done
+
+	for _, p := range paths {
+		var old *manifest.Manifest
+		var oldBytes []byte
+		if h, ok := prev[p]; ok {
+			if old, oldBytes, err = r.git.readManifestBlob(h, p); err != nil {
+				return nil, err
+			}
+		}
+		fi, err := os.Lstat(r.abs(p))
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
+		}
+		if e, ok := cache.lookup(p, statOf(fi)); ok && old != nil && e.Digest == old.Digest {
+			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
+			continue
+		}
+		known := map[hashing.ID]bool{}
+		if old != nil {
+			for _, c := range old.Chunks {
+				known[c.ID] = true
+			}
+			known[old.Layout] = true
+		}
+		ch, err := r.chunkFile(ctx, p, known, up, opt.Workers)
+		if err != nil {
+			return nil, err
+		}
+		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed}})
+		fr := FileResult{Path: p, Format: ch.m.Format, Fallback: ch.m.Fallback, Size: ch.m.Size, Chunks: len(ch.m.Chunks),
+			NewChunks: ch.newChunks, NewBytes: ch.newBytes}
+		switch {
+		case old == nil:
+			fr.Status = "added"
+			fr.Changed = len(ch.m.Chunks)
+		case string(oldBytes) == string(ch.encoded):
+			fr.Status = "unchanged"
+		default:
+			fr.Status = "modified"
+			d := manifest.Diff(old, ch.m)
+			fr.Changed = d.Added + d.Removed + d.Changed
+			fr.Warnings = changeWarnings(old, ch.m, d)
+		}
+		if fr.Status != "unchanged" {
+			writes[manifestPath(p)] = ch.encoded
+			worktree[p] = ch.encoded
+		}
+		res.Files = append(res.Files, fr)
+	}
+	var remove []string
+	for _, p := range deleted {
+		remove = append(remove, manifestPath(p))
+		res.Files = append(res.Files, FileResult{Path: p, Status: "deleted"})
+	}
+	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
+	res.ChunksUploaded, res.BytesUploaded = up.chunks.Load(), up.bytes.Load()
+
+	// Every chunk is stored and verified: now, and only now, Git.
+	h, err := r.git.commit(opt.Message, writes, remove)
+	if err != nil {
+		return res, err
+	}
+	res.Commit, res.Branch = h.String(), r.git.branch()
+
+	for p, data := range worktree {
+		if err := writeFileAtomic(r.abs(manifestPath(p)), data); err != nil {
+			return res, fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
+		}
+	}
+	for _, p := range deleted {
+		if err := os.Remove(r.abs(manifestPath(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, err
+		}
+		cache.drop(p)
+	}
+	for _, d := range cached {
+		cache.put(d.p, d.e)
+	}
+	_ = cache.save()
+	return res, nil
+}
+
+// commitScope returns the tracked files to consider and the previously
+// committed ones that are gone from the work tree.
+func (r *Repo) commitScope(args []string, prev map[string]plumbing.Hash) (paths, deleted []string, err error) {
+	present := map[string]bool{}
+	if len(args) == 0 {
+		files, err := r.trackedFiles()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range files {
+			present[f] = true
+		}
+		paths = files
+		for p := range prev {
+			if !present[p] {
+				deleted = append(deleted, p)
+			}
+		}
+		sort.Strings(deleted)
+		return paths, deleted, nil
+	}
+	for _, p := range args {
+		if err := manifest.CheckPath(p); err != nil {
+			return nil, nil, err
+		}
+		_, inPrev := prev[p]
+		if _, err := os.Lstat(r.abs(p)); errors.Is(err, fs.ErrNotExist) {
+			if inPrev {
+				deleted = append(deleted, p)
+				continue
+			}
+			return nil, nil, fmt.Errorf("%s: no such file, and not in HEAD", p)
+		}
+		if !r.Config.IsTracked(p) && !inPrev {
+			return nil, nil, fmt.Errorf("%s is not tracked (add a pattern with chunkvc track)", p)
+		}
+		if !present[p] {
+			present[p] = true
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	return paths, deleted, nil
+}
+
+// changeWarnings flags a version whose encoding profile changed and that
+// changed almost every chunk: a re-encode, not an edit.
+func changeWarnings(old, cur *manifest.Manifest, d manifest.Delta) []string {
+	var w []string
+	op, np := profileOf(old), profileOf(cur)
+	total := d.Unchanged + d.Changed + d.Removed
+	if op != np && total > 0 && float64(d.Changed+d.Removed) >= 0.9*float64(total) {
+		w = append(w, fmt.Sprintf("re-encoded: %s, %d/%d chunks changed", profileChange(old, cur), d.Changed+d.Removed, total))
+	}
+	if cur.Format == "tiff" {
+		if n := staleOverviews(d); n > 0 {
+			w = append(w, fmt.Sprintf("stale overviews: %d full-resolution tiles changed but no overview tile covering them did (rebuild overviews, e.g. gdal_translate -of COG -co OVERVIEWS=IGNORE_EXISTING)", n))
+		}
+	}
+	if old.Format != cur.Format {
+		w = append(w, fmt.Sprintf("format changed: %s → %s", old.Format, cur.Format))
+	}
+	return w
+}
+
+// profileFields are the summary fields that describe how a file was encoded
+// (rather than what it holds); a change in them re-encodes every chunk.
+var profileFields = []string{"tile", "interleave", "compression", "predictor", "overviews", "schema"}
+
+func profileOf(m *manifest.Manifest) string {
+	var b strings.Builder
+	for _, f := range profileFields {
+		fmt.Fprintf(&b, "%s=%s;", f, m.SummaryValue(f))
+	}
+	return b.String()
+}
+
+// profileChange names the settings that differ, e.g. "compression deflate → zstd".
+func profileChange(old, cur *manifest.Manifest) string {
+	var parts []string
+	for _, f := range profileFields {
+		if a, b := old.SummaryValue(f), cur.SummaryValue(f); a != b {
+			parts = append(parts, fmt.Sprintf("%s %s → %s", strings.ToUpper(f), a, b))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// staleOverviews counts changed full-resolution TIFF tiles (keys z0/…) that
+// no changed overview tile (z1/…, z2/…) overlaps, when the file has
+// overviews at all. It relies on the tiff adapter's key scheme.
+func staleOverviews(d manifest.Delta) int {
+	var full, ovr []*manifest.Chunk
+	hasOvr := false
+	for _, k := range d.Keys {
+		level := tileLevel(k.Key)
+		if level > 0 {
+			hasOvr = true
+		}
+		if k.Change != manifest.Modified || k.New.BBox == nil {
+			continue
+		}
+		switch {
+		case level == 0:
+			full = append(full, k.New)
+		case level > 0:
+			ovr = append(ovr, k.New)
+		}
+	}
+	if !hasOvr {
+		return 0
+	}
+	n := 0
+	for _, f := range full {
+		covered := false
+		for _, o := range ovr {
+			a, b := f.BBox, o.BBox
+			if a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3] {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			n++
+		}
+	}
+	return n
+}
+
+// tileLevel returns N for an image tile key "zN/…", else -1.
+func tileLevel(key string) int {
+	if !strings.HasPrefix(key, "z") {
+		return -1
+	}
+	n, rest := 0, key[1:]
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		n = n*10 + int(rest[i]-'0')
+		i++
+	}
+	if i == 0 || i >= len(rest) || rest[i] != '/' {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,184 @@
+package repo
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/chunkvc/chunkvc/manifest"
+)
+
+// writeFileAtomic writes data to a temp file beside name, fsyncs it and
+// renames it into place, so name holds the old or the new bytes, never part.
+func writeFileAtomic(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := createTemp(name)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+// createTemp creates a hidden temp file in name's directory. The name is
+// recognisable so that a crash leaves debris status can point at.
+func createTemp(name string) (*os.File, error) {
+	var rb [6]byte
+	_, _ = rand.Read(rb[:])
+	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".chunkvc-tmp-"+hex.EncodeToString(rb[:]))
+	return os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+}
+
+// safeTarget checks that the work-tree path p can be written without
+// leaving the tree: the path is clean and relative, no parent directory is
+// a symlink, and p itself is not a symlink or directory.
+func (r *Repo) safeTarget(p string) error {
+	if err := manifest.CheckPath(p); err != nil {
+		return err
+	}
+	if isInternal(p) {
+		return fmt.Errorf("path %q is inside .git or .chunkvc", p)
+	}
+	parts := strings.Split(p, "/")
+	cur := r.Root
+	for i, el := range parts {
+		cur = filepath.Join(cur, el)
+		st, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("refusing to write %s: %s is a symbolic link", p, strings.Join(parts[:i+1], "/"))
+		}
+		if i < len(parts)-1 && !st.IsDir() {
+			return fmt.Errorf("refusing to write %s: %s is not a directory", p, strings.Join(parts[:i+1], "/"))
+		}
+		if i == len(parts)-1 && !st.Mode().IsRegular() {
+			return fmt.Errorf("refusing to write %s: it exists and is not a regular file", p)
+		}
+	}
+	return nil
+}
+
+// trackedFiles walks the work tree and returns the slash paths of regular
+// files matching a tracked pattern, sorted. Symlinks are never followed.
+func (r *Repo) trackedFiles() ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(r.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(r.Root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		if d.IsDir() {
+			if isInternal(rel) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+				return filepath.SkipDir // a nested repository is not ours
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.Contains(d.Name(), ".chunkvc-tmp-") {
+			return nil
+		}
+		if gitOwned[rel] {
+			return nil // Git needs these itself, whatever the patterns say
+		}
+		if r.Config.IsTracked(rel) {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+var gitOwned = map[string]bool{".gitignore": true, ".gitattributes": true, ".gitmodules": true}
+
+// ErrLocked means another chunkvc process holds the repository lock.
+var ErrLocked = errors.New("repository is locked by another chunkvc process")
+
+// lock takes .git/chunkvc/lock. A lock left by a dead process on this host
+// is taken over; one held by a live process (or another host) is an error
+// naming the holder.
+func (r *Repo) lock() (func(), error) {
+	dir, err := r.stateDir()
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Join(dir, "lock")
+	host, _ := os.Hostname()
+	me := fmt.Sprintf("%d %s %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+	for attempt := 0; attempt < 2; attempt++ {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, werr := f.WriteString(me)
+			cerr := f.Close()
+			if werr != nil || cerr != nil {
+				os.Remove(name)
+				return nil, fmt.Errorf("write lock %s: %v %v", name, werr, cerr)
+			}
+			return func() { os.Remove(name) }, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("lock %s: %w", name, err)
+		}
+		data, _ := os.ReadFile(name)
+		f2 := strings.Fields(string(data))
+		if len(f2) >= 2 && f2[1] == host {
+			if pid, perr := strconv.Atoi(f2[0]); perr == nil && !processAlive(pid) {
+				os.Remove(name) // stale: its process is gone
+				continue
+			}
+		}
+		return nil, fmt.Errorf("%w (%s: %s); if no chunkvc is running, remove that file", ErrLocked, name, strings.TrimSpace(string(data)))
+	}
+	return nil, fmt.Errorf("%w: %s", ErrLocked, name)
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

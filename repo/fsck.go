@@ -1,0 +1,184 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/progress"
+	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/store"
+)
+
+// Problem is one thing fsck found wrong.
+type Problem struct {
+	Commit string `json:"commit,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Hash   string `json:"hash,omitempty"`
+	Error  string `json:"error"`
+}
+
+// FsckResult reports a check.
+type FsckResult struct {
+	Commits   int       `json:"commits"`
+	Manifests int       `json:"manifests"`
+	Chunks    int       `json:"chunks"`
+	Bytes     int64     `json:"bytes"`
+	Problems  []Problem `json:"problems"`
+}
+
+// Fsck checks every manifest reachable from any ref: it decodes, its layout
+// blob is stored and agrees with it, and every chunk is in the store with
+// the right size (and, with full, the right hash).
+func (r *Repo) Fsck(ctx context.Context, full bool, prog progress.Counter) (*FsckResult, error) {
+	prog = progress.OrNoop(prog)
+	res := &FsckResult{Problems: []Problem{}}
+	commits, err := r.reachableCommits()
+	if err != nil {
+		return nil, err
+	}
+	res.Commits = len(commits)
+	type use struct{ commit, path, key string }
+	chunks := map[hashing.ID]use{}
+	sizes := map[hashing.ID]int64{}
+	seenBlob := map[plumbing.Hash]bool{}
+	for _, c := range commits {
+		blobs, err := r.git.manifestBlobs(c)
+		if err != nil {
+			res.Problems = append(res.Problems, Problem{Commit: c.Hash.String(), Error: err.Error()})
+			continue
+		}
+		paths := make([]string, 0, len(blobs))
+		for p := range blobs {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			h := blobs[p]
+			if seenBlob[h] {
+				continue
+			}
+			seenBlob[h] = true
+			res.Manifests++
+			bad := func(key, hash string, err error) {
+				res.Problems = append(res.Problems, Problem{Commit: c.Hash.String(), Path: p, Key: key, Hash: hash, Error: err.Error()})
+			}
+			m, _, err := r.git.readManifestBlob(h, p)
+			if err != nil {
+				bad("", "", err)
+				continue
+			}
+			lay, err := r.loadLayout(ctx, m.Layout)
+			if err != nil {
+				bad("(layout)", m.Layout.String(), err)
+				continue
+			}
+			if err := checkLayoutAgrees(m, lay); err != nil {
+				bad("(layout)", m.Layout.String(), err)
+			}
+			for _, ch := range m.Chunks {
+				if _, ok := chunks[ch.ID]; !ok {
+					chunks[ch.ID] = use{c.Hash.String(), p, ch.Key}
+					sizes[ch.ID] = ch.Size
+				}
+			}
+		}
+	}
+	ids := make([]hashing.ID, 0, len(chunks))
+	var total int64
+	for id := range chunks {
+		ids = append(ids, id)
+		total += sizes[id]
+	}
+	sort.Slice(ids, func(i, j int) bool { return string(ids[i][:]) < string(ids[j][:]) })
+	prog.Start("verify chunks", total)
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := store.Verify(ctx, r.Store, id, sizes[id], full); err != nil {
+			u := chunks[id]
+			msg := err.Error()
+			if errors.Is(err, store.ErrNotFound) {
+				msg = "missing from store " + r.Store.String()
+			}
+			res.Problems = append(res.Problems, Problem{Commit: u.commit, Path: u.path, Key: u.key, Hash: id.String(), Error: msg})
+		}
+		res.Chunks++
+		res.Bytes += sizes[id]
+		prog.Add(sizes[id])
+	}
+	prog.Done()
+	return res, nil
+}
+
+// checkLayoutAgrees confirms a layout rebuilds the file the manifest names:
+// same size, and every chunk it uses is listed with that size.
+func checkLayoutAgrees(m *manifest.Manifest, lay *manifest.Layout) error {
+	if lay.Size != m.Size {
+		return fmt.Errorf("layout covers %d bytes, manifest says %d", lay.Size, m.Size)
+	}
+	size := make(map[hashing.ID]int64, len(m.Chunks))
+	for _, c := range m.Chunks {
+		size[c.ID] = c.Size
+	}
+	for _, pc := range lay.Pieces {
+		if !pc.Chunk {
+			continue
+		}
+		if n, ok := size[pc.ID]; !ok || n != pc.Len {
+			return fmt.Errorf("layout uses chunk %s (%d bytes) that the manifest does not list with that size", pc.ID, pc.Len)
+		}
+	}
+	return nil
+}
+
+// reachableCommits lists every commit reachable from any ref or HEAD.
+func (r *Repo) reachableCommits() ([]*object.Commit, error) {
+	var starts []plumbing.Hash
+	refs, err := r.git.r.References()
+	if err != nil {
+		return nil, err
+	}
+	err = refs.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() == plumbing.HashReference {
+			starts = append(starts, ref.Hash())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if h, err := r.git.head(); err == nil && h != nil {
+		starts = append(starts, h.Hash)
+	}
+	seen := map[plumbing.Hash]bool{}
+	var out []*object.Commit
+	for _, s := range starts {
+		c, err := r.git.r.CommitObject(s)
+		if err != nil {
+			continue // a ref to a tag or tree: not a commit
+		}
+		iter := object.NewCommitPreorderIter(c, seen, nil)
+		err = iter.ForEach(func(c *object.Commit) error {
+			if seen[c.Hash] {
+				return nil
+			}
+			seen[c.Hash] = true
+			out = append(out, c)
+			return nil
+		})
+		if err != nil && !errors.Is(err, storer.ErrStop) && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,291 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/chunkvc/chunkvc/manifest"
+)
+
+// ManifestDir is where manifests live, relative to the work tree root.
+const ManifestDir = ".chunkvc/manifests"
+
+// ConfigPath is the committed configuration file.
+const ConfigPath = ".chunkvc/config"
+
+// ErrNoCommits means the branch has no commit yet.
+var ErrNoCommits = errors.New("no commits yet")
+
+// gitRepo wraps the go-git repository; every go-git call goes through it.
+type gitRepo struct {
+	r    *git.Repository
+	root string
+}
+
+func openGit(dir string) (*gitRepo, error) {
+	r, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		if errors.Is(err, git.ErrRepositoryNotExists) {
+			return nil, fmt.Errorf("%s is not inside a Git repository (run chunkvc init)", dir)
+		}
+		return nil, fmt.Errorf("open git repository at %s: %w", dir, err)
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		return nil, fmt.Errorf("git repository at %s: %w", dir, err)
+	}
+	return &gitRepo{r: r, root: wt.Filesystem.Root()}, nil
+}
+
+func initGit(dir string) (*gitRepo, error) {
+	_, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("git init %s: %w", dir, err)
+	}
+	return openGit(dir)
+}
+
+// resolve returns the commit named by rev ("" means HEAD).
+func (g *gitRepo) resolve(rev string) (*object.Commit, error) {
+	if rev == "" {
+		rev = "HEAD"
+	}
+	h, err := g.r.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		if rev == "HEAD" && errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return nil, ErrNoCommits
+		}
+		return nil, fmt.Errorf("unknown revision %q: %w", rev, err)
+	}
+	c, err := g.r.CommitObject(*h)
+	if err != nil {
+		return nil, fmt.Errorf("revision %q: %w", rev, err)
+	}
+	return c, nil
+}
+
+// head returns the HEAD commit, or nil on an unborn branch.
+func (g *gitRepo) head() (*object.Commit, error) {
+	c, err := g.resolve("")
+	if errors.Is(err, ErrNoCommits) {
+		return nil, nil
+	}
+	return c, err
+}
+
+// manifestBlobs maps each manifest's data path to its blob hash in commit c
+// (nil c: no manifests).
+func (g *gitRepo) manifestBlobs(c *object.Commit) (map[string]plumbing.Hash, error) {
+	out := map[string]plumbing.Hash{}
+	if c == nil {
+		return out, nil
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", c.Hash, err)
+	}
+	sub, err := tree.Tree(ManifestDir)
+	if errors.Is(err, object.ErrDirectoryNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %s: %w", c.Hash, ManifestDir, err)
+	}
+	walker := object.NewTreeWalker(sub, true, nil)
+	defer walker.Close()
+	for {
+		name, entry, err := walker.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: walk manifests: %w", c.Hash, err)
+		}
+		if entry.Mode.IsFile() {
+			out[name] = entry.Hash
+		}
+	}
+}
+
+// readManifestBlob reads and decodes a manifest blob, checking that it
+// describes the path it is stored under.
+func (g *gitRepo) readManifestBlob(h plumbing.Hash, p string) (*manifest.Manifest, []byte, error) {
+	b, err := g.readBlob(h, manifest.MaxManifest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
+	}
+	m, err := manifest.Decode(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
+	}
+	if m.Path != p {
+		return nil, nil, fmt.Errorf("manifest of %s: %w: it describes %q", p, manifest.ErrInvalid, m.Path)
+	}
+	return m, b, nil
+}
+
+func (g *gitRepo) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
+	blob, err := g.r.BlobObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	if blob.Size > limit {
+		return nil, fmt.Errorf("blob %s: %d bytes, over the %d-byte limit", h, blob.Size, limit)
+	}
+	rc, err := blob.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, limit))
+}
+
+func (g *gitRepo) writeBlob(data []byte) (plumbing.Hash, error) {
+	obj := g.r.Storer.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return g.r.Storer.SetEncodedObject(obj)
+}
+
+// stage writes blobs for files (work-tree-relative slash path → content)
+// and records them in the index, removing the paths in remove. It is
+// `git add` for files whose content chunkvc already holds in memory.
+func (g *gitRepo) stage(files map[string][]byte, remove []string) error {
+	idx, err := g.r.Storer.Index()
+	if err != nil {
+		return fmt.Errorf("read git index: %w", err)
+	}
+	if err := g.stageInto(idx, files, remove); err != nil {
+		return err
+	}
+	if err := g.r.Storer.SetIndex(idx); err != nil {
+		return fmt.Errorf("write git index: %w", err)
+	}
+	return nil
+}
+
+func (g *gitRepo) stageInto(idx *index.Index, files map[string][]byte, remove []string) error {
+	for p, data := range files {
+		h, err := g.writeBlob(data)
+		if err != nil {
+			return fmt.Errorf("write git object for %s: %w", p, err)
+		}
+		e, err := idx.Entry(p)
+		if errors.Is(err, index.ErrEntryNotFound) {
+			e = idx.Add(p)
+		} else if err != nil {
+			return fmt.Errorf("git index entry %s: %w", p, err)
+		}
+		*e = index.Entry{Name: p, Hash: h, Mode: filemode.Regular, Size: uint32(len(data))}
+	}
+	for _, p := range remove {
+		if _, err := idx.Remove(p); err != nil && !errors.Is(err, index.ErrEntryNotFound) {
+			return fmt.Errorf("git index remove %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// commit stages files and removals and makes a commit of the whole index,
+// the way `git commit` does. On any failure the index is restored and HEAD
+// has not moved. It returns ErrNothingToCommit when the tree would not change.
+func (g *gitRepo) commit(msg string, files map[string][]byte, remove []string) (plumbing.Hash, error) {
+	sig, err := g.signature()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	old, err := g.r.Storer.Index()
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read git index: %w", err)
+	}
+	saved := *old
+	saved.Entries = append([]*index.Entry(nil), old.Entries...)
+	for i, e := range saved.Entries {
+		c := *e
+		saved.Entries[i] = &c
+	}
+	if err := g.stageInto(old, files, remove); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := g.r.Storer.SetIndex(old); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write git index: %w", err)
+	}
+	wt, err := g.r.Worktree()
+	if err == nil {
+		var h plumbing.Hash
+		h, err = wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
+		if err == nil {
+			return h, nil
+		}
+	}
+	if rerr := g.r.Storer.SetIndex(&saved); rerr != nil {
+		return plumbing.ZeroHash, fmt.Errorf("%v; restoring the git index also failed: %w", err, rerr)
+	}
+	if errors.Is(err, git.ErrEmptyCommit) {
+		return plumbing.ZeroHash, ErrNothingToCommit
+	}
+	return plumbing.ZeroHash, fmt.Errorf("git commit: %w", err)
+}
+
+// signature finds the author the way git does: environment, then config.
+func (g *gitRepo) signature() (*object.Signature, error) {
+	name, email := os.Getenv("GIT_AUTHOR_NAME"), os.Getenv("GIT_AUTHOR_EMAIL")
+	if name == "" || email == "" {
+		cfg, err := g.r.ConfigScoped(gitconfig.SystemScope)
+		if err != nil {
+			return nil, fmt.Errorf("read git config: %w", err)
+		}
+		if name == "" {
+			name = cfg.User.Name
+		}
+		if email == "" {
+			email = cfg.User.Email
+		}
+	}
+	if name == "" || email == "" {
+		return nil, errors.New("git does not know who you are: set user.name and user.email with git config")
+	}
+	return &object.Signature{Name: name, Email: email, When: time.Now()}, nil
+}
+
+// branch returns the short name of the checked-out branch, or "HEAD"
+// when detached.
+func (g *gitRepo) branch() string {
+	ref, err := g.r.Storer.Reference(plumbing.HEAD)
+	if err != nil || ref.Type() != plumbing.SymbolicReference {
+		return "HEAD"
+	}
+	return ref.Target().Short()
+}
+
+// manifestPath maps a data path to its manifest's path in the tree.
+func manifestPath(p string) string { return path.Join(ManifestDir, p) }
+
+// isInternal reports whether a work-tree path belongs to chunkvc or git.
+func isInternal(p string) bool {
+	return p == ".git" || strings.HasPrefix(p, ".git/") || p == ".chunkvc" || strings.HasPrefix(p, ".chunkvc/")
+}

@@ -1,0 +1,113 @@
+package repo
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/chunkvc/chunkvc/manifest"
+)
+
+// LogFile is one data file changed by a commit.
+type LogFile struct {
+	Path      string `json:"path"`
+	Status    string `json:"status"` // added, modified, deleted
+	Format    string `json:"format,omitempty"`
+	Size      int64  `json:"size"`
+	Chunks    int    `json:"chunks"`
+	Added     int    `json:"chunks_added"`
+	Removed   int    `json:"chunks_removed"`
+	Changed   int    `json:"chunks_changed"`
+	Unchanged int    `json:"chunks_unchanged"`
+	NewBytes  int64  `json:"new_bytes"`
+}
+
+// LogEntry is one commit.
+type LogEntry struct {
+	Commit  string    `json:"commit"`
+	Parents []string  `json:"parents"`
+	Author  string    `json:"author"`
+	Email   string    `json:"email"`
+	Date    time.Time `json:"date"`
+	Message string    `json:"message"`
+	Files   []LogFile `json:"files"`
+}
+
+// Log walks first parents from rev ("" = HEAD), newest first, at most max
+// commits (0 = all), reporting the data files each commit changed.
+func (r *Repo) Log(rev string, max int) ([]LogEntry, error) {
+	c, err := r.git.resolve(rev)
+	if err != nil {
+		return nil, err
+	}
+	var out []LogEntry
+	for c != nil && (max <= 0 || len(out) < max) {
+		var parent *object.Commit
+		if c.NumParents() > 0 {
+			if parent, err = c.Parent(0); err != nil {
+				return nil, fmt.Errorf("commit %s: parent: %w", c.Hash, err)
+			}
+		}
+		files, err := r.changedFiles(parent, c)
+		if err != nil {
+			return nil, err
+		}
+		e := LogEntry{Commit: c.Hash.String(), Author: c.Author.Name, Email: c.Author.Email,
+			Date: c.Author.When, Message: strings.TrimRight(c.Message, "\n"), Files: files}
+		for _, p := range c.ParentHashes {
+			e.Parents = append(e.Parents, p.String())
+		}
+		out = append(out, e)
+		c = parent
+	}
+	return out, nil
+}
+
+// changedFiles compares the manifests of two commits (a may be nil).
+func (r *Repo) changedFiles(a, b *object.Commit) ([]LogFile, error) {
+	ma, err := r.git.manifestBlobs(a)
+	if err != nil {
+		return nil, err
+	}
+	mb, err := r.git.manifestBlobs(b)
+	if err != nil {
+		return nil, err
+	}
+	var out []LogFile
+	read := func(h plumbing.Hash, p string) (*manifest.Manifest, error) {
+		m, _, err := r.git.readManifestBlob(h, p)
+		return m, err
+	}
+	for p, hb := range mb {
+		ha, ok := ma[p]
+		if ok && ha == hb {
+			continue
+		}
+		newM, err := read(hb, p)
+		if err != nil {
+			return nil, err
+		}
+		var oldM *manifest.Manifest
+		status := "added"
+		if ok {
+			status = "modified"
+			if oldM, err = read(ha, p); err != nil {
+				return nil, err
+			}
+		}
+		d := manifest.Diff(oldM, newM)
+		out = append(out, LogFile{Path: p, Status: status, Format: newM.Format, Size: newM.Size, Chunks: len(newM.Chunks),
+			Added: d.Added, Removed: d.Removed, Changed: d.Changed, Unchanged: d.Unchanged, NewBytes: d.NewBytes})
+	}
+	for p := range ma {
+		if _, ok := mb[p]; !ok {
+			out = append(out, LogFile{Path: p, Status: "deleted"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}

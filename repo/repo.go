@@ -1,0 +1,179 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/generic"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/local"
+)
+
+var (
+	// ErrNothingToCommit means the commit would not change anything.
+	ErrNothingToCommit = errors.New("nothing to commit: tracked files and the git index match HEAD")
+	// ErrNotChunkvc means the Git repository has no .chunkvc/config.
+	ErrNotChunkvc = errors.New("not a chunkvc repository (run chunkvc init)")
+	// ErrLocalChanges means a command refused to overwrite uncommitted work.
+	ErrLocalChanges = errors.New("uncommitted changes would be overwritten")
+	// ErrIntegrity means stored data did not match what the manifests record.
+	ErrIntegrity = errors.New("integrity check failed")
+)
+
+// Repo is an open chunkvc repository.
+type Repo struct {
+	Root    string // work tree root, absolute
+	Config  *Config
+	Store   store.Store
+	git     *gitRepo
+	formats formats.Set
+}
+
+// Adapters is the format set Open uses; cmd/chunkvc passes the native
+// adapters it was built with.
+type Adapters []formats.Adapter
+
+// Open finds the repository containing dir.
+func Open(dir string, native Adapters) (*Repo, error) {
+	g, err := openGit(dir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(g.root, filepath.FromSlash(ConfigPath)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", g.root, ErrNotChunkvc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ConfigPath, err)
+	}
+	r := &Repo{Root: g.root, Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
+	if r.Store, err = r.openStore(cfg.Store); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Init makes dir (creating a Git repository there if it is none) a chunkvc
+// repository using storeURL ("" = the embedded store). The config file is
+// staged so the next commit records it.
+func Init(dir, storeURL string, native Adapters) (*Repo, error) {
+	g, err := openGit(dir)
+	if err != nil {
+		if mkErr := os.MkdirAll(dir, 0o755); mkErr != nil {
+			return nil, mkErr
+		}
+		if g, err = initGit(dir); err != nil {
+			return nil, err
+		}
+	}
+	cfgFile := filepath.Join(g.root, filepath.FromSlash(ConfigPath))
+	cfg := &Config{}
+	if data, err := os.ReadFile(cfgFile); err == nil {
+		if cfg, err = ParseConfig(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", ConfigPath, err)
+		}
+	}
+	if storeURL != "" {
+		cfg.Store = storeURL
+	}
+	r := &Repo{Root: g.root, Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
+	if r.Store, err = r.openStore(cfg.Store); err != nil {
+		return nil, err
+	}
+	if err := r.saveConfig(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// saveConfig writes .chunkvc/config and .gitignore and stages both.
+func (r *Repo) saveConfig() error {
+	if err := os.MkdirAll(filepath.Join(r.Root, filepath.FromSlash(ManifestDir)), 0o755); err != nil {
+		return err
+	}
+	cfgData := r.Config.Encode()
+	if err := writeFileAtomic(filepath.Join(r.Root, filepath.FromSlash(ConfigPath)), cfgData); err != nil {
+		return err
+	}
+	ignPath := filepath.Join(r.Root, ".gitignore")
+	old, err := os.ReadFile(ignPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	ign, err := gitignoreWith(string(old), r.Config.Track)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(ignPath, []byte(ign)); err != nil {
+		return err
+	}
+	return r.git.stage(map[string][]byte{ConfigPath: cfgData, ".gitignore": []byte(ign)}, nil)
+}
+
+// Track adds patterns to the config (skipping ones already there) and
+// returns those added.
+func (r *Repo) Track(patterns []string) ([]string, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var added []string
+	for _, p := range patterns {
+		p = filepath.ToSlash(p)
+		if err := checkPattern(p); err != nil {
+			return nil, err
+		}
+		dup := false
+		for _, q := range r.Config.Track {
+			dup = dup || q == p
+		}
+		if !dup {
+			r.Config.Track = append(r.Config.Track, p)
+			added = append(added, p)
+		}
+	}
+	return added, r.saveConfig()
+}
+
+// openStore turns a store URL into a Store. Relative paths are relative to
+// the work tree root.
+func (r *Repo) openStore(u string) (store.Store, error) {
+	switch {
+	case u == "":
+		return local.Open(filepath.Join(r.gitDir(), "chunkvc", "store"))
+	case strings.HasPrefix(u, "s3://"):
+		return nil, fmt.Errorf("store %s: S3 stores are not supported by this build yet", u)
+	case strings.HasPrefix(u, "file://"):
+		return local.Open(strings.TrimPrefix(u, "file://"))
+	case strings.Contains(u, "://"):
+		return nil, fmt.Errorf("store %s: unknown URL scheme (want a path, file:// or s3://)", u)
+	}
+	p := u
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.Root, p)
+	}
+	return local.Open(p)
+}
+
+func (r *Repo) gitDir() string { return filepath.Join(r.Root, ".git") }
+
+// stateDir is .git/chunkvc, created on demand.
+func (r *Repo) stateDir() (string, error) {
+	d := filepath.Join(r.gitDir(), "chunkvc")
+	return d, os.MkdirAll(d, 0o755)
+}
+
+// Branch names the checked-out branch ("HEAD" when detached).
+func (r *Repo) Branch() string { return r.git.branch() }
+
+// abs maps a slash path relative to the root to an OS path.
+func (r *Repo) abs(p string) string { return filepath.Join(r.Root, filepath.FromSlash(p)) }

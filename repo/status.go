@@ -1,0 +1,124 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/manifest"
+)
+
+// StatusEntry is one tracked file that differs from HEAD.
+type StatusEntry struct {
+	Path   string `json:"path"`
+	Status string `json:"status"` // added, modified, deleted
+	Size   int64  `json:"size"`
+}
+
+// Status compares the tracked files in the work tree with HEAD's
+// manifests. Files whose stat matches the stat cache are not read.
+func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
+	head, err := r.git.head()
+	if err != nil {
+		return nil, err
+	}
+	prev, err := r.git.manifestBlobs(head)
+	if err != nil {
+		return nil, err
+	}
+	files, err := r.trackedFiles()
+	if err != nil {
+		return nil, err
+	}
+	cache := r.loadStatCache()
+	var out []StatusEntry
+	seen := map[string]bool{}
+	dirty := false
+	for _, p := range files {
+		seen[p] = true
+		h, inHead := prev[p]
+		if !inHead {
+			fi, err := os.Stat(r.abs(p))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, StatusEntry{Path: p, Status: "added", Size: fi.Size()})
+			continue
+		}
+		old, _, err := r.git.readManifestBlob(h, p)
+		if err != nil {
+			return nil, err
+		}
+		digest, size, fresh, err := r.fileDigest(ctx, cache, p, old)
+		if err != nil {
+			return nil, err
+		}
+		dirty = dirty || fresh
+		if digest != old.Digest {
+			out = append(out, StatusEntry{Path: p, Status: "modified", Size: size})
+		}
+	}
+	for p := range prev {
+		if !seen[p] {
+			out = append(out, StatusEntry{Path: p, Status: "deleted"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	if dirty {
+		_ = cache.save()
+	}
+	return out, nil
+}
+
+// fileDigest returns the BLAKE3 digest of work-tree file p, from the stat
+// cache when it can be trusted, else by reading the file (and caching the
+// answer; when the bytes equal known's, its layout is recorded too).
+// fresh reports that the cache changed.
+func (r *Repo) fileDigest(ctx context.Context, cache *statCache, p string, known *manifest.Manifest) (digest hashing.ID, size int64, fresh bool, err error) {
+	f, err := os.Open(r.abs(p))
+	if err != nil {
+		return digest, 0, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return digest, 0, false, err
+	}
+	st := statOf(fi)
+	if e, ok := cache.lookup(p, st); ok {
+		return e.Digest, st.Size, false, nil
+	}
+	hashed := time.Now().UnixNano()
+	digest, err = hashing.SumReaderAt(ctx, f, st.Size)
+	if err != nil {
+		return digest, 0, false, err
+	}
+	fi2, err := f.Stat()
+	if err != nil {
+		return digest, 0, false, err
+	}
+	if statOf(fi2) != st {
+		return digest, st.Size, false, nil // changing right now: do not cache
+	}
+	e := cacheEntry{fileStat: st, Digest: digest, Hashed: hashed}
+	if prev, ok := cache.layoutOf(p, st); ok && prev.Digest == digest {
+		e.Layout = prev.Layout // same bytes as when we last recorded them
+	}
+	if known != nil && known.Digest == digest {
+		e.Layout = known.Layout
+	}
+	cache.put(p, e)
+	return digest, st.Size, true, nil
+}
+
+func exists(name string) (bool, error) {
+	_, err := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}

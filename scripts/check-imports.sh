@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Layering check: imports point down
+#   cmd/chunkvc → repo → {formats, manifest, store} → hashing
+# and only repo imports go-git, only store/s3 imports minio-go, only the
+# gdal build-tagged package imports godal.
+set -euo pipefail
+mod=github.com/chunkvc/chunkvc
+fail=0
+while read -r pkg imports; do
+  rel=${pkg#"$mod"}; rel=${rel#/}
+  for imp in $imports; do
+    irel=${imp#"$mod"/}
+    bad=""
+    case "$imp" in
+      github.com/go-git/*) [[ $rel == repo ]] || bad="only repo may import go-git" ;;
+      github.com/minio/minio-go/*) [[ $rel == store/s3 ]] || bad="only store/s3 may import minio-go" ;;
+      github.com/airbusgeo/godal*) [[ $rel == gdal || $rel == */gdal ]] || bad="only the gdal package may import godal" ;;
+    esac
+    if [[ $imp == "$mod"/* ]]; then
+      case "$rel" in
+        hashing|internal/progress) [[ $irel == internal/progress ]] || bad="$rel is a leaf" ;;
+        manifest) [[ $irel == hashing ]] || bad="manifest may import only hashing" ;;
+        store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress ]] || bad="store may import only hashing" ;;
+        formats|formats/*) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing" ;;
+        repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
+        scripts/*) ;;
+      esac
+    fi
+    if [[ -n $bad ]]; then echo "layering: $pkg imports $imp: $bad" >&2; fail=1; fi
+  done
+done < <(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./...)
+exit $fail

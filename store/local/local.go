@@ -1,0 +1,309 @@
+// Package local is the content-addressed store on a local file system: one
+// read-only file per object at <root>/<2 hex>/<64 hex>, written through a
+// temp file in <root>/tmp/ and renamed into place.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+)
+
+// TmpDir is the folder under the root that holds temp files.
+const TmpDir = "tmp"
+
+// Store is a local content-addressed store. It is safe for concurrent use,
+// also by several processes sharing one root.
+type Store struct {
+	root string
+
+	mu   sync.Mutex
+	dirs map[string]bool // fan-out folders known to exist with a synced entry
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the store at root, creating root and root/tmp if missing. It
+// fails, naming the path, if root is not a folder or root/tmp cannot be
+// created; a root that exists but is not writable fails at the first Put.
+func Open(root string) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("open local store: empty path")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("open local store %s: %w", root, err)
+	}
+	fi, err := os.Stat(abs)
+	existed := err == nil
+	switch {
+	case existed && !fi.IsDir():
+		return nil, fmt.Errorf("open local store %s: not a directory", abs)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("open local store %s: %w", abs, err)
+	}
+	if err := os.MkdirAll(filepath.Join(abs, TmpDir), 0o755); err != nil {
+		return nil, fmt.Errorf("open local store %s: %w", abs, err)
+	}
+	if !existed {
+		// Best effort: make the new root's own entry durable. Failing here
+		// (say, an unreadable parent) does not make the store unusable.
+		_ = syncDir(filepath.Dir(abs))
+	}
+	return &Store{root: abs, dirs: make(map[string]bool)}, nil
+}
+
+// Root returns the store's folder as an absolute path.
+func (s *Store) Root() string { return s.root }
+
+// String returns the store's folder.
+func (s *Store) String() string { return s.root }
+
+// path returns where object id lives.
+func (s *Store) path(id hashing.ID) string {
+	h := id.String()
+	return filepath.Join(s.root, h[:2], h)
+}
+
+// Put stores data under id. An existing object of the right size is kept as
+// it is; one of the wrong size is damaged and is replaced.
+func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("put object %s: %w", id.Short(), err)
+	}
+	p := s.path(id)
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
+		// Another Put may have renamed it in without having synced the
+		// folder yet; sync it so that returning nil means durable.
+		if err := syncDir(filepath.Dir(p)); err != nil {
+			return fmt.Errorf("put object %s: %w", id.Short(), err)
+		}
+		return nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("put object %s: %w", id.Short(), err)
+	}
+	if err := s.ensureDir(filepath.Dir(p)); err != nil {
+		return fmt.Errorf("put object %s: %w", id.Short(), err)
+	}
+	if err := s.write(p, data); err != nil {
+		return fmt.Errorf("put object %s: %w", id.Short(), err)
+	}
+	return nil
+}
+
+// ensureDir creates the fan-out folder dir if needed and syncs the root so
+// that its entry is durable. Each folder is synced once per Store even if it
+// already existed: it may have been created, not yet synced, by a
+// concurrent Put.
+func (s *Store) ensureDir(dir string) error {
+	s.mu.Lock()
+	ok := s.dirs[dir]
+	s.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if err := syncDir(s.root); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.dirs[dir] = true
+	s.mu.Unlock()
+	return nil
+}
+
+// write puts data at p atomically and durably: temp file, chmod 0444,
+// fsync, rename, fsync of p's folder. The temp file is removed on failure.
+func (s *Store) write(p string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Join(s.root, TmpDir), "put-*")
+	if err != nil {
+		return err
+	}
+	tmp, renamed := f.Name(), false
+	defer func() {
+		if err != nil {
+			f.Close()
+			if !renamed {
+				os.Remove(tmp)
+			}
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	// chmod before fsync, so that the mode is synced with the bytes.
+	if err = f.Chmod(0o444); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, p); err != nil {
+		return err
+	}
+	renamed = true
+	return syncDir(filepath.Dir(p))
+}
+
+// Get returns a reader for length bytes of object id from off (length < 0:
+// to the end). The reader is an *io.SectionReader over the open file, so it
+// also implements io.ReaderAt and io.Seeker.
+func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("get object %s: %w", id.Short(), err)
+	}
+	p := s.path(id)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, failed("get", id, err)
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "get", Path: p, Err: errors.New("not a regular file")}
+	}
+	if err != nil {
+		f.Close()
+		return nil, failed("get", id, err)
+	}
+	size := fi.Size()
+	if off < 0 || off > size || length > size-off {
+		f.Close()
+		return nil, failed("get", id, &fs.PathError{Op: "read", Path: p,
+			Err: fmt.Errorf("range at %d length %d is outside the %d-byte object", off, length, size)})
+	}
+	if length < 0 {
+		length = size - off
+	}
+	return &reader{io.NewSectionReader(f, off, length), f}, nil
+}
+
+// reader is a section of an open object file.
+type reader struct {
+	*io.SectionReader
+	f *os.File
+}
+
+// Close closes the file.
+func (r *reader) Close() error { return r.f.Close() }
+
+// Stat returns the size of object id.
+func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Info{}, fmt.Errorf("stat object %s: %w", id.Short(), err)
+	}
+	p := s.path(id)
+	fi, err := os.Stat(p)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "stat", Path: p, Err: errors.New("not a regular file")}
+	}
+	if err != nil {
+		return store.Info{}, failed("stat", id, err)
+	}
+	return store.Info{ID: id, Size: fi.Size()}, nil
+}
+
+// List calls fn for every object file, skipping tmp/ and any name that is
+// not an object. Objects deleted while listing may or may not be reported.
+func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
+	fans, err := os.ReadDir(s.root)
+	if err != nil {
+		return fmt.Errorf("list local store: %w", err)
+	}
+	for _, fan := range fans {
+		if !fan.IsDir() || !isFanOut(fan.Name()) {
+			continue
+		}
+		dir := filepath.Join(s.root, fan.Name())
+		ents, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("list local store: %w", err)
+		}
+		for _, e := range ents {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("list local store %s: %w", s.root, err)
+			}
+			name := e.Name()
+			if !e.Type().IsRegular() || len(name) != 64 || name[:2] != fan.Name() {
+				continue
+			}
+			id, err := hashing.ParseID(name)
+			if err != nil {
+				continue
+			}
+			fi, err := e.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("list local store: %w", err)
+			}
+			if err := fn(store.Info{ID: id, Size: fi.Size()}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isFanOut reports whether name is two lower-case hex digits.
+func isFanOut(name string) bool {
+	if len(name) != 2 {
+		return false
+	}
+	for i := 0; i < 2; i++ {
+		c := name[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Delete removes object id; a missing object is not an error.
+func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete object %s: %w", id.Short(), err)
+	}
+	if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete object %s: %w", id.Short(), err)
+	}
+	return nil
+}
+
+// failed wraps err from operation op on object id; a missing file also
+// wraps store.ErrNotFound. err names the path (it is an *fs.PathError).
+func failed(op string, id hashing.ID, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s object %s: %w: %w", op, id.Short(), store.ErrNotFound, err)
+	}
+	return fmt.Errorf("%s object %s: %w", op, id.Short(), err)
+}
+
+// syncDir fsyncs the folder dir.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

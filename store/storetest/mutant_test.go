@@ -1,0 +1,214 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/mem"
+)
+
+// mutants maps a way of breaking a store to the subtest of Run that must
+// catch it. "none" is the unbroken control, which must pass.
+var mutants = map[string]string{
+	"none":                  "",
+	"string-empty":          "RoundTrip",
+	"put-drops-empty":       "RoundTrip",
+	"put-truncates-large":   "RoundTrip",
+	"put-keeps-buffer":      "RoundTrip",
+	"stat-size-off-by-one":  "RoundTrip",
+	"get-ignores-offset":    "Ranges",
+	"get-ignores-length":    "Ranges",
+	"get-clamps-range":      "Ranges",
+	"get-range-not-found":   "Ranges",
+	"get-allows-negative":   "Ranges",
+	"not-found-unwrapped":   "Missing",
+	"not-found-unnamed":     "Missing",
+	"put-fails-if-present":  "Idempotent",
+	"put-not-atomic":        "Concurrent",
+	"list-skips-one":        "List",
+	"list-twice":            "List",
+	"list-ignores-fn-error": "List",
+	"delete-noop":           "Delete",
+	"delete-missing-errors": "Delete",
+	"delete-all":            "Delete",
+	"put-rekeys":            "ReadAllVerifies",
+}
+
+const mutantEnv = "STORETEST_MUTANT"
+
+// TestSuiteCatchesMutants runs the suite on broken stores, each in a child
+// process, and checks that the expected subtest fails.
+func TestSuiteCatchesMutants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	for mode, sub := range mutants {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			run := "^TestMutant$"
+			if sub != "" {
+				run += "/^" + sub + "$"
+			}
+			cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.count=1")
+			cmd.Env = append(os.Environ(), mutantEnv+"="+mode)
+			out, err := cmd.CombinedOutput()
+			switch {
+			case sub == "" && err != nil:
+				t.Fatalf("the unbroken store fails the suite: %v\n%s", err, out)
+			case sub != "" && err == nil:
+				t.Fatalf("the suite passes a store with %s", mode)
+			case sub != "" && !bytes.Contains(out, []byte("--- FAIL: TestMutant/"+sub+" ")):
+				t.Fatalf("%s was not caught by %s:\n%s", mode, sub, out)
+			}
+		})
+	}
+}
+
+// TestMutant is the child of TestSuiteCatchesMutants.
+func TestMutant(t *testing.T) {
+	mode := os.Getenv(mutantEnv)
+	if mode == "" {
+		t.Skip("run by TestSuiteCatchesMutants")
+	}
+	listWait = 300 * time.Millisecond
+	Run(t, func(*testing.T) store.Store { return &mutant{Store: mem.New(), mode: mode} })
+}
+
+type mutant struct {
+	*mem.Store
+	mode string
+	mu   sync.Mutex
+	kept map[hashing.ID][]byte // for put-keeps-buffer
+}
+
+func (m *mutant) String() string {
+	if m.mode == "string-empty" {
+		return ""
+	}
+	return m.Store.String()
+}
+
+func (m *mutant) Put(ctx context.Context, id hashing.ID, data []byte) error {
+	switch m.mode {
+	case "put-drops-empty":
+		if len(data) == 0 {
+			return nil
+		}
+	case "put-truncates-large":
+		data = data[:min(len(data), 4<<20)]
+	case "put-keeps-buffer":
+		m.mu.Lock()
+		if m.kept == nil {
+			m.kept = map[hashing.ID][]byte{}
+		}
+		m.kept[id] = data
+		m.mu.Unlock()
+	case "put-rekeys":
+		id = hashing.Sum(data)
+	case "put-fails-if-present":
+		if _, err := m.Store.Stat(ctx, id); err == nil {
+			return errors.New("already there")
+		}
+	case "put-not-atomic":
+		m.Store.Delete(ctx, id)
+		if err := m.Store.Put(ctx, id, data[:len(data)/2]); err != nil {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+		m.Store.Delete(ctx, id)
+	}
+	return m.Store.Put(ctx, id, data)
+}
+
+func (m *mutant) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
+	info, err := m.Store.Stat(ctx, id)
+	m.mu.Lock()
+	kept := m.kept[id]
+	m.mu.Unlock()
+	switch {
+	case kept != nil && err == nil && off == 0 && length < 0:
+		return io.NopCloser(bytes.NewReader(kept)), nil
+	case m.mode == "get-ignores-offset":
+		off = 0
+	case m.mode == "get-ignores-length":
+		length = -1
+	case m.mode == "get-clamps-range" && err == nil:
+		off = min(off, info.Size)
+		if length > info.Size-off {
+			length = info.Size - off
+		}
+	case m.mode == "get-allows-negative" && off < 0:
+		off = 0
+	}
+	rc, err := m.Store.Get(ctx, id, off, length)
+	if m.mode == "get-range-not-found" && err != nil {
+		err = store.ErrNotFound
+	}
+	return rc, m.mangle(err)
+}
+
+func (m *mutant) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
+	info, err := m.Store.Stat(ctx, id)
+	if m.mode == "stat-size-off-by-one" && err == nil {
+		info.Size++
+	}
+	return info, m.mangle(err)
+}
+
+// mangle breaks not-found errors for the not-found-* modes.
+func (m *mutant) mangle(err error) error {
+	switch {
+	case m.mode == "not-found-unwrapped" && errors.Is(err, store.ErrNotFound):
+		return errors.New(strings.ReplaceAll(err.Error(), "not found", "missing"))
+	case m.mode == "not-found-unnamed" && errors.Is(err, store.ErrNotFound):
+		return store.ErrNotFound
+	}
+	return err
+}
+
+func (m *mutant) List(ctx context.Context, fn func(store.Info) error) error {
+	n := 0
+	return m.Store.List(ctx, func(info store.Info) error {
+		n++
+		switch {
+		case m.mode == "list-skips-one" && n == 3:
+			return nil
+		case m.mode == "list-twice" && n == 2:
+			if err := fn(info); err != nil {
+				return err
+			}
+		case m.mode == "list-ignores-fn-error":
+			fn(info)
+			return nil
+		}
+		return fn(info)
+	})
+}
+
+func (m *mutant) Delete(ctx context.Context, id hashing.ID) error {
+	switch m.mode {
+	case "delete-noop":
+		return nil
+	case "delete-missing-errors":
+		if _, err := m.Store.Stat(ctx, id); err != nil {
+			return err
+		}
+	case "delete-all":
+		var all []hashing.ID
+		m.Store.List(ctx, func(i store.Info) error { all = append(all, i.ID); return nil })
+		for _, id := range all {
+			m.Store.Delete(ctx, id)
+		}
+	}
+	return m.Store.Delete(ctx, id)
+}
