@@ -79,11 +79,17 @@ func raster(args []string) error {
 	w := bufio.NewWriterSize(f, 1<<20)
 	n := *size
 	row := make([]byte, 2*n)
+	// Separable terms, tabulated once: terrain-like but cheap to make.
+	sx, sy, tx, ty := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for b := 0; b < *bands; b++ {
+		for i := 0; i < n; i++ {
+			f := float64(i) / float64(n)
+			sx[i], sy[i] = 400*math.Sin(6*f+float64(b)), math.Cos(5*f)
+			tx[i], ty[i] = 150*math.Sin(37*f), math.Sin(23*f)
+		}
 		for y := 0; y < n; y++ {
 			for x := 0; x < n; x++ {
-				fx, fy := float64(x)/float64(n), float64(y)/float64(n)
-				v := 1000 + 400*math.Sin(6*fx+float64(b))*math.Cos(5*fy) + 150*math.Sin(37*fx*fy) + float64((x*7+y*13+b)%17)
+				v := 1000 + sx[x]*sy[y] + tx[x]*ty[y] + float64((x*7+y*13+b)%17)
 				if win != nil && x >= win[0] && x < win[0]+win[2] && y >= win[1] && y < win[1]+win[3] {
 					v += 250
 				}
