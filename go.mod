@@ -4,6 +4,8 @@ go 1.26.8
 
 require (
 	github.com/PlakarKorp/go-cdc-chunkers v1.1.0
+	github.com/airbusgeo/cogger v0.0.7
+	github.com/airbusgeo/godal v0.0.13
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/klauspost/compress v1.20.4
 	github.com/minio/minio-go/v7 v7.4.1
@@ -28,6 +30,7 @@ require (
 	github.com/go-git/gcfg v1.5.1-0.20230307220236-3a3c6141e376 // indirect
 	github.com/go-git/go-billy/v5 v5.9.2 // indirect
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
+	github.com/google/tiff v0.0.0-20161109161721-4b31f3041d9a // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
