@@ -1,0 +1,28 @@
+// Package flatgeobuf is the FlatGeobuf (v3) adapter: feature records are
+// grouped into content-defined blocks, each a chunk with the bbox of its
+// features; the packed Hilbert R-tree is chunked by content.
+//
+//	0    "fgb" 3 "fgb" patch       magic                          inline
+//	8    u32 LE header_len
+//	12   Header flatbuffer         name, envelope, geometry type,  inline
+//	                               columns, features_count, CRS,
+//	                               index_node_size (absent = 16)
+//	     packed R-tree             40-byte nodes, root first,      "index@" CDC
+//	                               present iff node size > 0 and
+//	                               features_count > 0
+//	     u32 len | Feature fb      repeated to EOF                  blocks
+//	     u32 len | Feature fb      ┐ block "f/<hash of 1st feature>"
+//	     …                         ┘ (cut after a feature whose hash
+//	                                  says so, see BlockMin/Avg/Max)
+//
+// Feature flatbuffers hold only buffer-relative offsets, so a record keeps
+// its bytes (and ID) wherever it moves. The index depends only on the
+// records in file order and the node size: BuildIndex regenerates it, and
+// the summary says whether the stored index equals the rebuild
+// ("derived-ok") or not ("verbatim").
+//
+// The flatbuffer reader is hand-written and bounds-checks every read;
+// anything malformed — header past EOF, features_count disagreeing with the
+// records, a record past EOF — is an error and the file falls back to the
+// generic chunker.
+package flatgeobuf

@@ -1,0 +1,345 @@
+package flatgeobuf
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+const (
+	magicLen = 8
+	// MaxHeader caps the header flatbuffer length before it is allocated.
+	MaxHeader = 64 << 20
+	// maxCount is the largest features_count the index formula accepts.
+	maxCount = 1 << 56
+	// maxDepth bounds Geometry.parts nesting.
+	maxDepth = 64
+	window   = 1 << 20
+)
+
+// Feature is one feature record of a FlatGeobuf file.
+type Feature struct {
+	// ID is the BLAKE3 hash of the feature flatbuffer (the record without
+	// its 4-byte length prefix). Records are position-independent, so a
+	// feature keeps its ID wherever it moves in the file.
+	ID hashing.ID
+	// BBox is the union of all xy of the geometry, parts included; a
+	// feature without coordinates has the empty box (+Inf,+Inf,-Inf,-Inf).
+	BBox formats.BBox
+	// Off and Len are the record's byte range in the file, prefix included.
+	Off, Len int64
+}
+
+// Empty reports whether f has no coordinates.
+func (f Feature) Empty() bool { return !(f.BBox[0] <= f.BBox[2] && f.BBox[1] <= f.BBox[3]) }
+
+var emptyBox = formats.BBox{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
+
+// header is what the adapter reads from the Header table.
+type header struct {
+	name      []byte
+	envelope  []float64
+	geomType  uint8
+	hasZ      bool
+	hasM      bool
+	hasT      bool
+	hasTM     bool
+	columns   [][]byte
+	count     uint64
+	nodeSize  uint16
+	crs       string
+	headerLen int64
+}
+
+// file is a parsed FlatGeobuf file.
+type file struct {
+	h                  *header
+	indexOff, indexLen int64 // indexLen 0: no index
+	featOff            int64
+	feats              []Feature
+}
+
+// Features lists the feature records of the FlatGeobuf file r (size
+// bytes) in file order, for a set difference between two versions.
+func Features(r io.ReaderAt, size int64) ([]Feature, error) {
+	f, err := parse(context.Background(), r, size)
+	if err != nil {
+		return nil, err
+	}
+	return f.feats, nil
+}
+
+// isMagic reports whether b starts with "fgb" 3 "fgb" and any patch byte.
+func isMagic(b []byte) bool {
+	return len(b) >= magicLen && b[0] == 'f' && b[1] == 'g' && b[2] == 'b' && b[3] == 3 &&
+		b[4] == 'f' && b[5] == 'g' && b[6] == 'b'
+}
+
+// parse reads the magic, header, index extent and every feature record.
+func parse(ctx context.Context, r io.ReaderAt, size int64) (*file, error) {
+	var pre [magicLen + 4]byte
+	if size < int64(len(pre)) {
+		return nil, fmt.Errorf("flatgeobuf: %d bytes is too short for a header", size)
+	}
+	if err := readAt(r, pre[:], 0); err != nil {
+		return nil, err
+	}
+	if !isMagic(pre[:]) {
+		return nil, errors.New("flatgeobuf: no fgb v3 magic")
+	}
+	hlen := int64(binary.LittleEndian.Uint32(pre[magicLen:]))
+	if hlen > MaxHeader || hlen > size-int64(len(pre)) {
+		return nil, fmt.Errorf("flatgeobuf: header length %d exceeds the file (%d bytes) or the %d-byte cap", hlen, size, MaxHeader)
+	}
+	hb := make([]byte, hlen)
+	if err := readAt(r, hb, int64(len(pre))); err != nil {
+		return nil, err
+	}
+	h, err := parseHeader(hb)
+	if err != nil {
+		return nil, fmt.Errorf("flatgeobuf: header: %w", err)
+	}
+	f := &file{h: h, indexOff: int64(len(pre)) + hlen}
+	f.featOff = f.indexOff
+	if h.nodeSize > 0 && h.count > 0 {
+		n, err := IndexSize(h.count, h.nodeSize)
+		if err != nil {
+			return nil, err
+		}
+		if n > size-f.indexOff {
+			return nil, fmt.Errorf("flatgeobuf: index of %d features needs %d bytes, only %d left", h.count, n, size-f.indexOff)
+		}
+		f.indexLen = n
+		f.featOff += n
+	}
+	// Every record takes at least 8 bytes, which bounds the preallocation.
+	hint := min(h.count, uint64(size-f.featOff)/8)
+	if f.feats, err = records(ctx, r, f.featOff, size, int(hint)); err != nil {
+		return nil, err
+	}
+	if h.count > 0 && uint64(len(f.feats)) != h.count {
+		return nil, fmt.Errorf("flatgeobuf: header says %d features, file holds %d records", h.count, len(f.feats))
+	}
+	return f, nil
+}
+
+func readAt(r io.ReaderAt, b []byte, off int64) error {
+	n, err := r.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("flatgeobuf: read %d bytes at %d: %w", len(b), off, err)
+}
+
+func parseHeader(b []byte) (*header, error) {
+	t, err := root(b)
+	if err != nil {
+		return nil, err
+	}
+	h := &header{headerLen: int64(len(b))}
+	if h.name, err = t.bytes(0); err != nil {
+		return nil, err
+	}
+	env, err := t.float64s(1)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < env.len() && i < 8; i++ {
+		h.envelope = append(h.envelope, env.at(i))
+	}
+	if h.geomType, err = t.uint8(2, 0); err != nil {
+		return nil, err
+	}
+	flags := []*bool{&h.hasZ, &h.hasM, &h.hasT, &h.hasTM}
+	for i, p := range flags {
+		if *p, err = t.bool(3 + i); err != nil {
+			return nil, err
+		}
+	}
+	err = t.tables(7, func(c table) error {
+		name, err := c.bytes(0)
+		h.columns = append(h.columns, name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if h.count, err = t.uint64(8); err != nil {
+		return nil, err
+	}
+	if h.nodeSize, err = t.uint16(9, 16); err != nil {
+		return nil, err
+	}
+	crs, ok, err := t.sub(10)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		if h.crs, err = crsName(crs); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// crsName spells a Crs table as "ORG:code" (org defaults to EPSG), or
+// "user-defined" when only a WKT or name is given.
+func crsName(c table) (string, error) {
+	org, err := c.bytes(0)
+	if err != nil {
+		return "", err
+	}
+	code, err := c.int32(1)
+	if err != nil {
+		return "", err
+	}
+	codeStr, err := c.bytes(5)
+	if err != nil {
+		return "", err
+	}
+	wkt, err := c.bytes(4)
+	if err != nil {
+		return "", err
+	}
+	name, err := c.bytes(2)
+	if err != nil {
+		return "", err
+	}
+	if len(org) == 0 {
+		org = []byte("EPSG")
+	}
+	switch {
+	case code != 0:
+		return fmt.Sprintf("%s:%d", sanitize(org, 32), code), nil
+	case len(codeStr) > 0:
+		return sanitize(org, 32) + ":" + sanitize(codeStr, 64), nil
+	case len(wkt) > 0 || len(name) > 0:
+		return "user-defined", nil
+	}
+	return "", nil
+}
+
+// records reads the size-prefixed feature records from off to size.
+func records(ctx context.Context, r io.ReaderAt, off, size int64, hint int) ([]Feature, error) {
+	w := &windowReader{r: r, size: size}
+	out := make([]Feature, 0, hint)
+	for pos := off; pos < size; {
+		if len(out)%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if size-pos < 4 {
+			return nil, fmt.Errorf("flatgeobuf: %d trailing bytes at %d are not a feature record", size-pos, pos)
+		}
+		lb, err := w.get(pos, 4)
+		if err != nil {
+			return nil, err
+		}
+		n := int64(binary.LittleEndian.Uint32(lb))
+		if n < 4 || n > size-pos-4 {
+			return nil, fmt.Errorf("flatgeobuf: feature record at %d has length %d (file has %d bytes)", pos, n, size)
+		}
+		b, err := w.get(pos+4, n)
+		if err != nil {
+			return nil, err
+		}
+		bb, err := featureBBox(b)
+		if err != nil {
+			return nil, fmt.Errorf("flatgeobuf: feature %d at %d: %w", len(out), pos, err)
+		}
+		out = append(out, Feature{ID: hashing.Sum(b), BBox: bb, Off: pos, Len: n + 4})
+		pos += n + 4
+	}
+	return out, nil
+}
+
+// featureBBox reads a Feature flatbuffer's geometry extent.
+func featureBBox(b []byte) (formats.BBox, error) {
+	bb := emptyBox
+	t, err := root(b)
+	if err != nil {
+		return bb, err
+	}
+	g, ok, err := t.sub(0)
+	if err != nil || !ok {
+		return bb, err
+	}
+	// A tree of distinct tables visits at most len/4 geometries and reads
+	// at most len/8 doubles; shared sub-tables (a DAG) must not do more.
+	bud := budget{nodes: len(b)/4 + 1, coords: len(b)/8 + 1}
+	err = geomBBox(g, &bb, 0, &bud)
+	return bb, err
+}
+
+type budget struct{ nodes, coords int }
+
+// geomBBox extends bb by the xy of g and its parts.
+func geomBBox(g table, bb *formats.BBox, depth int, bud *budget) error {
+	if bud.nodes--; bud.nodes < 0 || depth > maxDepth {
+		return errBuf
+	}
+	xy, err := g.float64s(1)
+	if err != nil {
+		return err
+	}
+	if bud.coords -= xy.len(); bud.coords < 0 {
+		return errBuf
+	}
+	for i := 0; i+1 < xy.len(); i += 2 {
+		x, y := xy.at(i), xy.at(i+1)
+		bb[0] = minf(bb[0], x)
+		bb[1] = minf(bb[1], y)
+		bb[2] = maxf(bb[2], x)
+		bb[3] = maxf(bb[3], y)
+	}
+	return g.tables(7, func(p table) error { return geomBBox(p, bb, depth+1, bud) })
+}
+
+// minf and maxf ignore NaN in x.
+func minf(a, x float64) float64 {
+	if x < a {
+		return x
+	}
+	return a
+}
+
+func maxf(a, x float64) float64 {
+	if x > a {
+		return x
+	}
+	return a
+}
+
+// windowReader serves small reads from a buffered window of r.
+type windowReader struct {
+	r    io.ReaderAt
+	size int64
+	buf  []byte
+	off  int64
+}
+
+// get returns n bytes at off; the slice is valid until the next call.
+func (w *windowReader) get(off, n int64) ([]byte, error) {
+	if off >= w.off && n <= int64(len(w.buf)) && off-w.off <= int64(len(w.buf))-n {
+		return w.buf[off-w.off : off-w.off+n], nil
+	}
+	m := min(max(n, window), w.size-off)
+	if int64(cap(w.buf)) < m {
+		w.buf = make([]byte, m)
+	}
+	w.buf = w.buf[:m]
+	if err := readAt(w.r, w.buf, off); err != nil {
+		w.buf = w.buf[:0]
+		return nil, err
+	}
+	w.off = off
+	return w.buf[:n], nil
+}
