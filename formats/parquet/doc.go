@@ -1,0 +1,44 @@
+// Package parquet is the Parquet / GeoParquet adapter: every page of every
+// column chunk is a chunk keyed by row group and column path, with the row
+// group's footprint.
+//
+// What the adapter reads (parquet-go's order; other writers differ only in
+// where indexes and bloom filters sit):
+//
+//	0      "PAR1"                                                    inline
+//	4      row group 0:
+//	         column chunk: [dict page][data page]…  rg0/<path>/p0, /p1, …
+//	         (pages = PageHeader + compressed body; no file offsets)
+//	         [Arrow: ColumnMetaData copy after each chunk]      inline (gap)
+//	         bloom filters (header + bitset)              rg0/<path>/bloom
+//	       row group 1 …
+//	       ColumnIndex of every (rg, column)                 rg<i>/<path>/ci
+//	       OffsetIndex of every (rg, column) (absolute offsets)      inline
+//	size-8-n FileMetaData, Thrift compact, n bytes                   inline
+//	size-8 u32 LE n | "PAR1"                                         inline
+//
+// Before anything is decoded the footer is checked: magic at both ends
+// ("PARE", an encrypted footer, is refused), n ≤ size−12 and ≤ MaxFooter,
+// and a Thrift walk over the whole FileMetaData with every list, set, map
+// and string length bounded by the bytes left and nesting ≤ 64. The
+// adapter then decodes the fields it needs itself (parquet-go's decoder
+// allocates whole slices of large structs from counts, see FORMATS.md §2.5).
+//
+// A column chunk is [dictionary_page_offset or data_page_offset,
+// +total_compressed_size). Walking its page headers must land exactly on
+// its end; otherwise it is one chunk "rg<i>/<path>". Pages and unwalkable
+// chunks over SplitMin are cut by content into "<key>@" chunks; gaps over
+// GapMin become "gap@" chunks, smaller ones stay inline. file_path
+// (external chunks), encrypted columns, ranges outside [4, size-8-n) and
+// overlapping ranges are errors: the caller falls back to the generic
+// adapter with the reason.
+//
+// Column paths in keys: components joined by ".", bytes outside
+// [A-Za-z0-9_-] as %XX; a spelling over 80 bytes is cut and ends in "~"
+// plus 12 hex digits of the BLAKE3 of the raw path.
+//
+// Footprints: per row group, from the GeoParquet 1.1 bbox covering
+// columns' statistics (min xmin, min ymin, max xmax, max ymax), else the
+// primary column's Parquet GeospatialStatistics bbox, else the file-level
+// geo bbox. Every chunk of a row group carries it. WKB is not decoded.
+package parquet

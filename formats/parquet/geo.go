@@ -1,0 +1,306 @@
+package parquet
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+// geoInfo is what the adapter takes from the GeoParquet "geo" metadata.
+type geoInfo struct {
+	ok       bool // the geo JSON parsed
+	primary  string
+	crs      string
+	types    []string
+	fileBBox *formats.BBox
+	covering [4][]string // xmin, ymin, xmax, ymax column paths; nil if none
+}
+
+type geoDoc struct {
+	PrimaryColumn string `json:"primary_column"`
+	Columns       map[string]struct {
+		GeometryTypes []string        `json:"geometry_types"`
+		BBox          []float64       `json:"bbox"`
+		CRS           json.RawMessage `json:"crs"`
+		Covering      struct {
+			BBox struct {
+				XMin []string `json:"xmin"`
+				YMin []string `json:"ymin"`
+				XMax []string `json:"xmax"`
+				YMax []string `json:"ymax"`
+			} `json:"bbox"`
+		} `json:"covering"`
+	} `json:"columns"`
+}
+
+func parseGeo(m *fileMeta) *geoInfo {
+	g := &geoInfo{}
+	var d geoDoc
+	if !m.hasGeo || json.Unmarshal(m.geo, &d) != nil {
+		return g
+	}
+	col, ok := d.Columns[d.PrimaryColumn]
+	if !ok {
+		return g
+	}
+	g.ok, g.primary, g.types = true, d.PrimaryColumn, col.GeometryTypes
+	g.crs = crsName(col.CRS)
+	switch b := col.BBox; len(b) {
+	case 4:
+		g.fileBBox = bboxIf([4]float64{b[0], b[1], b[2], b[3]})
+	case 6: // xmin, ymin, zmin, xmax, ymax, zmax
+		g.fileBBox = bboxIf([4]float64{b[0], b[1], b[3], b[4]})
+	}
+	c := col.Covering.BBox
+	if len(c.XMin) > 0 && len(c.YMin) > 0 && len(c.XMax) > 0 && len(c.YMax) > 0 {
+		g.covering = [4][]string{c.XMin, c.YMin, c.XMax, c.YMax}
+	}
+	return g
+}
+
+// crsName names a GeoParquet crs value: absent means OGC:CRS84, null means
+// undefined, PROJJSON is named by its id (or name).
+func crsName(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "OGC:CRS84"
+	}
+	if string(raw) == "null" {
+		return "undefined"
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return clean(s, 80)
+	}
+	var p struct {
+		Name string `json:"name"`
+		ID   struct {
+			Authority string          `json:"authority"`
+			Code      json.RawMessage `json:"code"`
+		} `json:"id"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return "unparsed"
+	}
+	code := strings.Trim(string(p.ID.Code), `"`)
+	if p.ID.Authority != "" && code != "" {
+		return clean(p.ID.Authority+":"+code, 80)
+	}
+	if p.Name != "" {
+		return clean(p.Name, 80)
+	}
+	return "projjson:" + hashing.Sum(raw).Short()
+}
+
+// rowGroupBBox is the footprint of a row group: GeoParquet 1.1 bbox
+// covering statistics, else Parquet geospatial statistics, else the
+// file-level geo bbox; nil when none is known.
+func (g *geoInfo) rowGroupBBox(rg *rowGroup) *formats.BBox {
+	if g.covering[0] != nil {
+		var v [4]float64
+		found := 0
+		for i, p := range g.covering {
+			for j := range rg.cols {
+				c := &rg.cols[j]
+				if !c.samePath(p) {
+					continue
+				}
+				x, ok := statValue(c, i >= 2)
+				if ok {
+					v[i] = x
+					found++
+				}
+				break
+			}
+		}
+		if found == 4 {
+			if b := bboxIf(v); b != nil {
+				return b
+			}
+		}
+	}
+	for j := range rg.cols {
+		c := &rg.cols[j]
+		if c.geoBBox != nil && (!g.ok || c.samePath([]string{g.primary})) {
+			b := formats.BBox(*c.geoBBox)
+			return &b
+		}
+	}
+	if g.fileBBox != nil {
+		b := *g.fileBBox
+		return &b
+	}
+	return nil
+}
+
+// statValue decodes a PLAIN DOUBLE or FLOAT min (or max) statistic.
+func statValue(c *column, max bool) (float64, bool) {
+	b := c.min
+	if max {
+		b = c.max
+	}
+	switch {
+	case c.typ == 5 && len(b) == 8:
+		return math.Float64frombits(binary.LittleEndian.Uint64(b)), true
+	case c.typ == 4 && len(b) == 4:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b))), true
+	}
+	return 0, false
+}
+
+func validBBox(b [4]float64) bool {
+	for _, v := range b {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return b[0] <= b[2] && b[1] <= b[3]
+}
+
+func bboxIf(b [4]float64) *formats.BBox {
+	if !validBBox(b) {
+		return nil
+	}
+	x := formats.BBox(b)
+	return &x
+}
+
+var codecs = []string{"UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW"}
+
+func codecName(c int32) string {
+	if c >= 0 && int(c) < len(codecs) {
+		return codecs[c]
+	}
+	return "codec" + strconv.Itoa(int(c))
+}
+
+// summary lists, in this order: rows, row_groups, columns, schema,
+// compression, created_by, geo, crs, geometry_types, bbox.
+func summary(m *fileMeta, g *geoInfo) []formats.Field {
+	var f []formats.Field
+	add := func(k, v string) { f = append(f, formats.Field{Name: k, Value: v}) }
+	add("rows", strconv.FormatInt(m.numRows, 10))
+	add("row_groups", strconv.Itoa(len(m.rowGroups)))
+	add("columns", strconv.Itoa(m.leaves))
+	add("schema", hashing.Sum(m.schemaRaw).Short())
+	if c := compression(m); c != "" {
+		add("compression", c)
+	}
+	if len(m.createdBy) > 0 {
+		add("created_by", clean(string(m.createdBy), 80))
+	}
+	if m.hasGeo {
+		add("geo", hashing.Sum(m.geo).Short())
+		if !g.ok {
+			add("geo_error", "unreadable geo metadata")
+		}
+	}
+	if g.ok {
+		add("crs", g.crs)
+		t := "any"
+		if len(g.types) > 0 {
+			t = clean(strings.Join(g.types, ","), 200)
+		}
+		add("geometry_types", t)
+	}
+	bbox := g.fileBBox
+	if bbox == nil {
+		bbox = unionBBox(m, g)
+	}
+	if bbox != nil {
+		add("bbox", formatBBox(*bbox))
+	}
+	return f
+}
+
+// compression is one codec name when every column chunk uses it, else
+// "path=CODEC" per column (codecs of a column joined by "|"), capped.
+func compression(m *fileMeta) string {
+	keys := newKeyer()
+	var order []string
+	per := map[string][]string{}
+	all := map[string]bool{}
+	for i := range m.rowGroups {
+		for _, c := range m.rowGroups[i].cols {
+			p, n := keys.column(&c), codecName(c.codec)
+			if _, ok := per[p]; !ok {
+				order = append(order, p)
+			}
+			if !contains(per[p], n) {
+				per[p] = append(per[p], n)
+			}
+			all[n] = true
+		}
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	if len(all) == 1 {
+		return per[order[0]][0]
+	}
+	var parts []string
+	for i, p := range order {
+		if i == 16 {
+			parts = append(parts, fmt.Sprintf("+%d more", len(order)-i))
+			break
+		}
+		parts = append(parts, p+"="+strings.Join(per[p], "|"))
+	}
+	return clean(strings.Join(parts, ","), 400)
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func unionBBox(m *fileMeta, g *geoInfo) *formats.BBox {
+	var u *formats.BBox
+	for i := range m.rowGroups {
+		b := g.rowGroupBBox(&m.rowGroups[i])
+		if b == nil {
+			continue
+		}
+		if u == nil {
+			u = b
+			continue
+		}
+		u = &formats.BBox{min(u[0], b[0]), min(u[1], b[1]), max(u[2], b[2]), max(u[3], b[3])}
+	}
+	return u
+}
+
+func formatBBox(b formats.BBox) string {
+	var s [4]string
+	for i, v := range b {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s[:], ",")
+}
+
+// clean makes s a printable-ASCII single line of at most n bytes.
+func clean(s string, n int) string {
+	b := make([]byte, 0, min(len(s), n))
+	for i := 0; i < len(s) && len(b) < n; i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e {
+			c = '?'
+		}
+		if c == ' ' && (len(b) == 0 || b[len(b)-1] == ' ') {
+			continue
+		}
+		b = append(b, c)
+	}
+	return strings.TrimRight(string(b), " ")
+}

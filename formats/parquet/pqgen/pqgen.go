@@ -1,0 +1,182 @@
+// Package pqgen writes deterministic GeoParquet 1.1 test files with
+// parquet-go: point rows with an id, a dictionary-encoded name, a value, a
+// WKB point geometry and a bbox covering struct. The Parquet adapter's tests
+// and scripts/mkgeoparquet share it.
+package pqgen
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// BBox is the GeoParquet 1.1 bbox covering struct of one row.
+type BBox struct {
+	XMin float64 `parquet:"xmin"`
+	YMin float64 `parquet:"ymin"`
+	XMax float64 `parquet:"xmax"`
+	YMax float64 `parquet:"ymax"`
+}
+
+// Row is one feature.
+type Row struct {
+	ID       int64   `parquet:"id"`
+	Name     string  `parquet:"name,dict"`
+	Value    float64 `parquet:"value"`
+	Geometry []byte  `parquet:"geometry"`
+	BBox     BBox    `parquet:"bbox"`
+}
+
+// Config says what to write. Rows are a pure function of (Seed, row index,
+// rows per group), so an edited or appended file shares every untouched row
+// group byte for byte with the original (when RowGroups divides Rows; else
+// appended rows first fill the base file's short last group).
+type Config struct {
+	Rows      int   // rows of the base file
+	RowGroups int   // row groups of the base file (Rows is split evenly)
+	Seed      int64 // value and position noise
+	EditRows  int   // change the value column of this many rows…
+	EditRG    int   // …at the start of this row group
+	AppendRG  bool  // write one more row group after the base ones
+}
+
+// PerGroup is the number of rows per row group.
+func (c Config) PerGroup() int {
+	k := max(c.RowGroups, 1)
+	return max((c.Rows+k-1)/k, 1)
+}
+
+// Generate returns the rows c describes.
+func Generate(c Config) []Row {
+	n := c.Rows
+	per := c.PerGroup()
+	if c.AppendRG {
+		n += per
+	}
+	rows := make([]Row, n)
+	for i := range rows {
+		rows[i] = row(c.Seed, i, per)
+	}
+	if c.EditRows > 0 {
+		lo := c.EditRG * per
+		for i := lo; i < min(lo+c.EditRows, n); i++ {
+			rows[i].Value += 1000
+		}
+	}
+	return rows
+}
+
+func row(seed int64, i, per int) Row {
+	h := mix(uint64(seed)*0x9e3779b97f4a7c15 + uint64(i))
+	u := func() float64 { h = mix(h); return float64(h>>11) / (1 << 53) }
+	// Each row group sits in its own 18°×9° cell, so row groups have
+	// distinct footprints.
+	cell := i / per
+	x := -180 + 18*float64(cell%20) + 18*u()
+	y := -90 + 9*float64((cell/20)%20) + 9*u()
+	return Row{
+		ID:       int64(i),
+		Name:     fmt.Sprintf("name-%02d", int(u()*50)),
+		Value:    math.Round(u()*1e6) / 100,
+		Geometry: wkbPoint(x, y),
+		BBox:     BBox{XMin: x, YMin: y, XMax: x, YMax: y},
+	}
+}
+
+func mix(z uint64) uint64 { // splitmix64
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func wkbPoint(x, y float64) []byte {
+	b := make([]byte, 21)
+	b[0] = 1 // little endian
+	binary.LittleEndian.PutUint32(b[1:], 1)
+	binary.LittleEndian.PutUint64(b[5:], math.Float64bits(x))
+	binary.LittleEndian.PutUint64(b[13:], math.Float64bits(y))
+	return b
+}
+
+// RowGroupBBoxes returns the bbox of each row group of rows, as the writer
+// splits them (per rows each).
+func RowGroupBBoxes(rows []Row, per int) [][4]float64 {
+	var out [][4]float64
+	for lo := 0; lo < len(rows); lo += per {
+		b := [4]float64{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
+		for _, r := range rows[lo:min(lo+per, len(rows))] {
+			b = [4]float64{min(b[0], r.BBox.XMin), min(b[1], r.BBox.YMin), max(b[2], r.BBox.XMax), max(b[3], r.BBox.YMax)}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// GeoJSON returns the GeoParquet 1.1 "geo" metadata for rows.
+func GeoJSON(rows []Row) string {
+	b := [4]float64{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
+	for _, r := range rows {
+		b = [4]float64{min(b[0], r.BBox.XMin), min(b[1], r.BBox.YMin), max(b[2], r.BBox.XMax), max(b[3], r.BBox.YMax)}
+	}
+	if len(rows) == 0 {
+		b = [4]float64{}
+	}
+	type covering struct {
+		XMin []string `json:"xmin"`
+		YMin []string `json:"ymin"`
+		XMax []string `json:"xmax"`
+		YMax []string `json:"ymax"`
+	}
+	type column struct {
+		Encoding      string              `json:"encoding"`
+		GeometryTypes []string            `json:"geometry_types"`
+		BBox          []float64           `json:"bbox"`
+		Covering      map[string]covering `json:"covering"`
+	}
+	g := struct {
+		Version       string            `json:"version"`
+		PrimaryColumn string            `json:"primary_column"`
+		Columns       map[string]column `json:"columns"`
+	}{
+		Version:       "1.1.0",
+		PrimaryColumn: "geometry",
+		Columns: map[string]column{"geometry": {
+			Encoding:      "WKB",
+			GeometryTypes: []string{"Point"},
+			BBox:          b[:],
+			Covering: map[string]covering{"bbox": {
+				XMin: []string{"bbox", "xmin"}, YMin: []string{"bbox", "ymin"},
+				XMax: []string{"bbox", "xmax"}, YMax: []string{"bbox", "ymax"},
+			}},
+		}},
+	}
+	out, err := json.Marshal(g) // struct fields in order, map keys sorted
+	if err != nil {
+		panic(err)
+	}
+	return string(out)
+}
+
+// Write writes c's file to w: zstd, a bloom filter on id, page index, geo
+// metadata. The output is deterministic.
+func Write(w io.Writer, c Config) error {
+	rows := Generate(c)
+	pw := parquet.NewGenericWriter[Row](w,
+		parquet.MaxRowsPerRowGroup(int64(c.PerGroup())),
+		parquet.Compression(&parquet.Zstd),
+		parquet.KeyValueMetadata("geo", GeoJSON(rows)),
+		parquet.BloomFilters(parquet.SplitBlockFilter(10, "id")),
+	)
+	per := c.PerGroup()
+	for lo := 0; lo < len(rows); lo += per {
+		if _, err := pw.Write(rows[lo:min(lo+per, len(rows))]); err != nil {
+			return err
+		}
+	}
+	return pw.Close()
+}
