@@ -57,6 +57,19 @@ func (s Set) Enumerate(ctx context.Context, r io.ReaderAt, size int64) (*Layout,
 	return l, nil
 }
 
+// ByName returns the adapter that writes manifests of format name, or nil.
+func (s Set) ByName(name string) Adapter {
+	for _, a := range s.Native {
+		if a.Name() == name {
+			return a
+		}
+	}
+	if s.Generic != nil && s.Generic.Name() == name {
+		return s.Generic
+	}
+	return nil
+}
+
 func safeDetect(a Adapter, head []byte) (ok bool) {
 	defer func() {
 		if recover() != nil {

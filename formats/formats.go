@@ -29,10 +29,26 @@ type Segment struct {
 	Key string
 	// BBox is the chunk's footprint, nil when unknown.
 	BBox *BBox
+	// Derive, when set (and Key empty), names a recipe by which the
+	// adapter's Deriver regenerates these bytes from the rest of the file
+	// (a FlatGeobuf spatial index from its features). Derived bytes are
+	// stored nowhere; the pipeline checks the recipe reproduces them.
+	Derive string
 }
 
 // IsChunk reports whether s is a chunk rather than inline bytes.
 func (s Segment) IsChunk() bool { return s.Key != "" }
+
+// IsDerived reports whether s is regenerated rather than stored.
+func (s Segment) IsDerived() bool { return s.Key == "" && s.Derive != "" }
+
+// Deriver is implemented by adapters that emit derived segments.
+type Deriver interface {
+	// Derive returns the bytes of segment seg (whose Derive names the
+	// recipe) computed from r, a file of size bytes in which every byte
+	// outside derived segments is final; bytes inside them are undefined.
+	Derive(ctx context.Context, r io.ReaderAt, size int64, seg Segment) ([]byte, error)
+}
 
 // Field is one line of a manifest summary.
 type Field struct{ Name, Value string }
@@ -90,6 +106,9 @@ func Check(l *Layout, size int64) error {
 		if s.Len > size-pos {
 			return fmt.Errorf("%w: segment %d (bytes %d..+%d) runs past the end of the %d-byte file", ErrLayout, i, s.Off, s.Len, size)
 		}
+		if s.Derive != "" && (s.IsChunk() || len(s.Derive) > 64) {
+			return fmt.Errorf("%w: segment %d: derived segment with a key or a recipe name over 64 bytes", ErrLayout, i)
+		}
 		if s.IsChunk() {
 			if err := CheckKey(s.Key); err != nil {
 				return fmt.Errorf("%w: segment %d: %v", ErrLayout, i, err)
@@ -146,7 +165,7 @@ func (l *Layout) Chunks() []Segment {
 func (l *Layout) InlineBytes() int64 {
 	var n int64
 	for _, s := range l.Segments {
-		if !s.IsChunk() {
+		if !s.IsChunk() && !s.IsDerived() {
 			n += s.Len
 		}
 	}
@@ -156,11 +175,12 @@ func (l *Layout) InlineBytes() int64 {
 // Coalesce merges adjacent inline segments, which adapters may emit freely.
 func Coalesce(segs []Segment) []Segment {
 	out := segs[:0:0]
+	inline := func(s Segment) bool { return !s.IsChunk() && s.Derive == "" }
 	for _, s := range segs {
-		if s.Len == 0 && !s.IsChunk() {
+		if s.Len == 0 && inline(s) {
 			continue
 		}
-		if n := len(out); n > 0 && !s.IsChunk() && !out[n-1].IsChunk() && out[n-1].Off+out[n-1].Len == s.Off {
+		if n := len(out); n > 0 && inline(s) && inline(out[n-1]) && out[n-1].Off+out[n-1].Len == s.Off {
 			out[n-1].Len += s.Len
 			continue
 		}

@@ -149,7 +149,9 @@ func TestLayoutRoundTripAndBounds(t *testing.T) {
 	l.Append(Piece{Len: 2, Inline: []byte("de")})
 	l.Append(Piece{Len: 100, Chunk: true, ID: hashing.Sum([]byte("x"))})
 	l.Append(Piece{Len: 1, Inline: []byte("f")})
-	if len(l.Pieces) != 3 || l.Size != 106 {
+	l.Append(Piece{Len: 40, Derive: "fgb-rtree", ID: hashing.Sum([]byte("idx"))})
+	l.Append(Piece{Len: 1, Inline: []byte("g")})
+	if len(l.Pieces) != 5 || l.Size != 147 || !l.HasDerived() {
 		t.Fatalf("append did not merge inline pieces: %d pieces, size %d", len(l.Pieces), l.Size)
 	}
 	enc := l.Encode()
@@ -157,7 +159,7 @@ func TestLayoutRoundTripAndBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got.Encode(), enc) || string(got.Pieces[0].Inline) != "abcde" {
+	if !bytes.Equal(got.Encode(), enc) || string(got.Pieces[0].Inline) != "abcde" || got.Pieces[3].Derive != "fgb-rtree" || got.Pieces[3].ID != l.Pieces[3].ID {
 		t.Fatal("layout round trip differs")
 	}
 	for i := 0; i < len(enc); i++ {

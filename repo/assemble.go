@@ -1,12 +1,15 @@
 package repo
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/store"
 )
@@ -82,20 +85,24 @@ func (r *Repo) loadLayout(ctx context.Context, id hashing.ID) (*manifest.Layout,
 	return manifest.DecodeLayout(b)
 }
 
-// assemble writes the bytes of m to w: inline bytes from the layout blob,
-// chunks from ru when it has them intact, else from the store. Every chunk
-// is verified by hash, and the whole output against the file digest; on
-// any mismatch an error wrapping ErrIntegrity is returned (w then holds a
-// wrong prefix, so callers write to a temp file).
-func (r *Repo) assemble(ctx context.Context, m *manifest.Manifest, w io.Writer, ru *reuse) (AssembleStats, error) {
-	var st AssembleStats
+// layoutFor loads m's layout and checks it describes m's size.
+func (r *Repo) layoutFor(ctx context.Context, m *manifest.Manifest) (*manifest.Layout, error) {
 	lay, err := r.loadLayout(ctx, m.Layout)
 	if err != nil {
-		return st, fmt.Errorf("%s: %w", m.Path, err)
+		return nil, fmt.Errorf("%s: %w", m.Path, err)
 	}
 	if lay.Size != m.Size {
-		return st, fmt.Errorf("%s: %w: layout describes %d bytes, manifest %d", m.Path, ErrIntegrity, lay.Size, m.Size)
+		return nil, fmt.Errorf("%s: %w: layout describes %d bytes, manifest %d", m.Path, ErrIntegrity, lay.Size, m.Size)
 	}
+	return lay, nil
+}
+
+// stream writes the pieces of lay to w: inline bytes from the layout,
+// chunks from ru when it has them intact, else from the store (each
+// verified by hash), derived pieces as zeros. It returns the digest of what
+// it wrote.
+func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, w io.Writer, ru *reuse) (AssembleStats, hashing.ID, error) {
+	var st AssembleStats
 	keyOf := make(map[hashing.ID]string, len(m.Chunks))
 	for _, c := range m.Chunks {
 		if _, ok := keyOf[c.ID]; !ok {
@@ -107,39 +114,98 @@ func (r *Repo) assemble(ctx context.Context, m *manifest.Manifest, w io.Writer, 
 	var buf []byte
 	for _, pc := range lay.Pieces {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return st, hashing.ID{}, err
 		}
-		if !pc.Chunk {
+		switch {
+		case pc.Derive != "":
+			if _, err := out.Write(make([]byte, pc.Len)); err != nil {
+				return st, hashing.ID{}, err
+			}
+			continue
+		case !pc.Chunk:
 			if _, err := out.Write(pc.Inline); err != nil {
-				return st, err
+				return st, hashing.ID{}, err
 			}
 			continue
 		}
 		key, ok := keyOf[pc.ID]
 		if !ok {
-			return st, fmt.Errorf("%s: %w: layout names chunk %s, which the manifest does not list", m.Path, ErrIntegrity, pc.ID)
+			return st, hashing.ID{}, fmt.Errorf("%s: %w: layout names chunk %s, which the manifest does not list", m.Path, ErrIntegrity, pc.ID)
 		}
 		data, ok := ru.read(pc.ID, pc.Len, buf)
 		if ok {
 			st.ChunksReused++
 			buf = data
 		} else {
+			var err error
 			data, err = store.ReadAll(ctx, r.Store, pc.ID)
 			if err != nil {
-				return st, fmt.Errorf("%s: chunk %s (%s): %w", m.Path, key, pc.ID, err)
+				return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w", m.Path, key, pc.ID, err)
 			}
 			if int64(len(data)) != pc.Len {
-				return st, fmt.Errorf("%s: chunk %s (%s): %w: %d bytes, layout says %d", m.Path, key, pc.ID, ErrIntegrity, len(data), pc.Len)
+				return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w: %d bytes, layout says %d", m.Path, key, pc.ID, ErrIntegrity, len(data), pc.Len)
 			}
 			st.ChunksFetched++
 			st.BytesFetched += pc.Len
 		}
 		if _, err := out.Write(data); err != nil {
+			return st, hashing.ID{}, err
+		}
+	}
+	return st, d.ID(), nil
+}
+
+// assembleFile writes the file described by m into f (an empty temp file),
+// regenerates derived pieces in place, and verifies the whole file against
+// the manifest digest; on a mismatch the error wraps ErrIntegrity.
+func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.File, ru *reuse, prog progress.Counter) (AssembleStats, error) {
+	lay, err := r.layoutFor(ctx, m)
+	if err != nil {
+		return AssembleStats{}, err
+	}
+	w := bufio.NewWriterSize(progressWriter{f, progress.OrNoop(prog)}, 1<<20)
+	st, digest, err := r.stream(ctx, m, lay, w, ru)
+	if err != nil {
+		return st, err
+	}
+	if err := w.Flush(); err != nil {
+		return st, err
+	}
+	if lay.HasDerived() {
+		if digest, err = r.patchDerived(ctx, m, lay, f); err != nil {
 			return st, err
 		}
 	}
-	if got := d.ID(); got != m.Digest {
-		return st, fmt.Errorf("%s: %w: assembled bytes hash to %s, manifest says %s", m.Path, ErrIntegrity, got, m.Digest)
+	if digest != m.Digest {
+		return st, fmt.Errorf("%s: %w: assembled bytes hash to %s, manifest says %s", m.Path, ErrIntegrity, digest, m.Digest)
 	}
 	return st, nil
+}
+
+// patchDerived regenerates every derived piece of lay into f with the
+// format adapter's recipe, checks each against its recorded hash, and
+// returns the digest of the finished file.
+func (r *Repo) patchDerived(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File) (hashing.ID, error) {
+	a := r.formats.ByName(m.Format)
+	d, ok := a.(formats.Deriver)
+	if !ok {
+		return hashing.ID{}, fmt.Errorf("%s: format %q has derived bytes but this chunkvc cannot regenerate them", m.Path, m.Format)
+	}
+	var off int64
+	for _, pc := range lay.Pieces {
+		if pc.Derive != "" {
+			b, err := d.Derive(ctx, f, m.Size, formats.Segment{Off: off, Len: pc.Len, Derive: pc.Derive})
+			if err != nil {
+				return hashing.ID{}, fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, pc.Derive, off, err)
+			}
+			if int64(len(b)) != pc.Len || hashing.Sum(b) != pc.ID {
+				return hashing.ID{}, fmt.Errorf("%s: %w: regenerated %s at byte %d does not match its recorded hash %s", m.Path, ErrIntegrity, pc.Derive, off, pc.ID)
+			}
+			if _, err := f.WriteAt(b, off); err != nil {
+				return hashing.ID{}, err
+			}
+		}
+		off += pc.Len
+	}
+	return hashing.SumReaderAt(ctx, f, m.Size)
 }

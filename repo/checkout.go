@@ -1,7 +1,6 @@
 package repo
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -179,12 +178,8 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 		os.Remove(tmp)
 		return AssembleStats{}, err
 	}
-	w := bufio.NewWriterSize(progressWriter{f, prog}, 1<<20)
-	st, err := r.assemble(ctx, m, w, ru)
+	st, err := r.assembleFile(ctx, m, f, ru, prog)
 	if err != nil {
-		return fail(err)
-	}
-	if err := w.Flush(); err != nil {
 		return fail(err)
 	}
 	if err := f.Sync(); err != nil {

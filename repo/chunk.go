@@ -1,14 +1,17 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/generic"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -96,6 +99,10 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
+	derived, err := r.checkDerived(ctx, l, f, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
 	segs := l.Chunks()
 	ranges := make([]hashing.Range, len(segs))
 	for i, s := range segs {
@@ -142,6 +149,10 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 			lay.Append(manifest.Piece{Len: s.Len, Chunk: true, ID: ids[ci]})
 			byRange[[2]int64{s.Off, s.Len}] = ids[ci]
 			ci++
+			continue
+		}
+		if s.IsDerived() {
+			lay.Append(manifest.Piece{Len: s.Len, Derive: s.Derive, ID: derived[s.Off]})
 			continue
 		}
 		buf := make([]byte, s.Len)
@@ -196,4 +207,46 @@ func bbox(b *formats.BBox) *[4]float64 {
 	}
 	v := [4]float64(*b)
 	return &v
+}
+
+// checkDerived makes sure every derived segment of l really is what the
+// adapter's recipe regenerates from the file; a segment that is not becomes
+// content-defined chunks instead. It returns the hash of each derived
+// segment's bytes by offset.
+func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderAt, size int64) (map[int64]hashing.ID, error) {
+	out := map[int64]hashing.ID{}
+	var d formats.Deriver
+	if a := r.formats.ByName(l.Format); a != nil {
+		d, _ = a.(formats.Deriver)
+	}
+	var segs []formats.Segment
+	changed := false
+	for _, s := range l.Segments {
+		if !s.IsDerived() {
+			segs = append(segs, s)
+			continue
+		}
+		if d != nil {
+			want := make([]byte, s.Len)
+			if _, err := f.ReadAt(want, s.Off); err != nil {
+				return nil, err
+			}
+			got, err := d.Derive(ctx, f, size, s)
+			if err == nil && bytes.Equal(got, want) {
+				out[s.Off] = hashing.Sum(want)
+				segs = append(segs, s)
+				continue
+			}
+		}
+		parts, err := generic.Split(ctx, f, s.Off, s.Len, "derived", nil)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, parts...)
+		changed = true
+	}
+	if changed {
+		l.Segments = segs
+	}
+	return out, nil
 }

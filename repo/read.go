@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/chunkvc/chunkvc/manifest"
@@ -42,5 +43,40 @@ func (r *Repo) Cat(ctx context.Context, rev, p string, w io.Writer) (AssembleSta
 	if err != nil {
 		return AssembleStats{}, err
 	}
-	return r.assemble(ctx, m, w, nil)
+	lay, err := r.layoutFor(ctx, m)
+	if err != nil {
+		return AssembleStats{}, err
+	}
+	if lay.HasDerived() {
+		return r.catVia(ctx, m, w)
+	}
+	st, digest, err := r.stream(ctx, m, lay, w, nil)
+	if err == nil && digest != m.Digest {
+		err = fmt.Errorf("%s: %w: assembled bytes hash to %s, manifest says %s (the output is wrong)", m.Path, ErrIntegrity, digest, m.Digest)
+	}
+	return st, err
+}
+
+// catVia assembles into a temp file first: derived bytes are regenerated
+// from the rest of the file, which a stream cannot offer.
+func (r *Repo) catVia(ctx context.Context, m *manifest.Manifest, w io.Writer) (AssembleStats, error) {
+	dir, err := r.stateDir()
+	if err != nil {
+		return AssembleStats{}, err
+	}
+	f, err := os.CreateTemp(dir, "cat-*")
+	if err != nil {
+		return AssembleStats{}, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	st, err := r.assembleFile(ctx, m, f, nil, nil)
+	if err != nil {
+		return st, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return st, err
+	}
+	_, err = io.Copy(w, f)
+	return st, err
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/chunkvc/chunkvc/formats/flatgeobuf"
+	"github.com/chunkvc/chunkvc/formats/parquet"
 	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/repo"
 )
@@ -8,5 +10,5 @@ import (
 // nativeAdapters lists the format adapters in detection order. Anything
 // none of them claims is chunked by the generic content-defined chunker.
 func nativeAdapters() repo.Adapters {
-	return repo.Adapters{tiff.Adapter{}}
+	return repo.Adapters{tiff.Adapter{}, parquet.Adapter{}, flatgeobuf.Adapter{}}
 }

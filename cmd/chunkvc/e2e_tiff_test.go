@@ -161,7 +161,7 @@ func TestCOGCommitWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	formattest.Run1(t, "gdalwarp", "-q", "--config", "GTIFF_DONT_WRITE_BLOCKS", "NO", patch, work)
-	formattest.Run1(t, "gdal_translate", append(append([]string{"-q", "-of", "COG", "-co", "BLOCKSIZE=256", "-co", "COMPRESS=ZSTD"}), work, r.path("dem.tif"))...)
+	formattest.Run1(t, "gdal_translate", append([]string{"-q", "-of", "COG", "-co", "BLOCKSIZE=256", "-co", "COMPRESS=ZSTD"}, work, r.path("dem.tif"))...)
 	res = r.run(binary, "commit", "-m", "stale")
 	if res.code != 0 || !strings.Contains(res.stderr, "stale overviews") {
 		t.Fatalf("stale overviews not warned: exit %d\n%s%s", res.code, res.stdout, res.stderr)

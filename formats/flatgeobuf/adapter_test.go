@@ -242,7 +242,7 @@ func TestSplitBigFeature(t *testing.T) {
 	if err := formats.Check(l, int64(len(src))); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(formattest.Reassemble(t, l, src), src) {
+	if !bytes.Equal(formattest.Reassemble(t, Adapter{}, l, src), src) {
 		t.Fatal("reassembly differs")
 	}
 	split := 0

@@ -151,7 +151,7 @@ func firstDiff(a, b []byte) int {
 func TestCorpusSummary(t *testing.T) {
 	want := map[string]map[string]string{
 		"flatgeobuf__flatgeobuf__test__data__countries.fgb": {
-			"features": "179", "geometry_type": "MultiPolygon", "index": "node_size=16 derived-ok", "crs": "EPSG:4326",
+			"features": "179", "geometry_type": "MultiPolygon", "index": "node_size=16 derived", "crs": "EPSG:4326",
 		},
 		"flatgeobuf__flatgeobuf__test__data__heterogeneous.fgb": {"features": "3", "index": "none", "columns": "0"},
 		"flatgeobuf__flatgeobuf__test__data__empty.fgb":         {"features": "0", "index": "none", "geometry_type": "Polygon"},

@@ -66,18 +66,23 @@ func layout(ctx context.Context, r io.ReaderAt, size int64, p blocking) (*format
 	segs := []formats.Segment{{Off: 0, Len: f.indexOff}}
 	index := "none"
 	if f.indexLen > 0 {
-		idx, err := generic.Split(ctx, r, f.indexOff, f.indexLen, "index", nil)
-		if err != nil {
-			return nil, err
-		}
-		segs = append(segs, idx...)
 		ok, err := f.derivedIndex(r)
 		if err != nil {
 			return nil, err
 		}
-		index = fmt.Sprintf("node_size=%d verbatim", f.h.nodeSize)
 		if ok {
-			index = fmt.Sprintf("node_size=%d derived-ok", f.h.nodeSize)
+			// Every leaf offset after an edited record shifts, so storing the
+			// index would re-upload most of it on any local edit; it is
+			// rebuilt from the features instead.
+			index = fmt.Sprintf("node_size=%d derived", f.h.nodeSize)
+			segs = append(segs, formats.Segment{Off: f.indexOff, Len: f.indexLen, Derive: RecipeIndex})
+		} else {
+			index = fmt.Sprintf("node_size=%d verbatim", f.h.nodeSize)
+			idx, err := generic.Split(ctx, r, f.indexOff, f.indexLen, "index", nil)
+			if err != nil {
+				return nil, err
+			}
+			segs = append(segs, idx...)
 		}
 	}
 	for _, b := range blocks(f.feats, p) {
@@ -101,6 +106,27 @@ func layout(ctx context.Context, r io.ReaderAt, size int64, p blocking) (*format
 		Summary:  f.summary(index),
 		Segments: formats.Coalesce(segs),
 	}, nil
+}
+
+// RecipeIndex names the derived packed Hilbert R-tree.
+const RecipeIndex = "fgb-rtree"
+
+var _ formats.Deriver = Adapter{}
+
+// Derive rebuilds the packed R-tree from the feature records in r. The
+// index bytes of r are not read, so they may be anything.
+func (Adapter) Derive(ctx context.Context, r io.ReaderAt, size int64, seg formats.Segment) ([]byte, error) {
+	if seg.Derive != RecipeIndex {
+		return nil, fmt.Errorf("flatgeobuf: unknown derived segment %q", seg.Derive)
+	}
+	f, err := parse(ctx, r, size)
+	if err != nil {
+		return nil, err
+	}
+	if f.indexOff != seg.Off || f.indexLen != seg.Len {
+		return nil, fmt.Errorf("flatgeobuf: index is at %d+%d, segment says %d+%d", f.indexOff, f.indexLen, seg.Off, seg.Len)
+	}
+	return BuildIndex(f.feats, f.h.nodeSize)
 }
 
 // derivedIndex reports whether the stored index equals BuildIndex.
