@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"sort"
 	"strings"
 
@@ -79,6 +80,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		e cacheEntry
 	}
 	var cached []done
+	current := map[string]*manifest.Manifest{} // every considered file's manifest, for sibling checks
 
 	for _, p := range paths {
 		var old *manifest.Manifest
@@ -96,6 +98,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			return nil, fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
 		}
 		if e, ok := cache.lookup(p, statOf(fi)); ok && old != nil && e.Digest == old.Digest {
+			current[p] = old
 			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
 			continue
 		}
@@ -110,6 +113,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		if err != nil {
 			return nil, err
 		}
+		current[p] = ch.m
 		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed}})
 		fr := FileResult{Path: p, Format: ch.m.Format, Fallback: ch.m.Fallback, Size: ch.m.Size, Chunks: len(ch.m.Chunks),
 			NewChunks: ch.newChunks, NewBytes: ch.newBytes}
@@ -131,6 +135,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		}
 		res.Files = append(res.Files, fr)
 	}
+	siblingWarnings(res.Files, current)
 	var remove []string
 	for _, p := range deleted {
 		remove = append(remove, manifestPath(p))
@@ -223,6 +228,11 @@ func changeWarnings(old, cur *manifest.Manifest, d manifest.Delta) []string {
 			w = append(w, fmt.Sprintf("stale overviews: %d full-resolution tiles changed but no overview tile covering them did (rebuild overviews, e.g. gdal_translate -of COG -co OVERVIEWS=IGNORE_EXISTING)", n))
 		}
 	}
+	for _, f := range []struct{ name, what string }{{"schema", "schema"}, {"crs", "CRS"}, {"geometry_types", "geometry types"}} {
+		if a, b := old.SummaryValue(f.name), cur.SummaryValue(f.name); a != b && a != "" && b != "" {
+			w = append(w, fmt.Sprintf("%s changed (%s → %s); readers of the previous version may break", f.what, a, b))
+		}
+	}
 	if old.Format != cur.Format {
 		w = append(w, fmt.Sprintf("format changed: %s → %s", old.Format, cur.Format))
 	}
@@ -231,7 +241,7 @@ func changeWarnings(old, cur *manifest.Manifest, d manifest.Delta) []string {
 
 // profileFields are the summary fields that describe how a file was encoded
 // (rather than what it holds); a change in them re-encodes every chunk.
-var profileFields = []string{"tile", "interleave", "compression", "predictor", "overviews", "schema"}
+var profileFields = []string{"tile", "interleave", "compression", "predictor", "overviews"}
 
 func profileOf(m *manifest.Manifest) string {
 	var b strings.Builder
@@ -308,4 +318,38 @@ func tileLevel(key string) int {
 		return -1
 	}
 	return n
+}
+
+// siblingWarnings flags added or modified Parquet files whose schema, CRS or
+// geometry types differ from another Parquet file in the same directory: the
+// classic "two incompatible schemas in one partitioned lake" mistake.
+func siblingWarnings(files []FileResult, current map[string]*manifest.Manifest) {
+	byDir := map[string][]string{}
+	for p, m := range current {
+		if m.Format == "parquet" {
+			byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
+		}
+	}
+	for _, ps := range byDir {
+		sort.Strings(ps)
+	}
+	for i := range files {
+		f := &files[i]
+		m := current[f.Path]
+		if m == nil || m.Format != "parquet" || (f.Status != "added" && f.Status != "modified") {
+			continue
+		}
+		// Not the whole geo block: its bbox differs between partitions.
+		for _, field := range []string{"schema", "crs", "geometry_types"} {
+			for _, q := range byDir[path.Dir(f.Path)] {
+				if q == f.Path {
+					continue
+				}
+				if a, b := m.SummaryValue(field), current[q].SummaryValue(field); a != b {
+					f.Warnings = append(f.Warnings, fmt.Sprintf("%s %s differs from sibling %s (%s): one dataset, two incompatible layouts?", field, a, q, b))
+					break
+				}
+			}
+		}
+	}
 }

@@ -45,7 +45,7 @@ step "chunkvc commit (v1)"
 "$cv" commit -m "v1: first survey"
 
 step "edit: a 96×96 window of the raster, 100 rows of one row group, ~60 points' names"
-"$gen/mkdemo" raster -o "$gen/dem.bin" -size 2048 -edit 1000,1000,96,96
+"$gen/mkdemo" raster -o "$gen/dem.bin" -size 2048 -edit 800,800,96,96
 cog "$gen/dem.bin" dem.tif
 "$gen/mkgeoparquet" -o sensors.parquet -rows 200000 -rowgroups 20 -seed 1 -edit-rows 100 -edit-rg 7
 "$gen/mkdemo" points -o "$gen/stations.csv" -n 200000 -edit-box 9950,49950,10050,50050

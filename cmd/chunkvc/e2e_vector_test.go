@@ -152,3 +152,25 @@ func TestGeoParquetEditAndAppend(t *testing.T) {
 		}
 	}
 }
+
+// A partition written with another schema is flagged at commit.
+func TestParquetSchemaWarnings(t *testing.T) {
+	gen := buildTool(t, "../../scripts/mkgeoparquet")
+	r := newRunner(t)
+	r.write("lake/README", []byte("x\n"))
+	runTool(t, gen, "-o", r.path("lake/a.parquet"), "-rows", "2000", "-rowgroups", "2", "-seed", "1")
+	runTool(t, gen, "-o", r.path("lake/b.parquet"), "-rows", "2000", "-rowgroups", "2", "-seed", "2")
+	r.cv("init")
+	r.cv("track", "lake/*.parquet")
+	if res := r.run(binary, "commit", "-m", "two partitions"); res.code != 0 || strings.Contains(res.stderr, "differs from sibling") {
+		t.Fatalf("same-schema partitions: exit %d\n%s", res.code, res.stderr)
+	}
+	// A different writer: parquet-go's small test file has another schema.
+	for _, f := range formattest.Corpus(t, "alltypes_plain.parquet") {
+		r.write("lake/c.parquet", f.Data)
+	}
+	res := r.run(binary, "commit", "-m", "third partition")
+	if res.code != 0 || !strings.Contains(res.stderr, "differs from sibling lake/a.parquet") {
+		t.Fatalf("incompatible partition not flagged: exit %d\n%s", res.code, res.stderr)
+	}
+}
