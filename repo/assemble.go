@@ -11,13 +11,13 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
-	"github.com/chunkvc/chunkvc/store"
 )
 
 // AssembleStats says where a file's bytes came from.
 type AssembleStats struct {
 	ChunksReused  int   `json:"chunks_reused"`  // read from the working file
-	ChunksFetched int   `json:"chunks_fetched"` // read from the store
+	ChunksLocal   int   `json:"chunks_local"`   // read from a local store or the read cache
+	ChunksFetched int   `json:"chunks_fetched"` // downloaded from the configured store
 	BytesFetched  int64 `json:"bytes_fetched"`
 }
 
@@ -78,7 +78,7 @@ func (ru *reuse) read(id hashing.ID, n int64, buf []byte) ([]byte, bool) {
 }
 
 func (r *Repo) loadLayout(ctx context.Context, id hashing.ID) (*manifest.Layout, error) {
-	b, err := store.ReadAll(ctx, r.Store, id)
+	b, _, err := r.read.get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("layout %s: %w", id, err)
 	}
@@ -138,15 +138,20 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 			buf = data
 		} else {
 			var err error
-			data, err = store.ReadAll(ctx, r.Store, pc.ID)
+			var src readSource
+			data, src, err = r.read.get(ctx, pc.ID)
 			if err != nil {
 				return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w", m.Path, key, pc.ID, err)
 			}
 			if int64(len(data)) != pc.Len {
 				return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w: %d bytes, layout says %d", m.Path, key, pc.ID, ErrIntegrity, len(data), pc.Len)
 			}
-			st.ChunksFetched++
-			st.BytesFetched += pc.Len
+			if src == fromRemote {
+				st.ChunksFetched++
+				st.BytesFetched += pc.Len
+			} else {
+				st.ChunksLocal++
+			}
 		}
 		if _, err := out.Write(data); err != nil {
 			return st, hashing.ID{}, err

@@ -21,9 +21,12 @@ type CommitOptions struct {
 	Message string
 	// Paths limits the commit to these tracked files (slash paths from the
 	// root); empty means every tracked file.
-	Paths    []string
-	Verify   Verify
-	Workers  int // hashing workers; 0 = GOMAXPROCS
+	Paths   []string
+	Verify  Verify
+	Workers int // hashing workers; 0 = GOMAXPROCS
+	// Offline writes new chunks to the embedded store (.git/chunkvc/store)
+	// instead of the configured one; push uploads them later.
+	Offline  bool
 	Progress progress.Counter
 }
 
@@ -66,12 +69,16 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err != nil {
 		return nil, err
 	}
-	paths, deleted, err := r.commitScope(opt.Paths, prev)
+	cache := r.loadStatCache()
+	paths, deleted, err := r.commitScope(opt.Paths, prev, cache)
 	if err != nil {
 		return nil, err
 	}
-	cache := r.loadStatCache()
-	up := &upload{st: r.Store, verify: opt.Verify, progress: progress.OrNoop(opt.Progress)}
+	target := r.Store
+	if opt.Offline {
+		target = r.read.local
+	}
+	up := &upload{st: target, verify: opt.Verify, progress: progress.OrNoop(opt.Progress)}
 	res := &CommitResult{}
 	writes := map[string][]byte{}   // manifest path → bytes
 	worktree := map[string][]byte{} // same, for the work tree after the commit
@@ -171,7 +178,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 
 // commitScope returns the tracked files to consider and the previously
 // committed ones that are gone from the work tree.
-func (r *Repo) commitScope(args []string, prev map[string]plumbing.Hash) (paths, deleted []string, err error) {
+func (r *Repo) commitScope(args []string, prev map[string]plumbing.Hash, cache *statCache) (paths, deleted []string, err error) {
 	present := map[string]bool{}
 	if len(args) == 0 {
 		files, err := r.trackedFiles()
@@ -183,7 +190,7 @@ func (r *Repo) commitScope(args []string, prev map[string]plumbing.Hash) (paths,
 		}
 		paths = files
 		for p := range prev {
-			if !present[p] {
+			if !present[p] && !cache.isLazy(p) {
 				deleted = append(deleted, p)
 			}
 		}
@@ -196,6 +203,9 @@ func (r *Repo) commitScope(args []string, prev map[string]plumbing.Hash) (paths,
 		}
 		_, inPrev := prev[p]
 		if _, err := os.Lstat(r.abs(p)); errors.Is(err, fs.ErrNotExist) {
+			if inPrev && cache.isLazy(p) {
+				return nil, nil, fmt.Errorf("%s is not checked out (lazy clone): chunkvc checkout -- %s first", p, p)
+			}
 			if inPrev {
 				deleted = append(deleted, p)
 				continue

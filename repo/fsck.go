@@ -35,11 +35,22 @@ type FsckResult struct {
 	Problems  []Problem `json:"problems"`
 }
 
+// FsckOptions configures Fsck.
+type FsckOptions struct {
+	Full bool // read back and re-hash every chunk
+	// Remote requires every chunk in the configured store; otherwise a
+	// chunk kept only in the embedded store (commit --offline, not yet
+	// pushed) counts as present.
+	Remote   bool
+	Progress progress.Counter
+}
+
 // Fsck checks every manifest reachable from any ref: it decodes, its layout
 // blob is stored and agrees with it, and every chunk is in the store with
-// the right size (and, with full, the right hash).
-func (r *Repo) Fsck(ctx context.Context, full bool, prog progress.Counter) (*FsckResult, error) {
-	prog = progress.OrNoop(prog)
+// the right size (and, with Full, the right hash).
+func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
+	prog := progress.OrNoop(opt.Progress)
+	full := opt.Full
 	res := &FsckResult{Problems: []Problem{}}
 	commits, err := r.reachableCommits()
 	if err != nil {
@@ -76,6 +87,12 @@ func (r *Repo) Fsck(ctx context.Context, full bool, prog progress.Counter) (*Fsc
 				bad("", "", err)
 				continue
 			}
+			if opt.Remote {
+				if err := store.Verify(ctx, r.Store, m.Layout, m.LayoutSize, full); err != nil {
+					bad("(layout)", m.Layout.String(), err)
+					continue
+				}
+			}
 			lay, err := r.loadLayout(ctx, m.Layout)
 			if err != nil {
 				bad("(layout)", m.Layout.String(), err)
@@ -104,7 +121,11 @@ func (r *Repo) Fsck(ctx context.Context, full bool, prog progress.Counter) (*Fsc
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := store.Verify(ctx, r.Store, id, sizes[id], full); err != nil {
+		err := store.Verify(ctx, r.Store, id, sizes[id], full)
+		if err != nil && errors.Is(err, store.ErrNotFound) && !opt.Remote && r.read.local != r.Store {
+			err = store.Verify(ctx, r.read.local, id, sizes[id], full)
+		}
+		if err != nil {
 			u := chunks[id]
 			msg := err.Error()
 			if errors.Is(err, store.ErrNotFound) {

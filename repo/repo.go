@@ -31,6 +31,7 @@ type Repo struct {
 	Store   store.Store
 	git     *gitRepo
 	formats formats.Set
+	read    *readPath
 }
 
 // Adapters is the format set Open uses; cmd/chunkvc passes the native
@@ -56,6 +57,9 @@ func Open(dir string, native Adapters) (*Repo, error) {
 	}
 	r := &Repo{Root: g.root, Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
 	if r.Store, err = r.openStore(cfg.Store); err != nil {
+		return nil, err
+	}
+	if err := r.setupReadPath(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -89,6 +93,9 @@ func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 		return nil, err
 	}
 	if err := r.saveConfig(); err != nil {
+		return nil, err
+	}
+	if err := r.setupReadPath(); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -43,6 +43,9 @@ type cacheEntry struct {
 	// after we read would then have moved the mtime. Files modified just
 	// before being hashed are "racily clean" and simply re-read next time.
 	Hashed int64 `json:"hashed"`
+	// Lazy marks a file that is tracked but deliberately not materialised
+	// (clone --lazy): its absence is not a deletion.
+	Lazy bool `json:"lazy,omitempty"`
 }
 
 // racyWindow covers coarse file-system timestamps (FAT: 2 s; ext4: a tick).
@@ -115,4 +118,11 @@ func (c *statCache) save() error {
 		return err
 	}
 	return writeFileAtomic(c.path, data)
+}
+
+// isLazy reports whether p is a not-yet-materialised file.
+func (c *statCache) isLazy(p string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Entries[p].Lazy
 }

@@ -63,7 +63,7 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 		}
 	}
 	for p := range prev {
-		if !seen[p] {
+		if !seen[p] && !cache.isLazy(p) {
 			out = append(out, StatusEntry{Path: p, Status: "deleted"})
 		}
 	}

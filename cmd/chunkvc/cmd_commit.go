@@ -13,6 +13,7 @@ type commitOptions struct {
 	message string
 	verify  string
 	workers int
+	offline bool
 }
 
 func newCommitCmd(g *globalOptions) *cobra.Command {
@@ -31,6 +32,7 @@ Files whose stat matches the stat cache are not re-read.`,
 	c.Flags().StringVarP(&o.message, "message", "m", "", "commit `message` (required)")
 	c.Flags().StringVar(&o.verify, "verify", "size", "how new chunks are confirmed: size (stat) or full (read back and re-hash)")
 	c.Flags().IntVar(&o.workers, "workers", 0, "hashing workers (default: number of CPUs)")
+	c.Flags().BoolVar(&o.offline, "offline", false, "write new chunks to .git/chunkvc/store when the store cannot be reached; push uploads them")
 	addJSON(c, g)
 	return c
 }
@@ -56,7 +58,7 @@ func runCommit(g *globalOptions, o commitOptions, c *cobra.Command, args []strin
 	if err != nil {
 		return err
 	}
-	res, err := r.Commit(c.Context(), repo.CommitOptions{Message: o.message, Paths: paths, Verify: v, Workers: o.workers, Progress: g.progress()})
+	res, err := r.Commit(c.Context(), repo.CommitOptions{Message: o.message, Paths: paths, Verify: v, Workers: o.workers, Offline: o.offline, Progress: g.progress()})
 	if err != nil {
 		return err
 	}

@@ -4,10 +4,13 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/chunkvc/chunkvc/repo"
 )
 
 type fsckOptions struct {
 	verify string
+	remote bool
 }
 
 func newFsckCmd(g *globalOptions) *cobra.Command {
@@ -34,7 +37,7 @@ exits with status 3.`,
 			default:
 				return usageError{fmt.Errorf("--verify must be size or full, not %q", o.verify)}
 			}
-			res, err := r.Fsck(c.Context(), full, g.progress())
+			res, err := r.Fsck(c.Context(), repo.FsckOptions{Full: full, Remote: o.remote, Progress: g.progress()})
 			if err != nil {
 				return err
 			}
@@ -56,6 +59,7 @@ exits with status 3.`,
 		},
 	}
 	c.Flags().StringVar(&o.verify, "verify", "size", "size (stat every chunk) or full (read and re-hash every chunk)")
+	c.Flags().BoolVar(&o.remote, "remote", false, "require every chunk in the configured store (chunks of unpushed offline commits count as missing)")
 	addJSON(c, g)
 	return c
 }

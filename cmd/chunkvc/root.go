@@ -53,6 +53,12 @@ of diff.
 		newLsChunksCmd(g),
 		newCatCmd(g),
 		newFsckCmd(g),
+		newPushCmd(g),
+		newPrePushCmd(g),
+		newCloneCmd(g),
+		newFetchCmd(g),
+		newPullCmd(g),
+		newInstallCmd(g),
 	)
 	return root
 }
