@@ -51,6 +51,13 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte) (bool, 
 		return false, fmt.Errorf("store %s: chunk %s: %w", u.st, id, err)
 	}
 	if has {
+		// Refresh its age where the store can, so a gc elsewhere does not
+		// take it for garbage while this commit is in flight.
+		if t, ok := u.st.(interface {
+			Touch(context.Context, hashing.ID) error
+		}); ok {
+			_ = t.Touch(ctx, id)
+		}
 		return false, nil
 	}
 	if err := store.Put(ctx, u.st, id, data); err != nil {

@@ -144,7 +144,8 @@ func (r *Repo) lock() (func(), error) {
 	name := filepath.Join(dir, "lock")
 	host, _ := os.Hostname()
 	me := fmt.Sprintf("%d %s %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
-	for attempt := 0; attempt < 2; attempt++ {
+	deadline := time.Now().Add(lockWait())
+	for attempt := 0; ; attempt++ {
 		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
 			_, werr := f.WriteString(me)
@@ -166,9 +167,20 @@ func (r *Repo) lock() (func(), error) {
 				continue
 			}
 		}
-		return nil, fmt.Errorf("%w (%s: %s); if no chunkvc is running, remove that file", ErrLocked, name, strings.TrimSpace(string(data)))
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w (%s: %s); if no chunkvc is running, remove that file", ErrLocked, name, strings.TrimSpace(string(data)))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("%w: %s", ErrLocked, name)
+}
+
+// lockWait is how long a command waits for another to release the lock
+// (CHUNKVC_LOCK_WAIT, a Go duration; default 30s).
+func lockWait() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("CHUNKVC_LOCK_WAIT")); err == nil && d >= 0 {
+		return d
+	}
+	return 30 * time.Second
 }
 
 func processAlive(pid int) bool {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 )
@@ -25,6 +26,9 @@ const MaxObject = 256 << 20
 type Info struct {
 	ID   hashing.ID
 	Size int64
+	// Modified is when the object was stored, zero when the store cannot
+	// say. Garbage collection spares objects younger than its grace period.
+	Modified time.Time
 }
 
 // Getter reads objects.

@@ -59,6 +59,7 @@ of diff.
 		newFetchCmd(g),
 		newPullCmd(g),
 		newInstallCmd(g),
+		newGCCmd(g),
 	)
 	return root
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
@@ -212,7 +213,7 @@ func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 	if err != nil {
 		return store.Info{}, failed("stat", id, err)
 	}
-	return store.Info{ID: id, Size: fi.Size()}, nil
+	return store.Info{ID: id, Size: fi.Size(), Modified: fi.ModTime()}, nil
 }
 
 // List calls fn for every object file, skipping tmp/ and any name that is
@@ -253,7 +254,7 @@ func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
 			if err != nil {
 				return fmt.Errorf("list local store: %w", err)
 			}
-			if err := fn(store.Info{ID: id, Size: fi.Size()}); err != nil {
+			if err := fn(store.Info{ID: id, Size: fi.Size(), Modified: fi.ModTime()}); err != nil {
 				return err
 			}
 		}
@@ -306,4 +307,15 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// Touch marks an existing object as just used, so that a garbage collection
+// running elsewhere with a grace period spares it while a commit that
+// reuses it is in flight.
+func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
+	now := time.Now()
+	if err := os.Chtimes(s.path(id), now, now); err != nil {
+		return failed("touch", id, err)
+	}
+	return nil
 }

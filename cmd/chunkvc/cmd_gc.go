@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chunkvc/chunkvc/repo"
+)
+
+type gcOptions struct {
+	dryRun  bool
+	grace   time.Duration
+	stores  []string
+	noFetch bool
+}
+
+func newGCCmd(g *globalOptions) *cobra.Command {
+	var o gcOptions
+	c := &cobra.Command{
+		Use:   "gc",
+		Short: "Delete chunks that no reachable commit references",
+		Long: `Delete stored objects (chunks and layouts) that no commit reachable from any
+branch, tag or remote-tracking ref references, nor any commit a reflog entry
+younger than the grace period names. Objects younger than the grace period
+are kept too: they may belong to a commit still in flight in another clone
+that shares the store. Before collecting a shared store every Git remote is
+fetched, so commits others pushed keep their chunks. Run with --dry-run first.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			if o.grace < 0 {
+				return usageError{fmt.Errorf("--grace must not be negative")}
+			}
+			r, err := g.open()
+			if err != nil {
+				return err
+			}
+			res, err := r.GC(c.Context(), repo.GCOptions{DryRun: o.dryRun, Grace: o.grace, Stores: o.stores, NoFetch: o.noFetch})
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return g.printJSON(res)
+			}
+			verb := "deleted"
+			if o.dryRun {
+				verb = "would delete"
+			}
+			for _, s := range res.Stores {
+				fmt.Fprintf(g.stdout, "%s: %d objects, %d referenced, %d within the grace period, %s %d (%s)\n",
+					s.Store, s.Objects, s.Kept, s.Young, verb, s.Deleted, humanBytes(s.BytesDeleted))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "only report what would be deleted")
+	c.Flags().DurationVar(&o.grace, "grace", 7*24*time.Hour, "keep objects and reflog entries younger than this")
+	c.Flags().BoolVar(&o.noFetch, "no-fetch", false, "do not fetch every Git remote before collecting a shared store")
+	c.Flags().StringSliceVar(&o.stores, "stores", nil, "which stores to collect: remote, local, cache (default all)")
+	addJSON(c, g)
+	return c
+}

@@ -1,0 +1,211 @@
+package repo
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+)
+
+// GCOptions configures GC.
+type GCOptions struct {
+	DryRun bool
+	// Grace spares objects younger than this (uploads of commits still in
+	// flight elsewhere) and keeps commits a reflog entry of that age names.
+	Grace  time.Duration
+	Stores []string // which stores: "local", "remote", "cache"; empty = all
+	// NoFetch skips fetching every Git remote before collecting a shared
+	// store (whose chunks other clones' pushed commits may reference).
+	NoFetch bool
+}
+
+// GCStore reports one store.
+type GCStore struct {
+	Store        string `json:"store"`
+	Objects      int    `json:"objects"`
+	Kept         int    `json:"kept"`
+	Young        int    `json:"young"` // unreferenced but within the grace period
+	Deleted      int    `json:"deleted"`
+	BytesDeleted int64  `json:"bytes_deleted"`
+}
+
+// GCResult reports a garbage collection.
+type GCResult struct {
+	DryRun     bool      `json:"dry_run"`
+	Referenced int       `json:"referenced"`
+	Stores     []GCStore `json:"stores"`
+}
+
+// GC deletes objects that no commit reachable from any ref (or a reflog
+// entry younger than the grace period) references, and that are older than
+// the grace period. It holds the repository lock, so commits in this
+// repository wait; commits of other clones sharing the store are protected
+// by the grace period (their puts and reuses refresh object ages where the
+// store allows).
+func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if !opt.NoFetch && r.read.local != r.Store && (len(opt.Stores) == 0 || contains(opt.Stores, "remote")) {
+		if err := r.fetchAll(ctx); err != nil {
+			return nil, fmt.Errorf("gc needs every remote's commits before it collects the shared store %s: %w (use --no-fetch to skip)", r.Store, err)
+		}
+	}
+	commits, err := r.reachableCommits()
+	if err != nil {
+		return nil, err
+	}
+	extra, err := r.reflogCommits(time.Now().Add(-opt.Grace))
+	if err != nil {
+		return nil, err
+	}
+	commits = append(commits, extra...)
+	need, err := r.referenced(commits)
+	if err != nil {
+		return nil, err
+	}
+	// Working files reference their layout and chunks through the stat
+	// cache (a checkout of a version no ref names any more still reads
+	// from them); keep those layouts too.
+	for _, e := range r.loadStatCache().Entries {
+		if !e.Layout.IsZero() {
+			need[e.Layout] = chunkUse{}
+		}
+	}
+	res := &GCResult{DryRun: opt.DryRun, Referenced: len(need)}
+	want := func(name string) bool { return len(opt.Stores) == 0 || contains(opt.Stores, name) }
+	type target struct {
+		name string
+		s    store.Store
+	}
+	var targets []target
+	if want("remote") {
+		targets = append(targets, target{"remote", r.Store})
+	}
+	if want("local") && r.read.local != r.Store {
+		targets = append(targets, target{"local", r.read.local})
+	}
+	if want("cache") && r.read.cache != nil {
+		targets = append(targets, target{"cache", r.read.cache})
+	}
+	cutoff := time.Now().Add(-opt.Grace)
+	for _, t := range targets {
+		st := GCStore{Store: t.s.String()}
+		var garbage []store.Info
+		err := t.s.List(ctx, func(i store.Info) error {
+			st.Objects++
+			switch {
+			case hasID(need, i.ID):
+				st.Kept++
+			case opt.Grace > 0 && (i.Modified.IsZero() || i.Modified.After(cutoff)):
+				st.Young++
+			default:
+				garbage = append(garbage, i)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range garbage {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if !opt.DryRun {
+				if err := t.s.Delete(ctx, g.ID); err != nil {
+					return nil, err
+				}
+			}
+			st.Deleted++
+			st.BytesDeleted += g.Size
+		}
+		res.Stores = append(res.Stores, st)
+	}
+	return res, nil
+}
+
+func hasID(m map[hashing.ID]chunkUse, id hashing.ID) bool {
+	_, ok := m[id]
+	return ok
+}
+
+// reflogCommits returns commits that git's reflogs name with entries newer
+// than since: an amended or reset-away commit stays restorable for the
+// grace period.
+func (r *Repo) reflogCommits(since time.Time) ([]*object.Commit, error) {
+	var out []*object.Commit
+	root := filepath.Join(r.gitDir(), "logs")
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			// "<old> <new> Name <email> <unix> <tz>\t<message>"
+			line, _, _ := strings.Cut(sc.Text(), "\t")
+			f := strings.Fields(line)
+			if len(f) < 4 {
+				continue
+			}
+			ts := f[len(f)-2]
+			var sec int64
+			for _, c := range ts {
+				if c < '0' || c > '9' {
+					sec = -1
+					break
+				}
+				sec = sec*10 + int64(c-'0')
+			}
+			if sec < 0 || time.Unix(sec, 0).Before(since) {
+				continue
+			}
+			for _, h := range f[:2] {
+				if c, err := r.git.r.CommitObject(plumbing.NewHash(h)); err == nil {
+					out = append(out, c)
+				}
+			}
+		}
+		return nil
+	})
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// fetchAll fetches every configured Git remote.
+func (r *Repo) fetchAll(ctx context.Context) error {
+	remotes, err := r.git.r.Remotes()
+	if err != nil {
+		return err
+	}
+	for _, rm := range remotes {
+		if _, err := r.Fetch(ctx, rm.Config().Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
