@@ -167,6 +167,13 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return AssembleStats{}, err
 	}
+	// Temp files of a checkout that was killed: we hold the lock, so
+	// nobody else is writing them.
+	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".chunkvc-tmp-*")); len(old) > 0 {
+		for _, o := range old {
+			os.Remove(o)
+		}
+	}
 	f, err := createTemp(target)
 	if err != nil {
 		return AssembleStats{}, err
