@@ -32,6 +32,7 @@ type FsckResult struct {
 	Manifests int       `json:"manifests"`
 	Chunks    int       `json:"chunks"`
 	Bytes     int64     `json:"bytes"`
+	Repaired  int       `json:"repaired"`
 	Problems  []Problem `json:"problems"`
 }
 
@@ -41,7 +42,11 @@ type FsckOptions struct {
 	// Remote requires every chunk in the configured store; otherwise a
 	// chunk kept only in the embedded store (commit --offline, not yet
 	// pushed) counts as present.
-	Remote   bool
+	Remote bool
+	// Repair replaces a missing or corrupt object of the configured store
+	// with a verified copy from another store this repository can read
+	// (the embedded store, alternates, the read cache).
+	Repair   bool
 	Progress progress.Counter
 }
 
@@ -125,6 +130,12 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 		if err != nil && errors.Is(err, store.ErrNotFound) && !opt.Remote && r.read.local != r.Store {
 			err = store.Verify(ctx, r.read.local, id, sizes[id], full)
 		}
+		if err != nil && opt.Repair {
+			if rerr := r.repair(ctx, id); rerr == nil {
+				res.Repaired++
+				err = nil
+			}
+		}
 		if err != nil {
 			u := chunks[id]
 			msg := err.Error()
@@ -202,4 +213,32 @@ func (r *Repo) reachableCommits() ([]*object.Commit, error) {
 		}
 	}
 	return out, nil
+}
+
+// repair copies a verified id from any other readable store into the
+// configured store, replacing a damaged copy.
+func (r *Repo) repair(ctx context.Context, id hashing.ID) error {
+	var others []store.Store
+	for _, s := range append([]store.Store{r.read.local}, r.read.alternates...) {
+		if s != r.Store {
+			others = append(others, s)
+		}
+	}
+	if r.read.cache != nil {
+		others = append(others, r.read.cache)
+	}
+	for _, s := range others {
+		data, err := store.ReadAll(ctx, s, id)
+		if err != nil {
+			continue
+		}
+		if err := r.Store.Delete(ctx, id); err != nil {
+			return err
+		}
+		if err := store.Put(ctx, r.Store, id, data); err != nil {
+			return err
+		}
+		return store.Verify(ctx, r.Store, id, int64(len(data)), true)
+	}
+	return fmt.Errorf("chunk %s: no other store holds an intact copy", id)
 }

@@ -11,6 +11,7 @@ import (
 type fsckOptions struct {
 	verify string
 	remote bool
+	repair bool
 }
 
 func newFsckCmd(g *globalOptions) *cobra.Command {
@@ -37,20 +38,20 @@ exits with status 3.`,
 			default:
 				return usageError{fmt.Errorf("--verify must be size or full, not %q", o.verify)}
 			}
-			res, err := r.Fsck(c.Context(), repo.FsckOptions{Full: full, Remote: o.remote, Progress: g.progress()})
+			res, err := r.Fsck(c.Context(), repo.FsckOptions{Full: full, Remote: o.remote, Repair: o.repair, Progress: g.progress()})
 			if err != nil {
 				return err
 			}
 			if g.json {
 				if err := g.printJSON(map[string]any{"ok": len(res.Problems) == 0, "commits": res.Commits, "manifests": res.Manifests,
-					"chunks": res.Chunks, "bytes": res.Bytes, "problems": res.Problems}); err != nil {
+					"chunks": res.Chunks, "bytes": res.Bytes, "repaired": res.Repaired, "problems": res.Problems}); err != nil {
 					return err
 				}
 			} else {
 				for _, p := range res.Problems {
 					fmt.Fprintf(g.stdout, "problem: commit %.12s %s chunk %s %s: %s\n", p.Commit, p.Path, p.Key, p.Hash, p.Error)
 				}
-				g.say("checked %d commits, %d manifests, %d chunks (%s): %d problems\n", res.Commits, res.Manifests, res.Chunks, humanBytes(res.Bytes), len(res.Problems))
+				g.say("checked %d commits, %d manifests, %d chunks (%s): %d repaired, %d problems\n", res.Commits, res.Manifests, res.Chunks, humanBytes(res.Bytes), res.Repaired, len(res.Problems))
 			}
 			if len(res.Problems) > 0 {
 				return silentError{fmt.Errorf("fsck: %d %w", len(res.Problems), errProblems)}
@@ -59,6 +60,7 @@ exits with status 3.`,
 		},
 	}
 	c.Flags().StringVar(&o.verify, "verify", "size", "size (stat every chunk) or full (read and re-hash every chunk)")
+	c.Flags().BoolVar(&o.repair, "repair", false, "replace missing or corrupt chunks of the configured store with verified copies from another store (embedded store, alternates, read cache)")
 	c.Flags().BoolVar(&o.remote, "remote", false, "require every chunk in the configured store (chunks of unpushed offline commits count as missing)")
 	addJSON(c, g)
 	return c

@@ -121,3 +121,45 @@ func TestGCConcurrentWithCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// fsck --repair replaces a corrupt chunk of the configured store with the
+// intact copy the embedded store still holds.
+func TestFsckRepairFromAnotherStore(t *testing.T) {
+	r := newRunner(t)
+	shared := t.TempDir()
+	r.cv("init", "--store", shared)
+	r.cv("track", "*.bin")
+	r.write("a.bin", randomBytes(400000, 1))
+	r.cv("commit", "--offline", "-m", "v1")
+	bare := t.TempDir()
+	r.git("init", "-q", "--bare", bare)
+	r.git("remote", "add", "origin", bare)
+	r.cv("push")
+	var ls lsChunks
+	r.jsonOf(&ls, "ls-chunks", "a.bin")
+	h := ls.Chunks[0].Hash
+	p := shared + "/" + h[:2] + "/" + h
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 1
+	os.Chmod(p, 0o644)
+	if err := os.WriteFile(p, b, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.run(binary, "fsck", "--verify=full", "--remote"); res.code != exitIntegrity {
+		t.Fatalf("corrupt remote chunk not found: exit %d", res.code)
+	}
+	var out struct {
+		OK       bool `json:"ok"`
+		Repaired int  `json:"repaired"`
+	}
+	res := r.run(binary, "fsck", "--verify=full", "--remote", "--repair", "--json")
+	if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || res.code != 0 || !out.OK || out.Repaired != 1 {
+		t.Fatalf("repair: exit %d %+v %v\n%s", res.code, out, err, res.stderr)
+	}
+	if res := r.run(binary, "fsck", "--verify=full", "--remote"); res.code != 0 {
+		t.Fatalf("after repair: exit %d", res.code)
+	}
+}
