@@ -1,16 +1,19 @@
 package repo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/generic"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/local"
+	"github.com/chunkvc/chunkvc/store/s3"
 )
 
 var (
@@ -56,7 +59,7 @@ func Open(dir string, native Adapters) (*Repo, error) {
 		return nil, fmt.Errorf("%s: %w", ConfigPath, err)
 	}
 	r := &Repo{Root: g.root, Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
-	if r.Store, err = r.openStore(cfg.Store); err != nil {
+	if r.Store, err = r.openStore(cfg.Store, false); err != nil {
 		return nil, err
 	}
 	if err := r.setupReadPath(); err != nil {
@@ -89,7 +92,7 @@ func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 		cfg.Store = storeURL
 	}
 	r := &Repo{Root: g.root, Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
-	if r.Store, err = r.openStore(cfg.Store); err != nil {
+	if r.Store, err = r.openStore(cfg.Store, true); err != nil {
 		return nil, err
 	}
 	if err := r.saveConfig(); err != nil {
@@ -152,13 +155,32 @@ func (r *Repo) Track(patterns []string) ([]string, error) {
 }
 
 // openStore turns a store URL into a Store. Relative paths are relative to
-// the work tree root.
-func (r *Repo) openStore(u string) (store.Store, error) {
+// the work tree root. S3 endpoint and credentials come from the usual
+// AWS/MinIO environment and profile files; CHUNKVC_S3_TIMEOUT and
+// CHUNKVC_S3_RETRY_TIME (Go durations) bound how long an unreachable
+// store is tried.
+func (r *Repo) openStore(u string, create bool) (store.Store, error) {
 	switch {
 	case u == "":
 		return local.Open(filepath.Join(r.gitDir(), "chunkvc", "store"))
 	case strings.HasPrefix(u, "s3://"):
-		return nil, fmt.Errorf("store %s: S3 stores are not supported by this build yet", u)
+		opt := s3.Options{CreateBucket: create}
+		if d, err := time.ParseDuration(os.Getenv("CHUNKVC_S3_TIMEOUT")); err == nil {
+			opt.Timeout = d
+		}
+		if d, err := time.ParseDuration(os.Getenv("CHUNKVC_S3_RETRY_TIME")); err == nil {
+			opt.RetryTime = d
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		st, err := s3.Open(ctx, u, opt)
+		if err != nil {
+			if create {
+				return nil, err // init must reach the store it names
+			}
+			return brokenStore{url: u, err: err}, nil
+		}
+		return st, nil
 	case strings.HasPrefix(u, "file://"):
 		return local.Open(strings.TrimPrefix(u, "file://"))
 	case strings.Contains(u, "://"):
