@@ -127,19 +127,33 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 		return err
 	})
 	g.Go(func() error {
-		return hashing.HashRanges(gctx, f, ranges, hashing.Options{Workers: workers}, func(i int, id hashing.ID, data []byte) error {
+		// Uploads run on their own pool, as wide as the store likes
+		// (S3: 16 connections), so round trips overlap with hashing; the
+		// pool's limit also bounds the chunk copies in flight.
+		uploads, uctx := errgroup.WithContext(gctx)
+		uploads.SetLimit(connections(up.st))
+		err := hashing.HashRanges(uctx, f, ranges, hashing.Options{Workers: workers}, func(i int, id hashing.ID, data []byte) error {
 			ids[i] = id
-			defer up.progress.Add(int64(len(data)))
 			if known[id] {
+				up.progress.Add(int64(len(data)))
 				return nil
 			}
-			uploaded, err := up.ensure(gctx, id, data)
-			if uploaded {
-				newChunks.Add(1)
-				newBytes.Add(int64(len(data)))
-			}
-			return err
+			buf := append([]byte(nil), data...)
+			uploads.Go(func() error {
+				defer up.progress.Add(int64(len(buf)))
+				uploaded, err := up.ensure(uctx, id, buf)
+				if uploaded {
+					newChunks.Add(1)
+					newBytes.Add(int64(len(buf)))
+				}
+				return err
+			})
+			return nil
 		})
+		if werr := uploads.Wait(); err == nil {
+			err = werr
+		}
+		return err
 	})
 	err = g.Wait()
 	up.progress.Done()

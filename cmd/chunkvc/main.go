@@ -30,7 +30,8 @@ const exitHelp = `Exit status:
   1    failure (including "nothing to commit")
   2    usage error: unknown command, bad flag or argument
   3    integrity problem: fsck found problems, or data failed verification
-  4    refused: uncommitted changes would be overwritten, or the repository is locked
+  4    refused: uncommitted changes would be overwritten, the repository is
+       locked, or normalize would re-encode unchanged tiles
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -65,7 +66,7 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 		return exitUsage
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
-	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked):
+	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, errChurn):
 		return exitRefused
 	}
 	return exitFailure

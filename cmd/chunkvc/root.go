@@ -60,6 +60,7 @@ of diff.
 		newPullCmd(g),
 		newInstallCmd(g),
 		newGCCmd(g),
+		newNormalizeCmd(g),
 	)
 	return root
 }
