@@ -11,9 +11,15 @@ import (
 const hookMarker = "# chunkvc pre-push hook"
 
 // Install writes .git/hooks/pre-push so that `git push` runs
-// `chunkvc pre-push` first. A foreign hook is kept as pre-push.local and
-// run before ours. Installing twice changes nothing.
+// `chunkvc pre-push` first (a foreign hook is kept as pre-push.local and
+// run before ours), and sets up the manifest diff driver: a line in
+// .gitattributes (staged) and diff.chunkvc.textconv in .git/config, so
+// `git diff` and `git log -p` show readable chunk listings. Installing
+// twice changes nothing.
 func (r *Repo) Install() (string, error) {
+	if err := r.installTextconv(); err != nil {
+		return "", err
+	}
 	dir := filepath.Join(r.gitDir(), "hooks")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -51,4 +57,35 @@ func writeFileAtomicMode(name string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Chmod(name, mode)
+}
+
+func (r *Repo) installTextconv() error {
+	attrs := filepath.Join(r.Root, ".gitattributes")
+	old, err := os.ReadFile(attrs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	text := string(old)
+	if !strings.Contains(text, TextconvAttribute) {
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += TextconvAttribute + "\n"
+		if err := writeFileAtomic(attrs, []byte(text)); err != nil {
+			return err
+		}
+	}
+	if err := r.git.stage(map[string][]byte{".gitattributes": []byte(text)}, nil); err != nil {
+		return err
+	}
+	cfg, err := r.git.r.Config()
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "chunkvc"
+	}
+	cfg.Raw.Section("diff").Subsection(TextconvDriver).SetOption("textconv", exe+" diff-textconv")
+	return r.git.r.SetConfig(cfg)
 }

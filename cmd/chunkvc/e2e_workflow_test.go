@@ -248,3 +248,33 @@ func TestLogAndLsChunksJSON(t *testing.T) {
 		t.Fatalf("text log:\n%s", text)
 	}
 }
+
+// After install, git diff of a manifest goes through chunkvc's textconv.
+func TestInstallConfiguresGitDiff(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.bin")
+	data := randomBytes(1<<20, 1)
+	r.write("a.bin", data)
+	r.cv("commit", "-m", "v1")
+	r.cv("install")
+	r.cv("install") // idempotent
+	copy(data[500000:], []byte("edit"))
+	r.write("a.bin", data)
+	r.cv("commit", "-m", "v2")
+	attrs := string(r.read(".gitattributes"))
+	if strings.Count(attrs, "diff=chunkvc") != 1 {
+		t.Fatalf(".gitattributes: %q", attrs)
+	}
+	if !strings.Contains(r.git("ls-files"), ".gitattributes") {
+		t.Fatal(".gitattributes not committed with the next commit")
+	}
+	plain := r.git("diff", "--no-textconv", "HEAD~1", "HEAD", "--", ".chunkvc/manifests/a.bin")
+	conv := r.git("diff", "HEAD~1", "HEAD", "--", ".chunkvc/manifests/a.bin")
+	if conv == plain || !strings.Contains(conv, "cdc@") {
+		t.Fatalf("git diff did not use the textconv driver:\n%s", conv)
+	}
+	if hook := string(r.read(".git/hooks/pre-push")); !strings.Contains(hook, "pre-push") {
+		t.Fatal("pre-push hook missing")
+	}
+}

@@ -61,6 +61,8 @@ of diff.
 		newInstallCmd(g),
 		newGCCmd(g),
 		newNormalizeCmd(g),
+		newDiffCmd(g),
+		newDiffTextconvCmd(g),
 	)
 	return root
 }

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo"
+)
+
+type diffOptions struct {
+	format   string
+	png      string
+	exitCode bool
+	features bool
+}
+
+// diffFormats are the values --format takes.
+var diffFormats = []string{"text", "markdown", "json", "geojson"}
+
+// errDifferences makes --exit-code exit 1 without a message.
+var errDifferences = errors.New("differences found")
+
+func newDiffCmd(g *globalOptions) *cobra.Command {
+	var o diffOptions
+	c := &cobra.Command{
+		Use:   "diff [REV [REV]] [-- PATH...]",
+		Short: "Show what changed in tracked files, and where on the map",
+		Long: `Show what changed in tracked files, chunk by chunk and as map areas.
+
+  chunkvc diff                 working tree versus HEAD
+  chunkvc diff REV             working tree versus REV
+  chunkvc diff REV1 REV2       REV1 versus REV2 (also REV1..REV2)
+
+Per file: status (added, deleted, modified, renamed), format, chunk counts,
+the bytes a commit would move, the changed area as a bbox in the file's CRS
+(from the finest level that changed: TIFF overview tiles do not widen it)
+and format-aware details (COG levels and re-encodes; Parquet rows, row
+groups, columns, schema and geo metadata; FlatGeobuf features, blocks and
+header). Working files are chunked and hashed but nothing is stored.
+
+--format json prints one object {"from","to","files":[…]} (fields in the
+README); geojson prints the changed chunks' footprints in EPSG:4326 (RFC 7946)
+for GitHub or QGIS; markdown prints a table per file for a pull request.
+--png draws the file's extent with the changed tiles or blocks outlined, over
+a low-resolution rendering of the raster when built with GDAL.
+
+Exit status is 0 whether or not there are differences; with --exit-code it
+is 1 when there are.`,
+		Args: argsUsage(cobra.ArbitraryArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			revs, paths := args, []string(nil)
+			if dash := c.ArgsLenAtDash(); dash >= 0 {
+				revs, paths = args[:dash], args[dash:]
+			}
+			if g.json {
+				o.format = "json"
+			}
+			return runDiff(c, g, o, revs, paths)
+		},
+	}
+	c.Flags().StringVar(&o.format, "format", "text", "output `FORMAT`: "+strings.Join(diffFormats, ", "))
+	c.Flags().StringVar(&o.png, "png", "", "also draw the changes into PNG `FILE`")
+	c.Flags().BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences")
+	c.Flags().BoolVar(&o.features, "features", true, "compare FlatGeobuf files feature by feature")
+	addJSON(c, g)
+	return c
+}
+
+// parseDiffRevs turns 0–2 revision arguments (or one A..B) into from, to.
+func parseDiffRevs(revs []string) (from, to string, err error) {
+	switch len(revs) {
+	case 0:
+		return "", "", nil
+	case 1:
+		if a, b, ok := strings.Cut(revs[0], ".."); ok {
+			if strings.HasPrefix(b, ".") {
+				return "", "", usageError{fmt.Errorf("%s: symmetric differences (A...B) are not supported", revs[0])}
+			}
+			if a == "" {
+				a = "HEAD"
+			}
+			if b == "" {
+				b = "HEAD"
+			}
+			return a, b, nil
+		}
+		return revs[0], "", nil
+	case 2:
+		if strings.Contains(revs[0], "..") || strings.Contains(revs[1], "..") {
+			return "", "", usageError{errors.New("give either REV REV or REV..REV, not both")}
+		}
+		return revs[0], revs[1], nil
+	}
+	return "", "", usageError{fmt.Errorf("at most two revisions, got %d (paths go after --)", len(revs))}
+}
+
+func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []string) error {
+	valid := false
+	for _, f := range diffFormats {
+		valid = valid || f == o.format
+	}
+	if !valid {
+		return usageError{fmt.Errorf("--format %q: want one of %s", o.format, strings.Join(diffFormats, ", "))}
+	}
+	from, to, err := parseDiffRevs(revs)
+	if err != nil {
+		return err
+	}
+	r, err := g.open()
+	if err != nil {
+		return err
+	}
+	paths, err := g.relPaths(r, args)
+	if err != nil {
+		return err
+	}
+	for i, p := range paths {
+		if p == "." {
+			paths[i] = ""
+		}
+	}
+	ctx := c.Context()
+	res, err := r.Diff(ctx, repo.DiffOptions{From: from, To: to, Paths: paths, Features: o.features})
+	if err != nil {
+		return err
+	}
+	switch o.format {
+	case "json":
+		err = g.printJSON(res)
+	case "markdown":
+		err = renderMarkdown(g.stdout, res)
+	case "geojson":
+		var note string
+		note, err = renderGeoJSON(g.stdout, res)
+		if note != "" {
+			fmt.Fprintf(g.stderr, "chunkvc: %s\n", note)
+		}
+	default:
+		err = renderText(g.stdout, res)
+	}
+	if err != nil {
+		return err
+	}
+	if o.png != "" {
+		note, err := writeDiffPNG(ctx, r, res, o.png)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			g.say("%s\n", note)
+		}
+	}
+	if o.exitCode && len(res.Files) > 0 {
+		return silentError{errDifferences}
+	}
+	return nil
+}
+
+// newDiffTextconvCmd is Git's textconv driver for manifests (hidden; set up
+// by chunkvc install): `git diff` then shows one readable line per chunk.
+func newDiffTextconvCmd(g *globalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:    "diff-textconv FILE",
+		Short:  "Print a manifest as a readable per-chunk listing (Git textconv driver)",
+		Hidden: true,
+		Args:   argsUsage(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			return writeTextconv(g.stdout, data)
+		},
+	}
+}
+
+// writeTextconv prints a manifest header in words and one line per chunk:
+// key, size, short hash, bbox. Lines depend only on their own chunk, so a
+// one-tile edit is a one-line diff. Anything that is not a manifest is
+// printed as it is.
+func writeTextconv(w io.Writer, data []byte) error {
+	m, err := manifest.Decode(data)
+	if err != nil {
+		_, err := w.Write(data)
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "file    %s\n", m.Path)
+	fmt.Fprintf(&b, "format  %s (adapter version %d)\n", m.Format, m.FormatVersion)
+	if m.Params != "" {
+		fmt.Fprintf(&b, "params  %s\n", m.Params)
+	}
+	if m.Fallback != "" {
+		fmt.Fprintf(&b, "fallback %s\n", m.Fallback)
+	}
+	fmt.Fprintf(&b, "size    %d (%s)\n", m.Size, humanBytes(m.Size))
+	fmt.Fprintf(&b, "digest  %s\n", m.Digest.Short())
+	fmt.Fprintf(&b, "layout  %s (%d bytes)\n", m.Layout.Short(), m.LayoutSize)
+	for _, f := range m.Summary {
+		fmt.Fprintf(&b, "%-7s %s\n", f.Name, f.Value)
+	}
+	fmt.Fprintf(&b, "chunks  %d\n", len(m.Chunks))
+	for _, ch := range m.Chunks {
+		fmt.Fprintf(&b, "%-16s %10d  %s", ch.Key, ch.Size, ch.ID.Short())
+		if ch.BBox != nil {
+			b.WriteString("  " + manifest.FormatBBox(*ch.BBox))
+		}
+		b.WriteByte('\n')
+	}
+	_, err = w.Write([]byte(b.String()))
+	return err
+}
