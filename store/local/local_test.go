@@ -257,7 +257,7 @@ func TestListSkipsJunk(t *testing.T) {
 	if err := s.List(t.Context(), func(i store.Info) error { got = append(got, i); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0] != (store.Info{ID: id, Size: 123}) {
+	if len(got) != 1 || got[0].ID != id || got[0].Size != 123 {
 		t.Errorf("List = %+v, want only %s (123 bytes)", got, id.Short())
 	}
 }

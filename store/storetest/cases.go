@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -29,8 +30,10 @@ func testRoundTrip(t *testing.T, s store.Store) {
 		if got, err := store.ReadAll(t.Context(), s, id); err != nil || !bytes.Equal(got, orig) {
 			t.Errorf("ReadAll %d-byte object: %d bytes, %v; want the bytes put", n, len(got), err)
 		}
-		if info, err := s.Stat(t.Context(), id); err != nil || info != (store.Info{ID: id, Size: int64(n)}) {
+		if info, err := s.Stat(t.Context(), id); err != nil || info.ID != id || info.Size != int64(n) {
 			t.Errorf("stat %d-byte object: %+v, %v; want size %d", n, info, err, n)
+		} else if !info.Modified.IsZero() && (info.Modified.Before(time.Now().Add(-time.Hour)) || info.Modified.After(time.Now().Add(time.Hour))) {
+			t.Errorf("stat %d-byte object: modified %v, not about now", n, info.Modified)
 		}
 		if ok, err := store.Has(t.Context(), s, id); !ok || err != nil {
 			t.Errorf("Has %d-byte object = %v, %v; want true", n, ok, err)
