@@ -20,13 +20,24 @@ type CheckoutOptions struct {
 	// Force overwrites working files whose bytes the store does not hold.
 	Force    bool
 	Progress progress.Counter
+	// BBox, when set, materialises only what meets the box (in BBoxCRS,
+	// "" = each file's own CRS): a TIFF is written with only the tiles whose
+	// footprint meets the box (the others sparse) and recorded as partial,
+	// so status shows it and commit refuses it; for Parquet and FlatGeobuf
+	// the chunks that meet the box (whole row groups for Parquet) are read
+	// into the read cache and no file is written. Other formats are refused.
+	BBox    *[4]float64
+	BBoxCRS string
 }
 
 // CheckoutFile reports one file.
 type CheckoutFile struct {
 	Path   string `json:"path"`
-	Status string `json:"status"` // written, up-to-date
-	Size   int64  `json:"size"`
+	Status string `json:"status"` // written, up-to-date, partial, prefetched
+	Size   int64  `json:"size"`   // bytes written (partial: the partial file's size)
+	// FullSize is the size of the whole version, for partial and
+	// prefetched files.
+	FullSize int64 `json:"full_size,omitempty"`
 	AssembleStats
 }
 
@@ -87,7 +98,9 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	type plan struct {
 		m      *manifest.Manifest
 		layout manifestLayoutID
+		box    [4]float64 // in the file's CRS, with opt.BBox
 	}
+	partial := r.loadPartial()
 	plans := make([]plan, 0, len(paths))
 	for _, p := range paths {
 		m, _, err := r.git.readManifestBlob(blobs[p], p)
@@ -98,9 +111,17 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 			return nil, err
 		}
 		pl := plan{m: m}
+		if opt.BBox != nil {
+			if pl.box, err = boxPlan(m, *opt.BBox, opt.BBoxCRS); err != nil {
+				return nil, err
+			}
+		}
 		ok, err := exists(r.abs(p))
 		if err != nil {
 			return nil, err
+		}
+		if opt.BBox != nil && m.Format != "tiff" {
+			ok = false // only read into the cache: the working file is not touched
 		}
 		if ok {
 			var headM *manifest.Manifest
@@ -118,7 +139,11 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 				return nil, err
 			}
 			e, _ := cache.layoutOf(p, statOf(fi))
+			_, wasPartial := partial.Entries[p]
 			switch {
+			case wasPartial:
+				// Written by checkout --bbox from stored chunks: nothing of
+				// it can be lost, and it may never be committed anyway.
 			case digest == m.Digest:
 				pl.layout = manifestLayoutID{upToDate: true}
 			case e.Digest == digest && !e.Layout.IsZero():
@@ -136,15 +161,62 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 			res.Files = append(res.Files, CheckoutFile{Path: p, Status: "up-to-date", Size: pl.m.Size})
 			continue
 		}
+		if opt.BBox != nil {
+			cf, err := r.checkoutBBox(ctx, pl.m, pl.box, res.Commit, cache)
+			if err != nil {
+				return res, err
+			}
+			res.Files = append(res.Files, cf)
+			continue
+		}
 		prog.Start(p, pl.m.Size)
 		st, err := r.writeFile(ctx, pl.m, r.reuseFrom(ctx, p, pl.layout.id), cache, prog)
 		prog.Done()
 		if err != nil {
 			return res, err
 		}
+		if err := partial.set(p, nil); err != nil {
+			return res, err
+		}
 		res.Files = append(res.Files, CheckoutFile{Path: p, Status: "written", Size: pl.m.Size, AssembleStats: st})
 	}
 	return res, nil
+}
+
+// boxPlan checks, before anything is written, that m can be checked out
+// by box and returns the box in m's CRS.
+func boxPlan(m *manifest.Manifest, box [4]float64, crs string) ([4]float64, error) {
+	switch m.Format {
+	case "tiff", "parquet", "flatgeobuf":
+	default:
+		return box, fmt.Errorf("%s: --bbox works on tiff, parquet and flatgeobuf files, not %s; check it out without --bbox", m.Path, m.Format)
+	}
+	if _, withBox := wantedChunks(m, box); withBox == 0 {
+		return box, fmt.Errorf("%s: --bbox: no chunk of this file has a footprint (no georeferencing?); check it out without --bbox", m.Path)
+	}
+	return boxIn(m, box, crs)
+}
+
+// checkoutBBox materialises the part of m that meets box (see
+// CheckoutOptions.BBox).
+func (r *Repo) checkoutBBox(ctx context.Context, m *manifest.Manifest, box [4]float64, commit string, cache *statCache) (CheckoutFile, error) {
+	p := m.Path
+	if m.Format != "tiff" {
+		st, err := r.prefetchBBox(ctx, m, box)
+		if err != nil {
+			return CheckoutFile{}, err
+		}
+		if ok, _ := exists(r.abs(p)); !ok {
+			cache.put(p, cacheEntry{Lazy: true}) // not materialised is not deleted
+		}
+		return CheckoutFile{Path: p, Status: "prefetched", FullSize: m.Size, AssembleStats: st}, nil
+	}
+	n, st, err := r.writePartialTIFF(ctx, m, box, commit)
+	if err != nil {
+		return CheckoutFile{}, err
+	}
+	cache.drop(p)
+	return CheckoutFile{Path: p, Status: "partial", Size: n, FullSize: m.Size, AssembleStats: st}, nil
 }
 
 type manifestLayoutID struct {

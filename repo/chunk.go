@@ -150,8 +150,10 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 			})
 			return nil
 		})
-		if werr := uploads.Wait(); err == nil {
-			err = werr
+		// An upload error cancels uctx, so HashRanges then reports only
+		// "context canceled": the upload's error is the one to return.
+		if werr := uploads.Wait(); werr != nil {
+			return werr
 		}
 		return err
 	})

@@ -74,6 +74,11 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range paths {
+		if r.IsPartial(p) {
+			return nil, PartialError(p)
+		}
+	}
 	target := r.Store
 	if opt.Offline {
 		target = r.read.local
@@ -92,11 +97,6 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	for _, p := range paths {
 		var old *manifest.Manifest
 		var oldBytes []byte
-		if h, ok := prev[p]; ok {
-			if old, oldBytes, err = r.git.readManifestBlob(h, p); err != nil {
-				return nil, err
-			}
-		}
 		fi, err := os.Lstat(r.abs(p))
 		if err != nil {
 			return nil, err
@@ -104,8 +104,22 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		if !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
 		}
-		if e, ok := cache.lookup(p, statOf(fi)); ok && old != nil && e.Digest == old.Digest {
+		h, inPrev := prev[p]
+		e, hit := cache.lookup(p, statOf(fi))
+		if hit && inPrev && e.Manifest == h.String() {
+			// Same stat as when HEAD's manifest was made: not even read.
+			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged"})
+			continue
+		}
+		if inPrev {
+			if old, oldBytes, err = r.git.readManifestBlob(h, p); err != nil {
+				return nil, err
+			}
+		}
+		if hit && old != nil && e.Digest == old.Digest {
 			current[p] = old
+			e.Manifest = h.String()
+			cached = append(cached, done{p, e})
 			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
 			continue
 		}
@@ -121,7 +135,8 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			return nil, err
 		}
 		current[p] = ch.m
-		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed}})
+		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed,
+			Manifest: gitBlobHash(ch.encoded)}})
 		fr := FileResult{Path: p, Format: ch.m.Format, Fallback: ch.m.Fallback, Size: ch.m.Size, Chunks: len(ch.m.Chunks),
 			NewChunks: ch.newChunks, NewBytes: ch.newBytes}
 		switch {
@@ -142,7 +157,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		}
 		res.Files = append(res.Files, fr)
 	}
-	siblingWarnings(res.Files, current)
+	if err := r.siblingWarnings(res.Files, current, prev); err != nil {
+		return nil, err
+	}
 	var remove []string
 	for _, p := range deleted {
 		remove = append(remove, manifestPath(p))
@@ -331,17 +348,21 @@ func tileLevel(key string) int {
 }
 
 // siblingWarnings flags added or modified Parquet files whose schema, CRS or
-// geometry types differ from another Parquet file in the same directory: the
-// classic "two incompatible schemas in one partitioned lake" mistake.
-func siblingWarnings(files []FileResult, current map[string]*manifest.Manifest) {
+// geometry types differ from another Parquet file in the same directory:
+// the classic "two incompatible schemas in one partitioned lake" mistake.
+// Siblings not read during this commit are read from HEAD on demand.
+func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.Manifest, prev map[string]plumbing.Hash) error {
 	byDir := map[string][]string{}
-	for p, m := range current {
-		if m.Format == "parquet" {
-			byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
-		}
+	for _, f := range files {
+		byDir[path.Dir(f.Path)] = append(byDir[path.Dir(f.Path)], f.Path)
 	}
-	for _, ps := range byDir {
-		sort.Strings(ps)
+	load := func(q string) (*manifest.Manifest, error) {
+		if m, ok := current[q]; ok || prev[q].IsZero() {
+			return m, nil
+		}
+		m, _, err := r.git.readManifestBlob(prev[q], q)
+		current[q] = m
+		return m, err
 	}
 	for i := range files {
 		f := &files[i]
@@ -355,11 +376,19 @@ func siblingWarnings(files []FileResult, current map[string]*manifest.Manifest) 
 				if q == f.Path {
 					continue
 				}
-				if a, b := m.SummaryValue(field), current[q].SummaryValue(field); a != b {
+				sib, err := load(q)
+				if err != nil {
+					return err
+				}
+				if sib == nil || sib.Format != "parquet" {
+					continue
+				}
+				if a, b := m.SummaryValue(field), sib.SummaryValue(field); a != b {
 					f.Warnings = append(f.Warnings, fmt.Sprintf("%s %s differs from sibling %s (%s): one dataset, two incompatible layouts?", field, a, q, b))
 					break
 				}
 			}
 		}
 	}
+	return nil
 }

@@ -289,3 +289,8 @@ func manifestPath(p string) string { return path.Join(ManifestDir, p) }
 func isInternal(p string) bool {
 	return p == ".git" || strings.HasPrefix(p, ".git/") || p == ".chunkvc" || strings.HasPrefix(p, ".chunkvc/")
 }
+
+// gitBlobHash is the object id git gives a blob with these bytes.
+func gitBlobHash(data []byte) string {
+	return plumbing.ComputeHash(plumbing.BlobObject, data).String()
+}

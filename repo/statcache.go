@@ -43,6 +43,10 @@ type cacheEntry struct {
 	// after we read would then have moved the mtime. Files modified just
 	// before being hashed are "racily clean" and simply re-read next time.
 	Hashed int64 `json:"hashed"`
+	// Manifest is the Git blob hash of the committed manifest that
+	// describes these bytes, so commit and status can tell "unchanged"
+	// without reading it.
+	Manifest string `json:"manifest,omitempty"`
 	// Lazy marks a file that is tracked but deliberately not materialised
 	// (clone --lazy): its absence is not a deletion.
 	Lazy bool `json:"lazy,omitempty"`

@@ -15,12 +15,13 @@ import (
 // StatusEntry is one tracked file that differs from HEAD.
 type StatusEntry struct {
 	Path   string `json:"path"`
-	Status string `json:"status"` // added, modified, deleted
+	Status string `json:"status"` // added, modified, deleted, partial
 	Size   int64  `json:"size"`
 }
 
 // Status compares the tracked files in the work tree with HEAD's
-// manifests. Files whose stat matches the stat cache are not read.
+// manifests. Files whose stat matches the stat cache are not read. A file
+// written by checkout --bbox is "partial" (whatever it holds now).
 func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	head, err := r.git.head()
 	if err != nil {
@@ -35,11 +36,20 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 		return nil, err
 	}
 	cache := r.loadStatCache()
+	partial := r.loadPartial()
 	var out []StatusEntry
 	seen := map[string]bool{}
 	dirty := false
 	for _, p := range files {
 		seen[p] = true
+		if _, ok := partial.Entries[p]; ok {
+			fi, err := os.Stat(r.abs(p))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, StatusEntry{Path: p, Status: "partial", Size: fi.Size()})
+			continue
+		}
 		h, inHead := prev[p]
 		if !inHead {
 			fi, err := os.Stat(r.abs(p))
@@ -49,6 +59,11 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 			out = append(out, StatusEntry{Path: p, Status: "added", Size: fi.Size()})
 			continue
 		}
+		if fi, err := os.Stat(r.abs(p)); err == nil {
+			if e, ok := cache.lookup(p, statOf(fi)); ok && e.Manifest == h.String() {
+				continue // same stat as when HEAD's manifest was made: unchanged, nothing read
+			}
+		}
 		old, _, err := r.git.readManifestBlob(h, p)
 		if err != nil {
 			return nil, err
@@ -56,6 +71,16 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 		digest, size, fresh, err := r.fileDigest(ctx, cache, p, old)
 		if err != nil {
 			return nil, err
+		}
+		if digest == old.Digest {
+			// Remember which manifest these bytes match, for next time.
+			if fi, err := os.Stat(r.abs(p)); err == nil {
+				if e, ok := cache.lookup(p, statOf(fi)); ok && e.Manifest != h.String() {
+					e.Manifest = h.String()
+					cache.put(p, e)
+					fresh = true
+				}
+			}
 		}
 		dirty = dirty || fresh
 		if digest != old.Digest {

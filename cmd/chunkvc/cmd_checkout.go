@@ -9,13 +9,15 @@ import (
 )
 
 type checkoutOptions struct {
-	force bool
+	force   bool
+	bbox    string
+	bboxCRS string
 }
 
 func newCheckoutCmd(g *globalOptions) *cobra.Command {
 	var o checkoutOptions
 	c := &cobra.Command{
-		Use:   "checkout [REV] [-- PATH...]",
+		Use:   "checkout [REV] [--bbox minx,miny,maxx,maxy [--bbox-crs EPSG:N]] [-- PATH...]",
 		Short: "Write tracked files as recorded at REV into the work tree",
 		Long: `Write the tracked files as recorded at REV (default HEAD) into the work tree,
 fetching only chunks the working files do not already hold. HEAD does not
@@ -24,10 +26,26 @@ file is verified before it is renamed into place, so a file is never
 half-written or wrong under its real name.
 
 A working file whose bytes are not stored (uncommitted changes) is not
-overwritten unless --force is given.`,
+overwritten unless --force is given.
+
+With --bbox only what meets the box is materialised (coordinates in the
+file's CRS, or in --bbox-crs: without GDAL only EPSG:4326 <-> EPSG:3857
+is converted):
+  tiff        a valid GeoTIFF with every IFD (overviews, masks) but only the
+              tiles whose footprint meets the box; the other tiles are sparse
+              (offset 0, byte count 0: GDAL reads them as nodata) and take no
+              space. status shows the file as "partial" and commit refuses
+              it; a later checkout without --bbox replaces it with the whole
+              file.
+  parquet     no file is written: the chunks of every row group that meets
+  flatgeobuf  the box (FlatGeobuf: feature blocks) are read into the local
+              read cache, so serve and a later checkout need not fetch them.
+Other formats are refused.`,
 		RunE: func(c *cobra.Command, args []string) error { return runCheckout(g, o, c, args) },
 	}
 	c.Flags().BoolVarP(&o.force, "force", "f", false, "overwrite working files even if they hold uncommitted changes")
+	c.Flags().StringVar(&o.bbox, "bbox", "", "materialise only what meets `minx,miny,maxx,maxy`")
+	c.Flags().StringVar(&o.bboxCRS, "bbox-crs", "", "CRS of --bbox as `EPSG:N` (default: each file's own)")
 	addJSON(c, g)
 	return c
 }
@@ -45,6 +63,16 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 	} else if len(args) > 0 {
 		rev, paths = args[0], args[1:]
 	}
+	opt := repo.CheckoutOptions{Rev: rev, Force: o.force, Progress: g.progress(), BBoxCRS: o.bboxCRS}
+	if o.bbox != "" {
+		box, err := repo.ParseBBox(o.bbox)
+		if err != nil {
+			return usageError{err}
+		}
+		opt.BBox = &box
+	} else if o.bboxCRS != "" {
+		return usageError{fmt.Errorf("--bbox-crs needs --bbox")}
+	}
 	r, err := g.open()
 	if err != nil {
 		return err
@@ -53,7 +81,8 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 	if err != nil {
 		return err
 	}
-	res, err := r.Checkout(c.Context(), repo.CheckoutOptions{Rev: rev, Paths: rel, Force: o.force, Progress: g.progress()})
+	opt.Paths = rel
+	res, err := r.Checkout(c.Context(), opt)
 	if err != nil {
 		return err
 	}
@@ -61,8 +90,15 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 		return g.printJSON(res)
 	}
 	for _, f := range res.Files {
-		if f.Status == "up-to-date" {
+		switch f.Status {
+		case "up-to-date":
 			g.say("up to date %s\n", f.Path)
+			continue
+		case "partial":
+			g.say("partial    %s  (%s of %s; %d chunks fetched = %s)\n", f.Path, humanBytes(f.Size), humanBytes(f.FullSize), f.ChunksFetched, humanBytes(f.BytesFetched))
+			continue
+		case "prefetched":
+			g.say("prefetched %s  (no file written; %d chunks fetched = %s into the read cache)\n", f.Path, f.ChunksFetched, humanBytes(f.BytesFetched))
 			continue
 		}
 		g.say("wrote      %s  (%s; %d chunks reused, %d fetched = %s)\n", f.Path, humanBytes(f.Size), f.ChunksReused, f.ChunksFetched, humanBytes(f.BytesFetched))

@@ -31,7 +31,8 @@ const exitHelp = `Exit status:
   2    usage error: unknown command, bad flag or argument
   3    integrity problem: fsck found problems, or data failed verification
   4    refused: uncommitted changes would be overwritten, the repository is
-       locked, or normalize would re-encode unchanged tiles
+       locked, a partial (--bbox) checkout would be committed, or normalize
+       would re-encode unchanged tiles
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -60,13 +61,13 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 	}
 	var ue usageError
 	switch {
-	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+	case ctx.Err() != nil:
 		return exitInterrupt
 	case errors.As(err, &ue):
 		return exitUsage
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
-	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, errChurn):
+	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial):
 		return exitRefused
 	}
 	return exitFailure

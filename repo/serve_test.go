@@ -1,0 +1,306 @@
+package repo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// testRepo commits data as x.bin (generic chunks) on branch feature/x and
+// returns the repository.
+func testRepo(t *testing.T, data []byte) *Repo {
+	t.Helper()
+	t.Setenv("GIT_AUTHOR_NAME", "Test")
+	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+	dir := t.TempDir()
+	r, err := Init(dir, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Track([]string{"*.bin"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "x.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(context.Background(), CommitOptions{Message: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func randomData(n int, seed int64) []byte {
+	b := make([]byte, n)
+	rand.New(rand.NewSource(seed)).Read(b)
+	return b
+}
+
+func TestFileReaderRandomAccess(t *testing.T) {
+	data := randomData(1<<20+12345, 1)
+	r := testRepo(t, data)
+	m, err := r.Manifest("", "sub/x.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := r.NewChunkReader(256<<10, 4) // smaller than the file: eviction happens
+	f, err := cr.OpenFile(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(2))
+	for i := 0; i < 300; i++ {
+		off := rng.Int63n(int64(len(data)) + 10)
+		n := rng.Intn(200000)
+		buf := make([]byte, n)
+		got, err := f.ReadAt(buf, off)
+		want := 0
+		if off < int64(len(data)) {
+			want = copy(make([]byte, n), data[off:])
+		}
+		if got != want || !bytes.Equal(buf[:got], data[min(off, int64(len(data))):min(off, int64(len(data)))+int64(got)]) {
+			t.Fatalf("ReadAt(%d, %d) = %d bytes, want %d (or bytes differ)", n, off, got, want)
+		}
+		if (off+int64(n) > int64(len(data))) != (err == io.EOF) {
+			t.Fatalf("ReadAt(%d, %d): err %v", n, off, err)
+		}
+	}
+	if st := cr.Stats(); st.MemoryHits == 0 || st.ChunksLocal+st.ChunksFetched == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	// io.SectionReader over the ReaderAt reads the whole file.
+	all, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
+	if err != nil || !bytes.Equal(all, data) {
+		t.Fatalf("full read: %v", err)
+	}
+}
+
+func TestFileReaderCorruptChunk(t *testing.T) {
+	data := randomData(300000, 3)
+	r := testRepo(t, data)
+	m, _ := r.Manifest("", "sub/x.bin")
+	// Corrupt one stored chunk in place.
+	h := m.Chunks[len(m.Chunks)/2].ID.String()
+	p := filepath.Join(r.gitDir(), "chunkvc", "store", h[:2], h)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 1
+	os.Chmod(p, 0o644)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := r.NewChunkReader(0, 0).OpenFile(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size())); err == nil {
+		t.Fatal("corrupt chunk served")
+	}
+}
+
+func TestServeHTTP(t *testing.T) {
+	data := randomData(700000, 4)
+	r := testRepo(t, data)
+	if err := r.git.r.Storer.SetReference(mustRef(t, r, "refs/heads/feature/x")); err != nil {
+		t.Fatal(err)
+	}
+	var logBuf bytes.Buffer
+	s := r.NewServer(ServeOptions{Log: &syncWriter{w: &logBuf}})
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	m, _ := r.Manifest("", "sub/x.bin")
+	etag := `"` + m.Digest.String() + `"`
+	size := int64(len(data))
+
+	get := func(method, path string, hdr ...string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ts.URL+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	cases := []struct {
+		name, method, path string
+		hdr                []string
+		code               int
+		body               []byte
+		contentRange       string
+	}{
+		{"whole", "GET", "/main/sub/x.bin", nil, 200, data, ""},
+		{"head", "HEAD", "/main/sub/x.bin", nil, 200, nil, ""},
+		{"slash rev", "GET", "/feature/x/sub/x.bin", []string{"Range", "bytes=10-19"}, 206, data[10:20], fmt.Sprintf("bytes 10-19/%d", size)},
+		{"commit rev", "GET", "/HEAD~0/sub/x.bin", []string{"Range", "bytes=0-0"}, 206, data[:1], ""},
+		{"open ended", "GET", "/main/sub/x.bin", []string{"Range", "bytes=699990-"}, 206, data[699990:], fmt.Sprintf("bytes 699990-699999/%d", size)},
+		{"suffix", "GET", "/main/sub/x.bin", []string{"Range", "bytes=-5"}, 206, data[size-5:], ""},
+		{"suffix larger than file", "GET", "/main/sub/x.bin", []string{"Range", "bytes=-9999999"}, 206, data, ""},
+		{"end past EOF", "GET", "/main/sub/x.bin", []string{"Range", "bytes=699998-800000"}, 206, data[699998:], ""},
+		{"start past EOF", "GET", "/main/sub/x.bin", []string{"Range", "bytes=700000-700010"}, 416, nil, ""},
+		{"if-none-match", "GET", "/main/sub/x.bin", []string{"If-None-Match", etag}, 304, nil, ""},
+		{"if-range stale", "GET", "/main/sub/x.bin", []string{"Range", "bytes=0-9", "If-Range", `"old"`}, 200, data, ""},
+		{"if-range fresh", "GET", "/main/sub/x.bin", []string{"Range", "bytes=0-9", "If-Range", etag}, 206, data[:10], ""},
+		{"missing file", "GET", "/main/nope.bin", nil, 404, nil, ""},
+		{"missing rev", "GET", "/nobranch/sub/x.bin", nil, 404, nil, ""},
+		{"dotdot", "GET", "/main/../sub/x.bin", nil, 400, nil, ""},
+		{"git dir", "GET", "/main/.git/config", nil, 400, nil, ""},
+		{"no path", "GET", "/main", nil, 404, nil, ""},
+		{"post", "POST", "/main/sub/x.bin", nil, 405, nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := get(c.method, c.path, c.hdr...)
+			if resp.StatusCode != c.code {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.code, body)
+			}
+			if c.body != nil && !bytes.Equal(body, c.body) {
+				t.Fatalf("body of %d bytes differs from the %d expected", len(body), len(c.body))
+			}
+			if c.contentRange != "" && resp.Header.Get("Content-Range") != c.contentRange {
+				t.Fatalf("Content-Range %q, want %q", resp.Header.Get("Content-Range"), c.contentRange)
+			}
+			if c.code/100 == 2 {
+				if resp.Header.Get("ETag") != etag || resp.Header.Get("Accept-Ranges") != "bytes" {
+					t.Fatalf("headers %v", resp.Header)
+				}
+			}
+			if c.method == "HEAD" && (resp.ContentLength != size || len(body) != 0) {
+				t.Fatalf("HEAD: length %d, body %d", resp.ContentLength, len(body))
+			}
+		})
+	}
+
+	t.Run("multiple ranges", func(t *testing.T) {
+		resp, body := get("GET", "/main/sub/x.bin", "Range", "bytes=0-9,500000-500009,-3")
+		if resp.StatusCode != 206 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		mt, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if err != nil || mt != "multipart/byteranges" {
+			t.Fatalf("content type %q", resp.Header.Get("Content-Type"))
+		}
+		mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+		want := [][]byte{data[:10], data[500000:500010], data[size-3:]}
+		for i := 0; ; i++ {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				if i != len(want) {
+					t.Fatalf("%d parts", i)
+				}
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(p)
+			if !bytes.Equal(b, want[i]) {
+				t.Fatalf("part %d differs (%s)", i, p.Header.Get("Content-Range"))
+			}
+		}
+	})
+
+	t.Run("stats and log", func(t *testing.T) {
+		resp, body := get("GET", "/debug/stats")
+		var st ServeStats
+		if resp.StatusCode != 200 || json.Unmarshal(body, &st) != nil {
+			t.Fatalf("stats: %d %s", resp.StatusCode, body)
+		}
+		if st.Requests < int64(len(cases)) || st.BytesServed < size || st.ChunksLocal+st.ChunksFetched == 0 {
+			t.Fatalf("stats %+v", st)
+		}
+		lines := strings.Split(strings.TrimSpace(logBuf.String()), "\n")
+		var l logLine
+		if len(lines) < len(cases) || json.Unmarshal([]byte(lines[0]), &l) != nil || l.Status != 200 || l.Bytes != size {
+			t.Fatalf("log: %d lines, first %s", len(lines), lines[0])
+		}
+	})
+}
+
+func TestServeToken(t *testing.T) {
+	r := testRepo(t, randomData(1000, 5))
+	ts := httptest.NewServer(r.NewServer(ServeOptions{Token: "s3cret"}))
+	defer ts.Close()
+	for _, c := range []struct {
+		url, auth string
+		code      int
+	}{
+		{"/main/sub/x.bin", "", 401},
+		{"/main/sub/x.bin", "Bearer wrong", 401},
+		{"/debug/stats", "", 401},
+		{"/main/sub/x.bin", "Bearer s3cret", 200},
+		{"/main/sub/x.bin?token=s3cret", "", 200},
+	} {
+		req, _ := http.NewRequest("GET", ts.URL+c.url, nil)
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.code {
+			t.Errorf("%s %q: %d, want %d", c.url, c.auth, resp.StatusCode, c.code)
+		}
+	}
+	for _, c := range []struct {
+		addr, token string
+		ok          bool
+	}{
+		{"127.0.0.1:0", "", true}, {"[::1]:80", "", true}, {"localhost:8080", "", true},
+		{"0.0.0.0:8080", "", false}, {":8080", "", false}, {"192.168.1.5:80", "", false},
+		{"0.0.0.0:8080", "t", true},
+	} {
+		if err := CheckServeAddr(c.addr, c.token); (err == nil) != c.ok {
+			t.Errorf("CheckServeAddr(%q, %q) = %v", c.addr, c.token, err)
+		}
+	}
+}
+
+func TestCoalesce(t *testing.T) {
+	got := coalesce([][2]int64{{10, 20}, {0, 5}, {5, 8}, {19, 30}, {40, 40}, {50, 60}})
+	want := [][2]int64{{0, 8}, {10, 30}, {50, 60}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("coalesce = %v, want %v", got, want)
+	}
+}
+
+type syncWriter struct {
+	w io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+func mustRef(t *testing.T, r *Repo, name string) *plumbing.Reference {
+	t.Helper()
+	c, err := r.git.head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plumbing.NewHashReference(plumbing.ReferenceName(name), c.Hash)
+}
