@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -93,4 +95,40 @@ func TestKilledCommitsAndCheckoutsLoseNothing(t *testing.T) {
 	if b := r.read("big.bin"); !bytes.Equal(b, []byte(r.cv("cat", "HEAD:big.bin"))) {
 		t.Fatal("final checkout differs from HEAD")
 	}
+}
+
+// A lock left by a killed process is taken over; one held by a live
+// process makes the next command wait, then give up with exit 4 naming it.
+func TestStaleAndLiveLocks(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.bin")
+	r.write("a.bin", randomBytes(1000, 1))
+	host, _ := os.Hostname()
+	// A dead process: start and reap one, then claim its pid.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	lock := r.path(".git/chunkvc/lock")
+	if err := os.WriteFile(lock, []byte(fmt.Sprintf("%d %s 2026-01-01T00:00:00Z\n", dead.Process.Pid, host)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.cv("commit", "-m", "after a stale lock")
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatal("lock file left behind")
+	}
+	// A live holder: this test process.
+	if err := os.WriteFile(lock, []byte(fmt.Sprintf("%d %s 2026-01-01T00:00:00Z\n", os.Getpid(), host)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.env = append(r.env, "CHUNKVC_LOCK_WAIT=300ms")
+	r.write("a.bin", randomBytes(1000, 2))
+	start := time.Now()
+	res := r.run(binary, "commit", "-m", "while locked")
+	if res.code != exitRefused || !strings.Contains(res.stderr, fmt.Sprint(os.Getpid())) || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("commit under a live lock: exit %d after %v\n%s", res.code, time.Since(start), res.stderr)
+	}
+	os.Remove(lock)
+	r.cv("commit", "-m", "lock released")
 }
