@@ -2,7 +2,6 @@ package repo
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 )
@@ -258,12 +257,20 @@ func (r *Repo) writePartialTIFF(ctx context.Context, m *manifest.Manifest, box [
 	if err != nil {
 		return 0, AssembleStats{}, err
 	}
-	tm, err := walkTIFF(ctxReaderAt{ctx, f}, m.Size)
-	if err != nil {
-		return 0, AssembleStats{}, fmt.Errorf("%s: --bbox: %w", m.Path, err)
-	}
 	want, _ := wantedChunks(m, box)
-	plan, err := tm.plan(f, want)
+	// A block is kept when a wanted chunk overlaps it, or when it is all
+	// skeleton (no chunk to leave out).
+	keep := func(a, n int64) bool {
+		chunks, wanted := 0, false
+		for j := f.pieceAt(a); j < len(f.lay.Pieces) && f.offs[j] < a+n; j++ {
+			if pc := f.lay.Pieces[j]; pc.Chunk {
+				chunks++
+				wanted = wanted || want[pc.ID]
+			}
+		}
+		return chunks == 0 || wanted
+	}
+	plan, err := tiff.PlanSparse(ctxReaderAt{ctx, f}, m.Size, keep)
 	if err != nil {
 		return 0, AssembleStats{}, fmt.Errorf("%s: --bbox: %w", m.Path, err)
 	}
@@ -285,21 +292,21 @@ func (r *Repo) writePartialTIFF(ctx context.Context, m *manifest.Manifest, box [
 	var written int64
 	const window = 4 << 20
 	buf := make([]byte, window)
-	for _, span := range plan.kept(m.Size) {
+	for _, span := range plan.Kept(m.Size) {
 		for pos := span[0]; pos < span[1]; pos += window {
 			n := min(window, span[1]-pos)
 			b := buf[:n]
 			if _, err := f.ReadAtContext(ctx, b, pos); err != nil && err != io.EOF {
 				return fail(err)
 			}
-			plan.apply(b, pos, tm.bo)
+			plan.Patch(b, pos)
 			if _, err := out.Write(b); err != nil {
 				return fail(err)
 			}
 			written += n
 		}
 	}
-	if _, err := walkTIFF(ctxReaderAt{ctx, out}, written); err != nil {
+	if err := tiff.CheckSparse(out, written); err != nil {
 		return fail(fmt.Errorf("%s: --bbox: the rewritten file does not parse (%w); this is a bug", m.Path, err))
 	}
 	if err := out.Sync(); err != nil {
@@ -312,7 +319,7 @@ func (r *Repo) writePartialTIFF(ctx context.Context, m *manifest.Manifest, box [
 		os.Remove(tmp)
 		return 0, statsOf(cr), err
 	}
-	e := &partialEntry{Commit: commit, Digest: m.Digest, Layout: m.Layout, BBox: box, Size: written, Dropped: plan.dropped}
+	e := &partialEntry{Commit: commit, Digest: m.Digest, Layout: m.Layout, BBox: box, Size: written, Dropped: plan.Dropped()}
 	return written, statsOf(cr), r.loadPartial().set(m.Path, e)
 }
 
@@ -329,349 +336,4 @@ func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
 		return f.ReadAtContext(c.ctx, p, off)
 	}
 	return c.r.ReadAt(p, off)
-}
-
-// TIFF rewriting. The walk records every field that holds a file offset
-// (first-IFD and next-IFD pointers, out-of-line tag values) and every
-// block (tile or strip) with the positions of its offset and byte count.
-
-type tiffField struct {
-	pos   int64
-	width int
-	val   uint64
-}
-
-type tiffBlock struct {
-	off, n uint64
-	offF   tiffField
-	cntF   tiffField
-}
-
-type tiffMap struct {
-	bo      binary.ByteOrder
-	ptrs    []tiffField
-	values  [][2]int64 // out-of-line value extents
-	blocks  []tiffBlock
-	leaders bool // GDAL: [u32 size] before and 4 repeated bytes after each block
-}
-
-const (
-	tiffMaxIFDs    = 10000
-	tiffMaxEntries = 4096
-	tiffMaxBlocks  = 1 << 28
-)
-
-func tiffTypeSize(t uint16) uint64 {
-	switch t {
-	case 1, 2, 6, 7:
-		return 1
-	case 3, 8:
-		return 2
-	case 4, 9, 11, 13:
-		return 4
-	case 5, 10, 12, 16, 17, 18:
-		return 8
-	}
-	return 0
-}
-
-func walkTIFF(ra io.ReaderAt, size int64) (*tiffMap, error) {
-	read := func(off, n uint64) ([]byte, error) {
-		if off > uint64(size) || n > uint64(size)-off {
-			return nil, fmt.Errorf("tiff: %d bytes at %d pass the end of the %d-byte file", n, off, size)
-		}
-		b := make([]byte, n)
-		if _, err := ra.ReadAt(b, int64(off)); err != nil && !(err == io.EOF && off+n == uint64(size)) {
-			return nil, err
-		}
-		return b, nil
-	}
-	hdr, err := read(0, 8)
-	if err != nil {
-		return nil, err
-	}
-	tm := &tiffMap{}
-	switch string(hdr[:2]) {
-	case "II":
-		tm.bo = binary.LittleEndian
-	case "MM":
-		tm.bo = binary.BigEndian
-	default:
-		return nil, errors.New("tiff: bad byte order mark")
-	}
-	uint := func(b []byte) uint64 {
-		switch len(b) {
-		case 2:
-			return uint64(tm.bo.Uint16(b))
-		case 4:
-			return uint64(tm.bo.Uint32(b))
-		}
-		return tm.bo.Uint64(b)
-	}
-	big := false
-	first := tiffField{pos: 4, width: 4}
-	switch uint(hdr[2:4]) {
-	case 42:
-		first.val = uint(hdr[4:8])
-	case 43:
-		big = true
-		h, err := read(0, 16)
-		if err != nil {
-			return nil, err
-		}
-		if uint(h[4:6]) != 8 {
-			return nil, errors.New("tiff: BigTIFF offset size is not 8")
-		}
-		first = tiffField{pos: 8, width: 8, val: uint(h[8:16])}
-	default:
-		return nil, errors.New("tiff: not a TIFF")
-	}
-	ptrW, entW, cntW := uint64(4), uint64(12), uint64(2)
-	if big {
-		ptrW, entW, cntW = 8, 20, 8
-	}
-	tm.ptrs = append(tm.ptrs, first)
-	if g, err := read(ptrW*2, 43); err == nil && strings.HasPrefix(string(g), "GDAL_STRUCTURAL_METADATA_SIZE=") {
-		if n, err := strconv.ParseUint(string(g[30:36]), 10, 32); err == nil {
-			if txt, err := read(ptrW*2+43, n); err == nil {
-				s := string(txt)
-				tm.leaders = strings.Contains(s, "BLOCK_LEADER=SIZE_AS_UINT4") && strings.Contains(s, "BLOCK_TRAILER=LAST_4_BYTES_REPEATED")
-			}
-		}
-	}
-	seen := map[uint64]bool{}
-	type arr struct {
-		pos   uint64
-		typ   uint16
-		count uint64
-	}
-	for off, nIFD := first.val, 0; off != 0; nIFD++ {
-		if seen[off] || nIFD >= tiffMaxIFDs {
-			return nil, errors.New("tiff: IFD loop or too many IFDs")
-		}
-		seen[off] = true
-		cb, err := read(off, cntW)
-		if err != nil {
-			return nil, err
-		}
-		n := uint(cb)
-		if n == 0 || n > tiffMaxEntries {
-			return nil, fmt.Errorf("tiff: IFD at %d has %d entries", off, n)
-		}
-		ents, err := read(off+cntW, n*entW)
-		if err != nil {
-			return nil, err
-		}
-		arrays := map[uint16]arr{}
-		for i := uint64(0); i < n; i++ {
-			e := ents[i*entW : (i+1)*entW]
-			tag, typ := uint16(uint(e[0:2])), uint16(uint(e[2:4]))
-			var count uint64
-			valPos := off + cntW + i*entW + 8
-			if big {
-				count, valPos = uint(e[4:12]), valPos+4
-			} else {
-				count = uint(e[4:8])
-			}
-			switch tag {
-			case 330, 34665, 34853, 40965:
-				return nil, fmt.Errorf("tiff: tag %d (a sub-IFD) is not supported by a partial checkout", tag)
-			}
-			ts := tiffTypeSize(typ)
-			if ts == 0 {
-				return nil, fmt.Errorf("tiff: tag %d has unknown type %d", tag, typ)
-			}
-			if count > uint64(size) || count*ts > uint64(size) {
-				return nil, fmt.Errorf("tiff: tag %d count %d is too large", tag, count)
-			}
-			dataPos := valPos
-			if count*ts > ptrW {
-				v := uint(e[entW-ptrW:])
-				tm.ptrs = append(tm.ptrs, tiffField{pos: int64(valPos), width: int(ptrW), val: v})
-				if v > uint64(size) || count*ts > uint64(size)-v {
-					return nil, fmt.Errorf("tiff: tag %d value passes the end of the file", tag)
-				}
-				tm.values = append(tm.values, [2]int64{int64(v), int64(v + count*ts)})
-				dataPos = v
-			}
-			switch tag {
-			case 273, 279, 324, 325:
-				if ts != 2 && ts != 4 && ts != 8 || typ == 8 || typ == 9 || typ == 11 || typ == 12 || typ == 17 {
-					return nil, fmt.Errorf("tiff: tag %d has type %d", tag, typ)
-				}
-				arrays[tag] = arr{dataPos, typ, count}
-			}
-		}
-		nb, err := read(off+cntW+n*entW, ptrW)
-		if err != nil {
-			return nil, err
-		}
-		next := tiffField{pos: int64(off + cntW + n*entW), width: int(ptrW), val: uint(nb)}
-		tm.ptrs = append(tm.ptrs, next)
-		offT, cntT := uint16(324), uint16(325)
-		if _, ok := arrays[324]; !ok {
-			offT, cntT = 273, 279
-		}
-		oa, ok1 := arrays[offT]
-		ca, ok2 := arrays[cntT]
-		if ok1 != ok2 || oa.count != ca.count {
-			return nil, fmt.Errorf("tiff: IFD at %d: block offsets and byte counts do not match", off)
-		}
-		if ok1 {
-			if len(tm.blocks)+int(oa.count) > tiffMaxBlocks {
-				return nil, errors.New("tiff: too many blocks")
-			}
-			ow, cw := tiffTypeSize(oa.typ), tiffTypeSize(ca.typ)
-			ob, err := read(oa.pos, oa.count*ow)
-			if err != nil {
-				return nil, err
-			}
-			cbs, err := read(ca.pos, ca.count*cw)
-			if err != nil {
-				return nil, err
-			}
-			for i := uint64(0); i < oa.count; i++ {
-				b := tiffBlock{
-					offF: tiffField{pos: int64(oa.pos + i*ow), width: int(ow), val: uint(ob[i*ow : (i+1)*ow])},
-					cntF: tiffField{pos: int64(ca.pos + i*cw), width: int(cw), val: uint(cbs[i*cw : (i+1)*cw])},
-				}
-				b.off, b.n = b.offF.val, b.cntF.val
-				if b.n > 0 && (b.off > uint64(size) || b.n > uint64(size)-b.off) {
-					return nil, fmt.Errorf("tiff: block at %d of %d bytes passes the end of the file", b.off, b.n)
-				}
-				tm.blocks = append(tm.blocks, b)
-			}
-		}
-		off = next.val
-	}
-	return tm, nil
-}
-
-// tiffPlan is what a partial file leaves out and what it rewrites.
-type tiffPlan struct {
-	dropped [][2]int64 // sorted, merged ranges of the original file
-	patches []tiffField
-}
-
-// plan decides which blocks to keep (any chunk piece overlapping the block
-// is wanted, or the block is all inline) and computes the rewrite.
-func (tm *tiffMap) plan(f *FileReader, want map[hashing.ID]bool) (*tiffPlan, error) {
-	keep := make([]bool, len(tm.blocks))
-	var drops [][2]int64
-	for i, b := range tm.blocks {
-		if b.n == 0 || b.off == 0 {
-			continue
-		}
-		a, e := int64(b.off), int64(b.off+b.n)
-		chunks, wanted := 0, false
-		for j := f.pieceAt(a); j < len(f.lay.Pieces) && f.offs[j] < e; j++ {
-			if pc := f.lay.Pieces[j]; pc.Chunk {
-				chunks++
-				wanted = wanted || want[pc.ID]
-			}
-		}
-		if chunks == 0 || wanted {
-			keep[i] = true
-			continue
-		}
-		if tm.leaders && a >= 4 && e+4 <= f.m.Size {
-			var lb [4]byte
-			if _, err := f.ReadAt(lb[:], a-4); err == nil && uint64(binary.LittleEndian.Uint32(lb[:])) == b.n {
-				a, e = a-4, e+4
-			}
-		}
-		drops = append(drops, [2]int64{a, e})
-	}
-	pl := &tiffPlan{dropped: coalesce(drops)}
-	if len(pl.dropped) == 0 {
-		return pl, nil
-	}
-	// Nothing that is kept may sit inside a dropped range.
-	inDrop := func(a, e int64) bool {
-		i := sort.Search(len(pl.dropped), func(i int) bool { return pl.dropped[i][1] > a })
-		return i < len(pl.dropped) && pl.dropped[i][0] < e
-	}
-	for i, b := range tm.blocks {
-		if keep[i] && inDrop(int64(b.off), int64(b.off+b.n)) {
-			return nil, fmt.Errorf("block at %d overlaps a dropped block", b.off)
-		}
-	}
-	for _, v := range tm.values {
-		if inDrop(v[0], v[1]) {
-			return nil, fmt.Errorf("tag data at %d lies between tiles that are left out", v[0])
-		}
-	}
-	for _, p := range tm.ptrs {
-		if p.val != 0 && inDrop(int64(p.val), int64(p.val)+1) {
-			return nil, fmt.Errorf("offset %d points into a dropped tile", p.val)
-		}
-	}
-	before := make([]uint64, len(pl.dropped)+1) // bytes dropped before range i
-	for i, r := range pl.dropped {
-		before[i+1] = before[i] + uint64(r[1]-r[0])
-	}
-	shift := func(x uint64) uint64 {
-		i := sort.Search(len(pl.dropped), func(i int) bool { return uint64(pl.dropped[i][1]) > x })
-		return x - before[i]
-	}
-	for _, p := range tm.ptrs {
-		if p.val != 0 {
-			pl.patches = append(pl.patches, tiffField{p.pos, p.width, shift(p.val)})
-		}
-	}
-	for i, b := range tm.blocks {
-		switch {
-		case b.n == 0 || b.off == 0:
-		case keep[i]:
-			pl.patches = append(pl.patches, tiffField{b.offF.pos, b.offF.width, shift(b.off)})
-		default:
-			pl.patches = append(pl.patches, tiffField{b.offF.pos, b.offF.width, 0}, tiffField{b.cntF.pos, b.cntF.width, 0})
-		}
-	}
-	for _, p := range pl.patches {
-		if inDrop(p.pos, p.pos+int64(p.width)) {
-			return nil, fmt.Errorf("offset field at %d lies between tiles that are left out", p.pos)
-		}
-	}
-	sort.Slice(pl.patches, func(i, j int) bool { return pl.patches[i].pos < pl.patches[j].pos })
-	return pl, nil
-}
-
-// kept returns the byte ranges of the original file that are written.
-func (pl *tiffPlan) kept(size int64) [][2]int64 {
-	var out [][2]int64
-	pos := int64(0)
-	for _, d := range pl.dropped {
-		if d[0] > pos {
-			out = append(out, [2]int64{pos, d[0]})
-		}
-		pos = d[1]
-	}
-	if pos < size {
-		out = append(out, [2]int64{pos, size})
-	}
-	return out
-}
-
-// apply writes the patches that fall in b (original bytes at pos).
-func (pl *tiffPlan) apply(b []byte, pos int64, bo binary.ByteOrder) {
-	end := pos + int64(len(b))
-	i := sort.Search(len(pl.patches), func(i int) bool { return pl.patches[i].pos+int64(pl.patches[i].width) > pos })
-	for ; i < len(pl.patches) && pl.patches[i].pos < end; i++ {
-		p := pl.patches[i]
-		var v [8]byte
-		switch p.width {
-		case 2:
-			bo.PutUint16(v[:], uint16(p.val))
-		case 4:
-			bo.PutUint32(v[:], uint32(p.val))
-		default:
-			bo.PutUint64(v[:], p.val)
-		}
-		for k := 0; k < p.width; k++ {
-			if q := p.pos + int64(k); q >= pos && q < end {
-				b[q-pos] = v[k]
-			}
-		}
-	}
 }

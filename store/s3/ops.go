@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -272,6 +273,17 @@ func (r *reader) Read(p []byte) (int, error) {
 		}
 		if n > 0 {
 			return n, nil // reopen at the next call
+		}
+		// Nothing came through: back off before reopening, so a server
+		// that drops answers is not hammered.
+		t := time.NewTimer(backoff(r.fails))
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+			t.Stop()
+			err = r.s.failed("get", r.id, r.ctx.Err())
+			r.finish(err)
+			return 0, err
 		}
 	}
 }
