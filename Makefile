@@ -5,7 +5,8 @@ BIN := bin/chunkvc
 CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/chunkvc
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
-# GDAL-backed features (normalize, PNG previews) when libgdal-dev is present.
+# GDAL-backed features (normalize, PNG previews, reprojection) when
+# libgdal-dev is present.
 TAGS := $(if $(shell command -v gdal-config 2>/dev/null),gdal,)
 export CHUNKVC_MINIO ?= $(CACHE)/bin/minio
 FUZZTIME ?= 30s
@@ -18,8 +19,12 @@ deps:
 	@scripts/ensure-deps.sh
 	@scripts/ensure-minio.sh >/dev/null
 
+# bin/chunkvc is pure Go (fast start); bin/chunkvc-gdal, built when GDAL is
+# installed, runs what needs GDAL (normalize, diff pictures) and chunkvc
+# hands those commands to it.
 build:
-	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/chunkvc
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/chunkvc
+	$(if $(TAGS),$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)-gdal ./cmd/chunkvc)
 
 # The whole suite with real git, GDAL tools and a MinIO server on loopback
 # (started and stopped by the tests); the pure-Go build and vet with

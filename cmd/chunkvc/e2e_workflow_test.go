@@ -278,3 +278,30 @@ func TestInstallConfiguresGitDiff(t *testing.T) {
 		t.Fatal("pre-push hook missing")
 	}
 }
+
+// The pure-Go chunkvc hands GDAL commands to chunkvc-gdal beside it.
+func TestDelegatesGDALCommands(t *testing.T) {
+	dir := t.TempDir()
+	self := filepath.Join(dir, "chunkvc")
+	b, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(self, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fake := "#!/bin/sh\necho \"gdal build got: $*\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "chunkvc-gdal"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t)
+	for _, args := range [][]string{{"normalize", "a.tif"}, {"diff", "--png", "x.png"}, {"diff", "--format", "geojson"}} {
+		res := r.run(self, args...)
+		if res.code != 0 || res.stdout != "gdal build got: "+strings.Join(args, " ")+"\n" {
+			t.Fatalf("%v not delegated: exit %d %q %q", args, res.code, res.stdout, res.stderr)
+		}
+	}
+	if res := r.run(self, "status"); strings.Contains(res.stdout, "gdal build") {
+		t.Fatal("status was delegated")
+	}
+}

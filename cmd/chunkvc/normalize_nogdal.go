@@ -10,7 +10,7 @@ import (
 	"github.com/chunkvc/chunkvc/repo"
 )
 
-var errNoGDAL = errors.New("this chunkvc was built without GDAL; rebuild with -tags gdal (make build does when GDAL is installed)")
+var errNoGDAL = errors.New("this chunkvc was built without GDAL and no chunkvc-gdal is installed beside it or on PATH (make build makes both when GDAL is installed)")
 
 // gdalAvailable fails: normalize needs GDAL.
 func gdalAvailable() error { return errNoGDAL }

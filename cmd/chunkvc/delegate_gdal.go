@@ -1,0 +1,6 @@
+//go:build gdal
+
+package main
+
+// delegateToGDAL: this build has GDAL itself.
+func delegateToGDAL([]string) {}

@@ -1,0 +1,49 @@
+//go:build !gdal
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+)
+
+// delegateToGDAL hands a command that needs GDAL (normalize; diff --png or
+// --format geojson, which render and reproject with it) to chunkvc-gdal,
+// the same program built with the gdal tag, when it is installed beside
+// this one or on PATH. The everyday binary stays free of GDAL's shared
+// libraries, whose loading costs ~50 ms on every command.
+func delegateToGDAL(args []string) {
+	if len(args) < 2 {
+		return
+	}
+	needs := args[1] == "normalize" ||
+		args[1] == "diff" && slices.ContainsFunc(args[2:], func(a string) bool {
+			return a == "--png" || a == "geojson" || a == "--format=geojson" || len(a) > 6 && a[:6] == "--png="
+		})
+	if !needs {
+		return
+	}
+	var bin string
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), "chunkvc-gdal"); isExec(p) {
+			bin = p
+		}
+	}
+	if bin == "" {
+		if p, err := exec.LookPath("chunkvc-gdal"); err == nil {
+			bin = p
+		}
+	}
+	if bin == "" {
+		return // run here: normalize explains, diff draws outlines only
+	}
+	_ = syscall.Exec(bin, append([]string{bin}, args[1:]...), os.Environ())
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
