@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -24,10 +23,7 @@ type fileStat struct {
 
 func statOf(fi fs.FileInfo) fileStat {
 	s := fileStat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.Ctime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
-		s.Ino = st.Ino
-	}
+	s.Ctime, s.Ino = ctimeIno(fi)
 	return s
 }
 
@@ -52,19 +48,21 @@ type cacheEntry struct {
 	Lazy bool `json:"lazy,omitempty"`
 }
 
-// racyWindow covers coarse file-system timestamps (FAT: 2 s; ext4: a tick).
+// racyWindow covers coarse file-system timestamps (FAT: 2 s) where the
+// file system's granularity is not known to be fine (see fsWindow).
 const racyWindow = int64(2 * time.Second)
 
 // statCache is .git/chunkvc/statcache.json.
 type statCache struct {
 	mu      sync.Mutex
 	path    string
+	window  int64                 // racy window for this file system, ns
 	Entries map[string]cacheEntry `json:"entries"`
 }
 
 func (r *Repo) loadStatCache() *statCache {
 	dir, err := r.stateDir()
-	c := &statCache{Entries: map[string]cacheEntry{}}
+	c := &statCache{Entries: map[string]cacheEntry{}, window: fsWindow(r.Root)}
 	if err != nil {
 		return c
 	}
@@ -83,7 +81,11 @@ func (c *statCache) lookup(p string, st fileStat) (cacheEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.Entries[p]
-	if !ok || e.fileStat != st || e.Mtime+racyWindow >= e.Hashed {
+	w := c.window
+	if w == 0 {
+		w = racyWindow
+	}
+	if !ok || e.fileStat != st || e.Mtime+w >= e.Hashed {
 		return cacheEntry{}, false
 	}
 	return e, true

@@ -94,4 +94,15 @@ func TestStatCacheRacyEntriesNotTrusted(t *testing.T) {
 	if _, ok := c.lookup("old", changed); ok {
 		t.Fatal("entry trusted although ctime changed")
 	}
+	// On a file system with fine timestamps the window is short.
+	fine := &statCache{Entries: map[string]cacheEntry{}, window: int64(50 * time.Millisecond)}
+	recent := st
+	recent.Mtime = now - int64(200*time.Millisecond)
+	fine.put("recent", cacheEntry{fileStat: recent, Hashed: now})
+	if _, ok := fine.lookup("recent", recent); !ok {
+		t.Fatal("entry settled beyond a 50 ms window not trusted")
+	}
+	if w := fsWindow(t.TempDir()); w != racyWindow && w != int64(50*time.Millisecond) {
+		t.Fatalf("fsWindow = %v", time.Duration(w))
+	}
 }

@@ -39,6 +39,14 @@
 //
 // Footprints: per row group, from the GeoParquet 1.1 bbox covering
 // columns' statistics (min xmin, min ymin, max xmax, max ymax), else the
-// primary column's Parquet GeospatialStatistics bbox, else the file-level
-// geo bbox. Every chunk of a row group carries it. WKB is not decoded.
+// primary column's Parquet GeospatialStatistics bbox, else the X/Y extent
+// of the row group's WKB values, else the file-level geo bbox. Every chunk
+// of a row group carries it. WKB (wkb.go: ISO and EWKB, Z/M/ZM, all seven
+// types plus TIN/triangle; NaN and empty skipped) is decoded only after
+// every range has been checked, read with parquet-go once page headers
+// pass size/count limits and compressed bodies are proven to decompress
+// within their declared size (UNCOMPRESSED, SNAPPY, GZIP, ZSTD; other
+// codecs get no decoded footprint). Decoded footprints are cached in
+// Adapter.Footprints by the hash of the geometry column chunk, so an edit
+// decodes only the row groups whose geometry chunk changed.
 package parquet

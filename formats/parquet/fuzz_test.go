@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chunkvc/chunkvc/formats/formattest"
+	"github.com/chunkvc/chunkvc/formats/parquet/pqgen"
 )
 
 // FuzzLayout: no panic, no invalid layout, no runaway allocation on any
@@ -15,6 +16,11 @@ func FuzzLayout(f *testing.F) {
 	formattest.Seeds(f, ".parquet", ".parq")
 	f.Add(oom21())
 	f.Add(small())
+	var nc bytes.Buffer
+	if err := pqgen.Write(&nc, pqgen.Config{Rows: 300, RowGroups: 3, Seed: 7, NoCovering: true}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(nc.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		formattest.Fuzz(t, Adapter{}, data)
 	})

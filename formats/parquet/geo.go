@@ -20,12 +20,15 @@ type geoInfo struct {
 	crs      string
 	types    []string
 	fileBBox *formats.BBox
-	covering [4][]string // xmin, ymin, xmax, ymax column paths; nil if none
+	covering [4][]string     // xmin, ymin, xmax, ymax column paths; nil if none
+	encoding string          // of the primary column ("WKB", "point", …)
+	decoded  []*formats.BBox // per row group, from WKB (decodeFootprints); nil if none
 }
 
 type geoDoc struct {
 	PrimaryColumn string `json:"primary_column"`
 	Columns       map[string]struct {
+		Encoding      string          `json:"encoding"`
 		GeometryTypes []string        `json:"geometry_types"`
 		BBox          []float64       `json:"bbox"`
 		CRS           json.RawMessage `json:"crs"`
@@ -52,6 +55,7 @@ func parseGeo(m *fileMeta) *geoInfo {
 	}
 	g.ok, g.primary, g.types = true, d.PrimaryColumn, col.GeometryTypes
 	g.crs = crsName(col.CRS)
+	g.encoding = col.Encoding
 	switch b := col.BBox; len(b) {
 	case 4:
 		g.fileBBox = bboxIf([4]float64{b[0], b[1], b[2], b[3]})
@@ -99,10 +103,28 @@ func crsName(raw json.RawMessage) string {
 	return "projjson:" + hashing.Sum(raw).Short()
 }
 
-// rowGroupBBox is the footprint of a row group: GeoParquet 1.1 bbox
-// covering statistics, else Parquet geospatial statistics, else the
-// file-level geo bbox; nil when none is known.
-func (g *geoInfo) rowGroupBBox(rg *rowGroup) *formats.BBox {
+// rowGroupBBox is the footprint of row group i: its statistics (see
+// statsBBox), else the extent of its decoded WKB, else the file-level geo
+// bbox; nil when none is known.
+func (g *geoInfo) rowGroupBBox(i int, rg *rowGroup) *formats.BBox {
+	if b := g.statsBBox(rg); b != nil {
+		return b
+	}
+	if i < len(g.decoded) && g.decoded[i] != nil {
+		b := *g.decoded[i]
+		return &b
+	}
+	if g.fileBBox != nil {
+		b := *g.fileBBox
+		return &b
+	}
+	return nil
+}
+
+// statsBBox is the footprint of a row group from GeoParquet 1.1 bbox
+// covering statistics, else Parquet geospatial statistics; nil when
+// neither is there.
+func (g *geoInfo) statsBBox(rg *rowGroup) *formats.BBox {
 	if g.covering[0] != nil {
 		var v [4]float64
 		found := 0
@@ -132,10 +154,6 @@ func (g *geoInfo) rowGroupBBox(rg *rowGroup) *formats.BBox {
 			b := formats.BBox(*c.geoBBox)
 			return &b
 		}
-	}
-	if g.fileBBox != nil {
-		b := *g.fileBBox
-		return &b
 	}
 	return nil
 }
@@ -268,7 +286,7 @@ func contains(l []string, s string) bool {
 func unionBBox(m *fileMeta, g *geoInfo) *formats.BBox {
 	var u *formats.BBox
 	for i := range m.rowGroups {
-		b := g.rowGroupBBox(&m.rowGroups[i])
+		b := g.rowGroupBBox(i, &m.rowGroups[i])
 		if b == nil {
 			continue
 		}

@@ -36,8 +36,16 @@ var Params = fmt.Sprintf("gap=%d split=%d %s", GapMin, SplitMin, generic.Params)
 
 var magic = []byte("PAR1")
 
-// Adapter is the Parquet / GeoParquet format adapter.
-type Adapter struct{}
+// Adapter is the Parquet / GeoParquet format adapter. The zero value is
+// ready to use.
+type Adapter struct {
+	// Footprints caches row-group footprints decoded from WKB (row groups
+	// without covering or geospatial statistics), keyed by the hash of the
+	// geometry column chunk, so re-enumerating an edited file decodes only
+	// the row groups whose geometry chunk changed. Nil means a
+	// package-level cache of DefaultFootprintEntries footprints.
+	Footprints *FootprintCache
+}
 
 var _ formats.Adapter = Adapter{}
 
@@ -58,6 +66,7 @@ const (
 type span struct {
 	off, n int64
 	kind   int
+	rg     int // row group index
 	key    string
 	bbox   *formats.BBox
 	what   string // for error messages
@@ -65,7 +74,7 @@ type span struct {
 
 // Layout implements formats.Adapter. Anything it does not fully understand
 // is an error (the caller then falls back to the generic adapter).
-func (Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.Layout, error) {
+func (a Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.Layout, error) {
 	footer, dataEnd, err := readFooter(r, size)
 	if err != nil {
 		return nil, err
@@ -81,6 +90,17 @@ func (Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.
 	list, err := spans(r, m, g, dataEnd)
 	if err != nil {
 		return nil, err
+	}
+	// Only now, with every range checked, may parquet-go read the file.
+	if err := a.decodeFootprints(ctx, r, size, m, g, dataEnd); err != nil {
+		return nil, err
+	}
+	if g.decoded != nil {
+		for i := range list {
+			if s := &list[i]; s.kind != kindInline {
+				s.bbox = g.rowGroupBBox(s.rg, &m.rowGroups[s.rg])
+			}
+		}
 	}
 	segs := []formats.Segment{{Off: 0, Len: 4}}
 	pos := int64(4)
@@ -180,6 +200,7 @@ func readAt(r io.ReaderAt, b []byte, off int64) error {
 // lie in [4, dataEnd) and not to overlap.
 func spans(r io.ReaderAt, m *fileMeta, g *geoInfo, dataEnd int64) ([]span, error) {
 	var out []span
+	rg := 0
 	add := func(off, n int64, kind int, key string, bbox *formats.BBox, what string) error {
 		if n == 0 {
 			return nil
@@ -187,16 +208,16 @@ func spans(r io.ReaderAt, m *fileMeta, g *geoInfo, dataEnd int64) ([]span, error
 		if off < 4 || n < 0 || off > dataEnd || n > dataEnd-off {
 			return fmt.Errorf("%s (bytes %d..+%d) lies outside the data area [4, %d)", what, off, n, dataEnd)
 		}
-		out = append(out, span{off: off, n: n, kind: kind, key: key, bbox: bbox, what: what})
+		out = append(out, span{off: off, n: n, kind: kind, rg: rg, key: key, bbox: bbox, what: what})
 		return nil
 	}
 	keys := newKeyer()
 	for i := range m.rowGroups {
-		rg := &m.rowGroups[i]
-		bbox := g.rowGroupBBox(rg)
+		rg = i
+		bbox := g.rowGroupBBox(i, &m.rowGroups[i])
 		seen := map[string]bool{}
-		for j := range rg.cols {
-			c := &rg.cols[j]
+		for j := range m.rowGroups[i].cols {
+			c := &m.rowGroups[i].cols[j]
 			key := fmt.Sprintf("rg%d/%s", i, keys.column(c))
 			what := fmt.Sprintf("column chunk %s", key)
 			switch {

@@ -1,6 +1,6 @@
 // Package pqgen writes deterministic GeoParquet 1.1 test files with
 // parquet-go: point rows with an id, a dictionary-encoded name, a value, a
-// WKB point geometry and a bbox covering struct. The Parquet adapter's tests
+// WKB point geometry and (unless Config.NoCovering) a bbox covering struct. The Parquet adapter's tests
 // and scripts/mkgeoparquet share it.
 package pqgen
 
@@ -41,7 +41,22 @@ type Config struct {
 	Seed      int64 // value and position noise
 	EditRows  int   // change the value column of this many rows…
 	EditRG    int   // …at the start of this row group
-	AppendRG  bool  // write one more row group after the base ones
+	// EditGeometry also moves the edited rows' points to their cell's
+	// south-west corner, changing the geometry column too.
+	EditGeometry bool
+	AppendRG     bool // write one more row group after the base ones
+	// NoCovering leaves out the bbox covering column and its geo metadata
+	// (a GeoParquet 1.0-style file whose row groups have no footprint
+	// statistics). Off, the output is unchanged.
+	NoCovering bool
+}
+
+// PlainRow is a Row without the bbox covering column (Config.NoCovering).
+type PlainRow struct {
+	ID       int64   `parquet:"id"`
+	Name     string  `parquet:"name,dict"`
+	Value    float64 `parquet:"value"`
+	Geometry []byte  `parquet:"geometry"`
 }
 
 // PerGroup is the number of rows per row group.
@@ -65,6 +80,13 @@ func Generate(c Config) []Row {
 		lo := c.EditRG * per
 		for i := lo; i < min(lo+c.EditRows, n); i++ {
 			rows[i].Value += 1000
+			if c.EditGeometry {
+				cell := i / per
+				x0, y0 := -180+18*float64(cell%20), -90+9*float64((cell/20)%20)
+				x, y := x0, y0
+				rows[i].Geometry = wkbPoint(x, y)
+				rows[i].BBox = BBox{XMin: x, YMin: y, XMax: x, YMax: y}
+			}
 		}
 	}
 	return rows
@@ -118,7 +140,9 @@ func RowGroupBBoxes(rows []Row, per int) [][4]float64 {
 }
 
 // GeoJSON returns the GeoParquet 1.1 "geo" metadata for rows.
-func GeoJSON(rows []Row) string {
+func GeoJSON(rows []Row) string { return geoJSON(rows, true) }
+
+func geoJSON(rows []Row, covers bool) string {
 	b := [4]float64{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
 	for _, r := range rows {
 		b = [4]float64{min(b[0], r.BBox.XMin), min(b[1], r.BBox.YMin), max(b[2], r.BBox.XMax), max(b[3], r.BBox.YMax)}
@@ -136,7 +160,7 @@ func GeoJSON(rows []Row) string {
 		Encoding      string              `json:"encoding"`
 		GeometryTypes []string            `json:"geometry_types"`
 		BBox          []float64           `json:"bbox"`
-		Covering      map[string]covering `json:"covering"`
+		Covering      map[string]covering `json:"covering,omitempty"`
 	}
 	g := struct {
 		Version       string            `json:"version"`
@@ -155,6 +179,11 @@ func GeoJSON(rows []Row) string {
 			}},
 		}},
 	}
+	if !covers {
+		c := g.Columns["geometry"]
+		c.Covering = nil
+		g.Columns["geometry"] = c
+	}
 	out, err := json.Marshal(g) // struct fields in order, map keys sorted
 	if err != nil {
 		panic(err)
@@ -166,13 +195,23 @@ func GeoJSON(rows []Row) string {
 // metadata. The output is deterministic.
 func Write(w io.Writer, c Config) error {
 	rows := Generate(c)
-	pw := parquet.NewGenericWriter[Row](w,
+	opts := []parquet.WriterOption{
 		parquet.MaxRowsPerRowGroup(int64(c.PerGroup())),
 		parquet.Compression(&parquet.Zstd),
-		parquet.KeyValueMetadata("geo", GeoJSON(rows)),
+		parquet.KeyValueMetadata("geo", geoJSON(rows, !c.NoCovering)),
 		parquet.BloomFilters(parquet.SplitBlockFilter(10, "id")),
-	)
-	per := c.PerGroup()
+	}
+	if c.NoCovering {
+		plain := make([]PlainRow, len(rows))
+		for i, r := range rows {
+			plain[i] = PlainRow{ID: r.ID, Name: r.Name, Value: r.Value, Geometry: r.Geometry}
+		}
+		return write(parquet.NewGenericWriter[PlainRow](w, opts...), plain, c.PerGroup())
+	}
+	return write(parquet.NewGenericWriter[Row](w, opts...), rows, c.PerGroup())
+}
+
+func write[T any](pw *parquet.GenericWriter[T], rows []T, per int) error {
 	for lo := 0; lo < len(rows); lo += per {
 		if _, err := pw.Write(rows[lo:min(lo+per, len(rows))]); err != nil {
 			return err

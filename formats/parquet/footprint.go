@@ -1,0 +1,424 @@
+package parquet
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+// Limits on decoding a geometry column chunk. A chunk over them gets no
+// decoded footprint (the row group falls back to the file bbox); they are
+// per chunk, so the result depends only on the chunk's bytes.
+const (
+	// maxDecodeChunk bounds the compressed size of a chunk we decode.
+	maxDecodeChunk = 128 << 20
+	// maxDecodePage bounds one page's uncompressed size.
+	maxDecodePage = 64 << 20
+	// maxDecodeBytes bounds the uncompressed bytes of a chunk's pages.
+	maxDecodeBytes = 256 << 20
+	// maxPageValues bounds num_values of one page (levels are decoded
+	// into one byte per value).
+	maxPageValues = 1 << 22
+)
+
+// DefaultFootprintEntries is the size of the package-level footprint
+// cache used by an Adapter whose Footprints is nil.
+const DefaultFootprintEntries = 1 << 14
+
+var defaultFootprints = NewFootprintCache(DefaultFootprintEntries)
+
+// FootprintCache remembers row-group footprints decoded from WKB, keyed by
+// the hash (hashing.Sum) of the geometry column chunk's bytes together
+// with the codec and schema that decode them; an unchanged chunk is never
+// decoded twice. It is a bounded LRU, safe for concurrent use. A chunk
+// that cannot be decoded is cached as "no footprint".
+type FootprintCache struct {
+	mu      sync.Mutex
+	max     int
+	lru     *list.List // of *footprintEntry, most recent first
+	entries map[footprintKey]*list.Element
+
+	hits, misses atomic.Int64
+}
+
+type footprintKey struct {
+	chunk   hashing.ID // hashing.Sum of the column chunk byte range
+	context hashing.ID // codec, physical type, schema
+}
+
+type footprintEntry struct {
+	key  footprintKey
+	bbox *formats.BBox
+}
+
+// NewFootprintCache returns a cache of at most entries footprints (at
+// least 1).
+func NewFootprintCache(entries int) *FootprintCache {
+	return &FootprintCache{max: max(entries, 1), lru: list.New(), entries: map[footprintKey]*list.Element{}}
+}
+
+// Stats returns the lookups that found a footprint and those that did not
+// (each miss is one column chunk decoded).
+func (c *FootprintCache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
+
+// Len returns the number of cached footprints.
+func (c *FootprintCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+func (c *FootprintCache) get(k footprintKey) (*formats.BBox, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok {
+		c.misses.Add(1)
+		return nil, false
+	}
+	c.hits.Add(1)
+	c.lru.MoveToFront(e)
+	return e.Value.(*footprintEntry).bbox, true
+}
+
+func (c *FootprintCache) put(k footprintKey, b *formats.BBox) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[k]; ok {
+		c.lru.MoveToFront(e)
+		return
+	}
+	c.entries[k] = c.lru.PushFront(&footprintEntry{key: k, bbox: b})
+	for c.lru.Len() > c.max {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		delete(c.entries, old.Value.(*footprintEntry).key)
+	}
+}
+
+// decodeFootprints fills g.decoded for the row groups that have no
+// covering or geospatial statistics, from the WKB values of the primary
+// geometry column. It runs after the footer pre-check; parquet-go is
+// opened (at most once) only when a chunk is not in the cache. Chunks that
+// cannot be decoded safely are left without a footprint.
+func (a Adapter) decodeFootprints(ctx context.Context, r io.ReaderAt, size int64, m *fileMeta, g *geoInfo, dataEnd int64) error {
+	if !g.ok || !strings.EqualFold(g.encoding, "WKB") {
+		return nil
+	}
+	cache := a.Footprints
+	if cache == nil {
+		cache = defaultFootprints
+	}
+	var f *pq.File
+	var openErr error
+	for i := range m.rowGroups {
+		rg := &m.rowGroups[i]
+		if g.statsBBox(rg) != nil {
+			continue
+		}
+		j := -1
+		for k := range rg.cols {
+			if rg.cols[k].samePath([]string{g.primary}) {
+				j = k
+				break
+			}
+		}
+		if j < 0 {
+			continue
+		}
+		c := &rg.cols[j]
+		start := c.dataPage
+		if c.dictPage > 0 && c.dictPage < c.dataPage {
+			start = c.dictPage
+		}
+		if c.typ != 6 || c.external || c.crypto || !c.hasMeta || c.totalCompressed <= 0 ||
+			c.totalCompressed > maxDecodeChunk || start < 4 || start > dataEnd || c.totalCompressed > dataEnd-start {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		chunk := make([]byte, c.totalCompressed)
+		if err := readAt(r, chunk, start); err != nil {
+			return err
+		}
+		key := footprintKey{chunk: hashing.Sum(chunk), context: hashing.Sum(fmt.Appendf(nil, "wkb-footprint 1 codec=%d type=%d schema=%s", c.codec, c.typ, hashing.Sum(m.schemaRaw)))}
+		if b, ok := cache.get(key); ok {
+			g.setDecoded(i, len(m.rowGroups), b)
+			continue
+		}
+		if f == nil && openErr == nil {
+			f, openErr = openFile(r, size)
+		}
+		var b *formats.BBox
+		if openErr == nil {
+			var err error
+			b, err = decodeChunk(ctx, f, i, j, c.codec, chunk)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				b = nil
+			}
+		}
+		if openErr == nil { // an open failure is about the file, not the chunk
+			cache.put(key, b)
+		}
+		g.setDecoded(i, len(m.rowGroups), b)
+	}
+	return nil
+}
+
+func (g *geoInfo) setDecoded(i, n int, b *formats.BBox) {
+	if g.decoded == nil {
+		g.decoded = make([]*formats.BBox, n)
+	}
+	g.decoded[i] = b
+}
+
+// openFile opens a file whose footer passed the pre-check with parquet-go;
+// a panic is an error.
+func openFile(r io.ReaderAt, size int64) (f *pq.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("parquet-go panicked: %v", p)
+		}
+	}()
+	return pq.OpenFile(r, size, pq.SkipPageIndex(true), pq.SkipBloomFilters(true), pq.SkipMagicBytes(true))
+}
+
+// decodeChunk returns the extent of the WKB values of column j of row
+// group i, whose bytes are chunk. The page headers are checked first:
+// sizes and value counts within the limits, and every compressed body
+// decompressing to no more than its header says (parquet-go's codecs do
+// not bound their output).
+func decodeChunk(ctx context.Context, f *pq.File, i, j int, codec int32, chunk []byte) (bb *formats.BBox, err error) {
+	if err := checkPages(chunk, codec); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			bb, err = nil, fmt.Errorf("parquet-go panicked: %v", p)
+		}
+	}()
+	rgs := f.RowGroups()
+	if i >= len(rgs) {
+		return nil, errors.New("row group missing in parquet-go")
+	}
+	ccs := rgs[i].ColumnChunks()
+	if j >= len(ccs) {
+		return nil, errors.New("column chunk missing in parquet-go")
+	}
+	pages := ccs[j].Pages()
+	defer pages.Close()
+	var e extent
+	buf := make([]pq.Value, 256)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = pageExtent(p, buf, &e)
+		pq.Release(p)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return e.bbox(), nil
+}
+
+func pageExtent(p pq.Page, buf []pq.Value, e *extent) error {
+	vr := p.Values()
+	for {
+		n, err := vr.ReadValues(buf)
+		for _, v := range buf[:n] {
+			if v.IsNull() {
+				continue
+			}
+			if _, werr := wkbExtent(v.ByteArray(), e); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// pageInfo is what checkPages reads from a PageHeader.
+type pageInfo struct {
+	hdr                 int
+	uncompressed, size  int32
+	values              int32
+	levels              int32 // v2: repetition + definition level bytes (never compressed)
+	v2, v2NotCompressed bool
+}
+
+// checkPages walks the page headers of a chunk and checks every page
+// against the decode limits, decompressing compressed bodies with a bound.
+func checkPages(chunk []byte, codec int32) error {
+	var total int64
+	for pos := 0; pos < len(chunk); {
+		p, err := readPageInfo(chunk[pos:min(len(chunk), pos+maxHeader)])
+		if err != nil {
+			return err
+		}
+		switch {
+		case int64(p.size) > int64(len(chunk)-pos-p.hdr):
+			return errors.New("page runs past its column chunk")
+		case p.uncompressed < 0 || p.uncompressed > maxDecodePage:
+			return fmt.Errorf("page of %d uncompressed bytes", p.uncompressed)
+		case p.values < 0 || p.values > maxPageValues:
+			return fmt.Errorf("page of %d values", p.values)
+		case p.levels < 0 || p.levels > p.size:
+			return errors.New("page levels longer than the page")
+		}
+		if total += int64(p.uncompressed); total > maxDecodeBytes {
+			return fmt.Errorf("over %d uncompressed bytes", maxDecodeBytes)
+		}
+		body := chunk[pos+p.hdr : pos+p.hdr+int(p.size)]
+		if !p.v2NotCompressed {
+			if err := checkDecompressed(codec, body[p.levels:], int64(p.uncompressed-p.levels)); err != nil {
+				return err
+			}
+		}
+		pos += p.hdr + int(p.size)
+	}
+	return nil
+}
+
+// checkDecompressed checks that src decompresses to at most limit bytes.
+func checkDecompressed(codec int32, src []byte, limit int64) error {
+	limit = max(limit, 0)
+	var rd io.Reader
+	switch codec {
+	case 0: // UNCOMPRESSED
+		return nil
+	case 1: // SNAPPY: the decoded length leads the block
+		n, err := snappy.DecodedLen(src)
+		if err != nil {
+			return err
+		}
+		if int64(n) > limit {
+			return fmt.Errorf("snappy page decompresses to %d bytes, header says %d", n, limit)
+		}
+		return nil
+	case 2: // GZIP
+		z, err := gzip.NewReader(bytes.NewReader(src))
+		if err != nil {
+			return err
+		}
+		defer z.Close()
+		rd = z
+	case 6: // ZSTD
+		z, err := zstd.NewReader(bytes.NewReader(src), zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxMemory(2*maxDecodePage), zstd.WithDecoderMaxWindow(maxDecodePage))
+		if err != nil {
+			return err
+		}
+		defer z.Close()
+		rd = z
+	default:
+		return fmt.Errorf("codec %s is not decoded for footprints", codecName(codec))
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(rd, limit+1))
+	if err != nil {
+		return err
+	}
+	if n > limit {
+		return fmt.Errorf("page decompresses to more than the %d bytes its header says", limit)
+	}
+	return nil
+}
+
+// readPageInfo reads a PageHeader: 1 type, 2 uncompressed_page_size,
+// 3 compressed_page_size, 5 data_page_header, 7 dictionary_page_header,
+// 8 data_page_header_v2.
+func readPageInfo(b []byte) (pageInfo, error) {
+	var p pageInfo
+	r := &treader{b: b, depth: 1}
+	var last int16
+	seen := 0
+	for r.err == nil {
+		t, id := r.field(&last)
+		if t == tStop {
+			break
+		}
+		switch {
+		case id == 2 && t == tI32:
+			p.uncompressed = r.i32()
+			seen |= 1
+		case id == 3 && t == tI32:
+			p.size = r.i32()
+			seen |= 2
+		case (id == 5 || id == 7 || id == 8) && t == tStruct:
+			p.v2 = id == 8
+			pageSubHeader(r, &p)
+		default:
+			r.skipField(t)
+		}
+	}
+	switch {
+	case r.err != nil:
+		return p, r.err
+	case seen != 3 || p.size < 0:
+		return p, errors.New("page header without valid sizes")
+	}
+	p.hdr = r.pos
+	return p, nil
+}
+
+// pageSubHeader reads num_values (field 1) of a data, dictionary or v2
+// data page header, and for v2 the level lengths (5, 6) and is_compressed
+// (7).
+func pageSubHeader(r *treader, p *pageInfo) {
+	if !r.enter() {
+		return
+	}
+	defer func() { r.depth-- }()
+	var last int16
+	for r.err == nil {
+		t, id := r.field(&last)
+		if t == tStop {
+			return
+		}
+		switch {
+		case id == 1 && t == tI32:
+			p.values = r.i32()
+		case p.v2 && (id == 5 || id == 6) && t == tI32:
+			n := r.i32()
+			if n < 0 || n > 1<<30 || p.levels > 1<<30 {
+				r.fail(errors.New("negative level length"))
+				return
+			}
+			p.levels += n
+		case p.v2 && id == 7 && (t == tTrue || t == tFalse):
+			p.v2NotCompressed = t == tFalse
+		default:
+			r.skipField(t)
+		}
+	}
+}
