@@ -56,7 +56,7 @@ func TestNormalizeCommand(t *testing.T) {
 
 	t.Run("without GDAL", func(t *testing.T) {
 		res := r.run(binary, "normalize", "dem.tif")
-		if res.code != exitFailure || !strings.Contains(res.stderr, "built without GDAL; rebuild with -tags gdal") {
+		if res.code != exitFailure || !strings.Contains(res.stderr, "built without GDAL and no chunkvc-gdal is installed") {
 			t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
 		}
 	})
