@@ -193,3 +193,22 @@ func Coalesce(segs []Segment) []Segment {
 func SortSegments(segs []Segment) {
 	sort.SliceStable(segs, func(i, j int) bool { return segs[i].Off < segs[j].Off })
 }
+
+// MergeRanges sorts [start, end) ranges and merges overlapping or touching
+// ones, dropping empty ones.
+func MergeRanges(in [][2]int64) [][2]int64 {
+	rs := append([][2]int64(nil), in...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i][0] < rs[j][0] })
+	var out [][2]int64
+	for _, r := range rs {
+		if r[1] <= r[0] {
+			continue
+		}
+		if n := len(out); n > 0 && r[0] <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], r[1])
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}

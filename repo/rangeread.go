@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 )
@@ -276,7 +277,7 @@ func (f *FileReader) ReadAtContext(ctx context.Context, p []byte, off int64) (in
 func (f *FileReader) Prefetch(ctx context.Context, ranges [][2]int64) error {
 	var budget int64 = f.cr.lru.max / 2
 	var spans [][2]int64
-	for _, rg := range coalesce(ranges) {
+	for _, rg := range formats.MergeRanges(ranges) {
 		a, b := max(rg[0], 0), min(rg[1], f.m.Size)
 		for i := f.pieceAt(a); a < b && i < len(f.lay.Pieces) && f.offs[i] < b && budget > 0; i++ {
 			if f.lay.Pieces[i].Chunk {
@@ -288,7 +289,7 @@ func (f *FileReader) Prefetch(ctx context.Context, ranges [][2]int64) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(f.cr.limit)
 	seen := map[hashing.ID]bool{}
-	for _, s := range coalesce(spans) {
+	for _, s := range formats.MergeRanges(spans) {
 		for i := f.pieceAt(s[0]); i < len(f.lay.Pieces) && f.offs[i] < s[1]; i++ {
 			pc := f.lay.Pieces[i]
 			if !pc.Chunk || seen[pc.ID] {
@@ -435,24 +436,6 @@ func (f *FileReader) rebuild(ctx context.Context) error {
 	return nil
 }
 
-// coalesce sorts ranges and merges overlapping or touching ones.
-func coalesce(in [][2]int64) [][2]int64 {
-	rs := append([][2]int64(nil), in...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i][0] < rs[j][0] })
-	var out [][2]int64
-	for _, r := range rs {
-		if r[1] <= r[0] {
-			continue
-		}
-		if n := len(out); n > 0 && r[0] <= out[n-1][1] {
-			out[n-1][1] = max(out[n-1][1], r[1])
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // byteLRU is a byte-bounded LRU of immutable []byte values. Not safe for
 // concurrent use; callers lock.
 type byteLRU struct {
@@ -515,7 +498,7 @@ func (f *FileReader) NewReadSeeker(ctx context.Context, windows [][2]int64) *Rea
 	if len(windows) == 0 {
 		windows = [][2]int64{{0, f.m.Size}}
 	}
-	return &ReadSeeker{ctx: ctx, f: f, window: coalesce(windows)}
+	return &ReadSeeker{ctx: ctx, f: f, window: formats.MergeRanges(windows)}
 }
 
 // readAhead is how far a sequential reader prefetches.

@@ -282,14 +282,6 @@ func TestServeToken(t *testing.T) {
 	}
 }
 
-func TestCoalesce(t *testing.T) {
-	got := coalesce([][2]int64{{10, 20}, {0, 5}, {5, 8}, {19, 30}, {40, 40}, {50, 60}})
-	want := [][2]int64{{0, 8}, {10, 30}, {50, 60}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("coalesce = %v, want %v", got, want)
-	}
-}
-
 type syncWriter struct {
 	w io.Writer
 }

@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -342,8 +343,20 @@ func (r *treader) keyValues(m *fileMeta) {
 }
 
 // pageHeader reads a PageHeader at the start of b and returns its encoded
-// length and compressed_page_size.
+// length and compressed_page_size (field 3).
 func pageHeader(b []byte) (hdr int, size int32, err error) {
+	return sizedHeader(b, 3, "page header without a valid compressed_page_size")
+}
+
+// bloomHeader reads a BloomFilterHeader and returns its encoded length and
+// num_bytes (field 1, the bitset that follows it).
+func bloomHeader(b []byte) (hdr int, size int32, err error) {
+	return sizedHeader(b, 1, "bloom filter header without a valid num_bytes")
+}
+
+// sizedHeader reads a Thrift struct at the start of b whose i32 field
+// sizeField gives the length of what follows it.
+func sizedHeader(b []byte, sizeField int16, missing string) (hdr int, size int32, err error) {
 	r := &treader{b: b, depth: 1}
 	var last int16
 	seen := false
@@ -352,7 +365,7 @@ func pageHeader(b []byte) (hdr int, size int32, err error) {
 		if t == tStop {
 			break
 		}
-		if id == 3 && t == tI32 {
+		if id == sizeField && t == tI32 {
 			size, seen = r.i32(), true
 		} else {
 			r.skipField(t)
@@ -362,33 +375,7 @@ func pageHeader(b []byte) (hdr int, size int32, err error) {
 	case r.err != nil:
 		return 0, 0, r.err
 	case !seen || size < 0:
-		return 0, 0, fmt.Errorf("page header without a valid compressed_page_size")
-	}
-	return r.pos, size, nil
-}
-
-// bloomHeader reads a BloomFilterHeader and returns its encoded length and
-// num_bytes (the bitset that follows it).
-func bloomHeader(b []byte) (hdr int, size int32, err error) {
-	r := &treader{b: b, depth: 1}
-	var last int16
-	seen := false
-	for r.err == nil {
-		t, id := r.field(&last)
-		if t == tStop {
-			break
-		}
-		if id == 1 && t == tI32 {
-			size, seen = r.i32(), true
-		} else {
-			r.skipField(t)
-		}
-	}
-	if r.err != nil {
-		return 0, 0, r.err
-	}
-	if !seen || size < 0 {
-		return 0, 0, fmt.Errorf("bloom filter header without a valid num_bytes")
+		return 0, 0, errors.New(missing)
 	}
 	return r.pos, size, nil
 }

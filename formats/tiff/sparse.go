@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/chunkvc/chunkvc/formats"
 	"io"
 	"sort"
 	"strconv"
@@ -257,7 +258,7 @@ func PlanSparse(r io.ReaderAt, size int64, keep func(off, n int64) bool) (*Spars
 		}
 		drops = append(drops, [2]int64{a, e})
 	}
-	pl := &SparsePlan{dropped: mergeRanges(drops), bo: tm.bo}
+	pl := &SparsePlan{dropped: formats.MergeRanges(drops), bo: tm.bo}
 	if len(pl.dropped) == 0 {
 		return pl, nil
 	}
@@ -351,22 +352,4 @@ func (pl *SparsePlan) Patch(b []byte, pos int64) {
 			}
 		}
 	}
-}
-
-// mergeRanges sorts ranges and merges overlapping or touching ones.
-func mergeRanges(in [][2]int64) [][2]int64 {
-	rs := append([][2]int64(nil), in...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i][0] < rs[j][0] })
-	var out [][2]int64
-	for _, r := range rs {
-		if r[1] <= r[0] {
-			continue
-		}
-		if n := len(out); n > 0 && r[0] <= out[n-1][1] {
-			out[n-1][1] = max(out[n-1][1], r[1])
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
 }
