@@ -18,6 +18,7 @@ if [[ "${1:-}" == "--bench" ]]; then
   command -v rclone >/dev/null 2>&1 || need+=(rclone)
   command -v hyperfine >/dev/null 2>&1 || need+=(hyperfine)
   [[ -x /usr/bin/time ]] || need+=(time)
+  command -v bc >/dev/null 2>&1 || need+=(bc)
 fi
 [[ ${#need[@]} -eq 0 ]] && exit 0
 
