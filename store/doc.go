@@ -12,5 +12,7 @@
 // Layout of the local store (store/local):
 //
 //	<root>/<first two hex digits>/<64 hex digits>   one file per object, read-only
-//	<root>/tmp/                                     temp files before rename
+//	<root>/<first two hex digits>/.put-*           temp files before rename (beside
+//	                                                their object: creating them in one
+//	                                                shared folder serialised puts on its lock)
 package store
