@@ -156,6 +156,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	}
 
 	for _, pl := range plans {
+		r.removeDebris(pl.m.Path)
 		p := pl.m.Path
 		if pl.layout.upToDate {
 			res.Files = append(res.Files, CheckoutFile{Path: p, Status: "up-to-date", Size: pl.m.Size})
@@ -239,13 +240,6 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return AssembleStats{}, err
 	}
-	// Temp files of a checkout that was killed: we hold the lock, so
-	// nobody else is writing them.
-	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".chunkvc-tmp-*")); len(old) > 0 {
-		for _, o := range old {
-			os.Remove(o)
-		}
-	}
 	f, err := createTemp(target)
 	if err != nil {
 		return AssembleStats{}, err
@@ -288,4 +282,14 @@ func (w progressWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.prog.Add(int64(n))
 	return n, err
+}
+
+// removeDebris deletes temp files that a killed checkout left beside p. We
+// hold the lock, so nobody else is writing them.
+func (r *Repo) removeDebris(p string) {
+	target := r.abs(p)
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".chunkvc-tmp-*"))
+	for _, o := range old {
+		os.Remove(o)
+	}
 }
