@@ -1,9 +1,7 @@
 package flatgeobuf
 
 import (
-	"bufio"
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -37,31 +35,8 @@ func gdalReads(t testing.TB, files []formattest.File) map[string]bool {
 	t.Helper()
 	dir := formattest.CorpusDir(t)
 	listed := map[string]string{}
-	if f, err := os.Open(filepath.Join(dir, "SOURCES.tsv")); err == nil {
-		defer f.Close()
-		col := -1
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			cells := strings.Split(sc.Text(), "\t")
-			if col < 0 {
-				for i, c := range cells {
-					if c == "gdal_verification" {
-						col = i
-					}
-				}
-				if col < 0 {
-					t.Fatal("SOURCES.tsv has no gdal_verification column")
-				}
-				continue
-			}
-			if len(cells) > col {
-				listed[cells[1]] = cells[col]
-			}
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
+	for name, row := range formattest.Sources(t, "gdal_verification") {
+		listed[name] = row["gdal_verification"]
 	}
 	ok := map[string]bool{}
 	for _, f := range files {

@@ -1,11 +1,8 @@
 package parquet
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,40 +26,9 @@ func corpusParquet(t testing.TB) []formattest.File {
 // with a footer that its independent decoder read ("footer OK").
 func footerOK(t testing.TB) map[string]bool {
 	t.Helper()
-	f, err := os.Open(filepath.Join(formattest.CorpusDir(t), "SOURCES.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	ok := map[string]bool{}
-	col := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		cells := strings.Split(sc.Text(), "\t")
-		if len(col) == 0 {
-			for i, c := range cells {
-				col[c] = i
-			}
-			for _, c := range []string{"file", "format", "structure_check"} {
-				if _, found := col[c]; !found {
-					t.Fatalf("SOURCES.tsv has no %s column", c)
-				}
-			}
-			continue
-		}
-		get := func(c string) string {
-			if i := col[c]; i < len(cells) {
-				return cells[i]
-			}
-			return ""
-		}
-		if strings.Contains(get("format"), "Parquet") && strings.HasPrefix(get("structure_check"), "footer OK") {
-			ok[get("file")] = true
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for name, row := range formattest.Sources(t, "format", "structure_check") {
+		ok[name] = strings.Contains(row["format"], "Parquet") && strings.HasPrefix(row["structure_check"], "footer OK")
 	}
 	return ok
 }

@@ -1,9 +1,6 @@
 package tiff
 
 import (
-	"bufio"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,35 +33,10 @@ func corpusTIFFs(t testing.TB) []formattest.File {
 // reads without error: normal files the adapter must read natively.
 func gdalReadable(t testing.TB) map[string]bool {
 	t.Helper()
-	f, err := os.Open(filepath.Join(formattest.CorpusDir(t), "SOURCES.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	ok := map[string]bool{}
-	col := -1
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		cells := strings.Split(sc.Text(), "\t")
-		if col < 0 {
-			for i, c := range cells {
-				if c == "gdal_verification" {
-					col = i
-				}
-			}
-			if col < 0 {
-				t.Fatal("SOURCES.tsv has no gdal_verification column")
-			}
-			continue
-		}
-		if len(cells) > col && len(cells) > 1 && strings.Contains(cells[col], "read OK") &&
-			!strings.Contains(cells[col], "READ ERRORS") {
-			ok[cells[1]] = true
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for name, row := range formattest.Sources(t, "gdal_verification") {
+		v := row["gdal_verification"]
+		ok[name] = strings.Contains(v, "read OK") && !strings.Contains(v, "READ ERRORS")
 	}
 	return ok
 }
