@@ -16,13 +16,7 @@ func newLogCmd(g *globalOptions) *cobra.Command {
 		Use:   "log [REV]",
 		Short: "Show commits and the data files each one changed",
 		Args:  argsUsage(cobra.MaximumNArgs(1)),
-		RunE: func(c *cobra.Command, args []string) error {
-			rev := ""
-			if len(args) == 1 {
-				rev = args[0]
-			}
-			return runLog(g, o, rev)
-		},
+		RunE:  func(c *cobra.Command, args []string) error { return runLog(g, o, optArg(args)) },
 	}
 	c.Flags().IntVarP(&o.max, "max-count", "n", 0, "show at most `N` commits")
 	addJSON(c, g)

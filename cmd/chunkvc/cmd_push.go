@@ -27,10 +27,6 @@ commit --offline), and only then push the current branch to REMOTE
 verified.`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			remote := ""
-			if len(args) == 1 {
-				remote = args[0]
-			}
 			v, err := parseVerify(o.verify)
 			if err != nil {
 				return err
@@ -39,7 +35,7 @@ verified.`,
 			if err != nil {
 				return err
 			}
-			res, err := r.Push(c.Context(), repo.PushOptions{Remote: remote, Verify: v, Progress: g.progress()})
+			res, err := r.Push(c.Context(), repo.PushOptions{Remote: optArg(args), Verify: v, Progress: g.progress()})
 			if err != nil {
 				return err
 			}

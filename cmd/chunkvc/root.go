@@ -124,3 +124,11 @@ func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// optArg returns the one optional positional argument, or "".
+func optArg(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return ""
+}
