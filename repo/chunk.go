@@ -37,6 +37,7 @@ type upload struct {
 	chunks   atomic.Int64
 	bytes    atomic.Int64
 	progress progress.Counter
+	dryRun   bool // compute manifests only, store nothing
 }
 
 // ensure makes sure the store holds id (data), putting and verifying it if
@@ -85,7 +86,13 @@ type chunked struct {
 
 // chunkFile enumerates, hashes and stores file p. Chunks whose id is in
 // known (the previous version's) are not even looked up in the store.
+//
+// With up nil nothing is stored: the manifest is computed only (diff of
+// the working tree).
 func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]bool, up *upload, workers int) (*chunked, error) {
+	if up == nil {
+		up = &upload{progress: progress.Noop{}, dryRun: true}
+	}
 	f, err := os.Open(r.abs(p))
 	if err != nil {
 		return nil, err
@@ -131,10 +138,14 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 		// (S3: 16 connections), so round trips overlap with hashing; the
 		// pool's limit also bounds the chunk copies in flight.
 		uploads, uctx := errgroup.WithContext(gctx)
-		uploads.SetLimit(connections(up.st))
+		if up.dryRun {
+			uploads.SetLimit(1)
+		} else {
+			uploads.SetLimit(connections(up.st))
+		}
 		err := hashing.HashRanges(uctx, f, ranges, hashing.Options{Workers: workers}, func(i int, id hashing.ID, data []byte) error {
 			ids[i] = id
-			if known[id] {
+			if known[id] || up.dryRun {
 				up.progress.Add(int64(len(data)))
 				return nil
 			}
@@ -186,8 +197,10 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 	}
 	layBlob := lay.Encode()
 	layID := hashing.Sum(layBlob)
-	if _, err := up.ensure(ctx, layID, layBlob); err != nil {
-		return nil, fmt.Errorf("%s: layout: %w", p, err)
+	if !up.dryRun {
+		if _, err := up.ensure(ctx, layID, layBlob); err != nil {
+			return nil, fmt.Errorf("%s: layout: %w", p, err)
+		}
 	}
 
 	// Bytes that changed under us would make chunks and digest disagree.
@@ -196,7 +209,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 		return nil, err
 	}
 	if statOf(fi2) != before {
-		return nil, fmt.Errorf("%s changed while it was being read; commit again when it is quiet", p)
+		return nil, fmt.Errorf("%s changed while it was being read; try again when it is quiet", p)
 	}
 
 	chunks := make([]manifest.Chunk, 0, len(segs)+len(l.Aliases))

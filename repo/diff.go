@@ -2,13 +2,11 @@ package repo
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -392,92 +390,11 @@ func (r *Repo) worktreeManifests(ctx context.Context, opt DiffOptions, oldBlobs 
 // peekFile is chunkFile without the store: it enumerates and hashes working
 // file p and returns the manifest a commit would write.
 func (r *Repo) peekFile(ctx context.Context, p string, workers int) (*manifest.Manifest, fileStat, int64, error) {
-	f, err := os.Open(r.abs(p))
+	ch, err := r.chunkFile(ctx, p, nil, nil, workers)
 	if err != nil {
 		return nil, fileStat{}, 0, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fileStat{}, 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fileStat{}, 0, fmt.Errorf("%s is not a regular file", p)
-	}
-	before := statOf(fi)
-	hashedAt := time.Now().UnixNano()
-	size := fi.Size()
-	l, err := r.formats.Enumerate(ctx, f, size)
-	if err != nil {
-		return nil, before, 0, fmt.Errorf("%s: %w", p, err)
-	}
-	derived, err := r.checkDerived(ctx, l, f, size)
-	if err != nil {
-		return nil, before, 0, fmt.Errorf("%s: %w", p, err)
-	}
-	segs := l.Chunks()
-	ranges := make([]hashing.Range, len(segs))
-	for i, s := range segs {
-		ranges[i] = hashing.Range{Off: s.Off, Len: s.Len}
-	}
-	ids := make([]hashing.ID, len(segs))
-	digest, err := hashing.SumReaderAt(ctx, f, size)
-	if err != nil {
-		return nil, before, 0, fmt.Errorf("%s: %w", p, err)
-	}
-	err = hashing.HashRanges(ctx, f, ranges, hashing.Options{Workers: workers}, func(i int, id hashing.ID, _ []byte) error {
-		ids[i] = id
-		return nil
-	})
-	if err != nil {
-		return nil, before, 0, fmt.Errorf("%s: %w", p, err)
-	}
-	var lay manifest.Layout
-	byRange := map[[2]int64]hashing.ID{}
-	ci := 0
-	for _, s := range l.Segments {
-		switch {
-		case s.IsChunk():
-			lay.Append(manifest.Piece{Len: s.Len, Chunk: true, ID: ids[ci]})
-			byRange[[2]int64{s.Off, s.Len}] = ids[ci]
-			ci++
-		case s.IsDerived():
-			lay.Append(manifest.Piece{Len: s.Len, Derive: s.Derive, ID: derived[s.Off]})
-		default:
-			buf := make([]byte, s.Len)
-			if _, err := f.ReadAt(buf, s.Off); err != nil {
-				return nil, before, 0, fmt.Errorf("%s: read bytes %d..%d: %w", p, s.Off, s.Off+s.Len, err)
-			}
-			lay.Append(manifest.Piece{Len: s.Len, Inline: buf})
-		}
-	}
-	layBlob := lay.Encode()
-	fi2, err := f.Stat()
-	if err != nil {
-		return nil, before, 0, err
-	}
-	if statOf(fi2) != before {
-		return nil, before, 0, fmt.Errorf("%s changed while it was being read; diff again when it is quiet", p)
-	}
-	chunks := make([]manifest.Chunk, 0, len(segs)+len(l.Aliases))
-	for i, s := range segs {
-		chunks = append(chunks, manifest.Chunk{Key: s.Key, Size: s.Len, ID: ids[i], BBox: bbox(s.BBox)})
-	}
-	for _, a := range l.Aliases {
-		chunks = append(chunks, manifest.Chunk{Key: a.Key, Size: a.Len, ID: byRange[[2]int64{a.Off, a.Len}], BBox: bbox(a.BBox)})
-	}
-	if chunks, err = manifest.Normalize(chunks); err != nil {
-		return nil, before, 0, fmt.Errorf("%s: %w", p, err)
-	}
-	m := &manifest.Manifest{
-		Path: p, Format: l.Format, FormatVersion: l.Version, Params: manifest.SanitizeValue(l.Params),
-		Fallback: manifest.SanitizeValue(l.Fallback), Size: size, Digest: digest, Layout: hashing.Sum(layBlob),
-		LayoutSize: int64(len(layBlob)), Chunks: chunks,
-	}
-	for _, fld := range l.Summary {
-		m.Summary = append(m.Summary, manifest.Field{Name: fld.Name, Value: manifest.SanitizeValue(fld.Value)})
-	}
-	return m, before, hashedAt, nil
+	return ch.m, ch.stat, ch.hashed, nil
 }
 
 // FileAt returns a local file holding p as of commit ("" = the working
