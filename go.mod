@@ -15,6 +15,7 @@ require (
 	github.com/zeebo/blake3 v0.2.4
 	golang.org/x/sync v0.25.0
 	golang.org/x/term v0.48.0
+	lukechampine.com/blake3 v1.4.1
 )
 
 require (

@@ -6,8 +6,25 @@
 //	ID     32-byte BLAKE3 digest; written as 64 lower-case hex digits, or as
 //	       "blake3:<hex>" where a text format needs to say what it is.
 //	Range  an (offset, length) slice of a file; the hasher reads it with pread.
+//	chunk  BLAKE3's 1 KiB leaf; the tree's chunks have nothing to do with
+//	       chunkvc's chunks (content ranges).
+//
+// Implementation: Sum, Digest and SumReaderAt build the BLAKE3 tree over
+// lukechampine.com/blake3/guts, whose CompressBuffer hashes 16 chunks at
+// once with AVX-512 (AVX2 or pure Go on other CPUs), about 1.4× as fast per
+// core as zeebo/blake3's 8-lane AVX2. Inputs under 10 KiB still go to
+// zeebo/blake3, which is faster there. The tree shape is BLAKE3's:
+// 16-chunk buffers, each a complete subtree, go on a stack that merges
+// equal-sized subtrees as in the paper's lazy merge; the last 1..16 chunks
+// (the empty chunk for empty input) are held back and merged by
+// CompressBuffer, whose pairwise merge gives the same shape as BLAKE3's
+// eigentrees folded from the right; then the stack folds onto that node
+// and the last parent gets the root flag. SumReaderAt hashes 1 MiB blocks
+// (complete 1024-chunk subtrees) on a worker pool and pushes their chaining
+// values onto the same kind of stack in file order.
 //
 // Memory: HashRanges holds at most workers+1 buffers, each as large as the
 // largest range, so memory is bounded by MaxRange × (workers+1), never by the
-// file size.
+// file size. SumReaderAt holds one 1 MiB block per worker: a read-only
+// mapping of an *os.File on Unix (no copy), else a pooled buffer.
 package hashing

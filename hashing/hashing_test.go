@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -74,7 +75,7 @@ func TestHashRangesMatchesSerial(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, rg := range ranges {
-			if want := ID(blake3.Sum256(data[rg.Off : rg.Off+rg.Len])); got[i] != want {
+			if want := ref(data[rg.Off : rg.Off+rg.Len]); got[i] != want {
 				t.Fatalf("workers=%d range %d: id mismatch", workers, i)
 			}
 		}
@@ -114,21 +115,205 @@ func TestSumReaderAt(t *testing.T) {
 	}
 }
 
-// benchFile returns a file of benchSize random bytes; CHUNKVC_BENCH_FILE
-// names an existing file to use instead (make bench passes the same file to
-// b3sum so the two are measured on identical bytes in one run).
-func benchFile(b *testing.B) (*os.File, int64) {
-	b.Helper()
-	p := os.Getenv("CHUNKVC_BENCH_FILE")
-	if p == "" {
-		p = filepath.Join(b.TempDir(), "bench.bin")
-		data := make([]byte, 256<<20)
-		rand.New(rand.NewSource(1)).Read(data)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			b.Fatal(err)
+func TestSumReaderAtSizes(t *testing.T) {
+	data := make([]byte, 9<<20)
+	rand.New(rand.NewSource(8)).Read(data)
+	var sizes []int
+	for _, k := range []int{0, 1, 2, 3, 4, 8} {
+		for _, d := range []int{-1023, -1024, -1, 0, 1, 1023, 1024, 1025, bufLen + 1} {
+			if n := k*blockLen + d; n >= 0 {
+				sizes = append(sizes, n)
+			}
 		}
 	}
+	sizes = append(sizes, 7<<20+12345, len(data))
+	for _, workers := range []int{1, 2, 3, 7, 16} {
+		for _, n := range sizes {
+			got, err := sumReaderAt(t.Context(), bytes.NewReader(data), int64(n), workers)
+			if want := ref(data[:n]); err != nil || got != want {
+				t.Fatalf("workers=%d size=%d: SumReaderAt = %s, %v; want %s", workers, n, got.Short(), err, want.Short())
+			}
+		}
+	}
+}
+
+func TestSumReaderAtGOMAXPROCS(t *testing.T) {
+	data := make([]byte, 5<<20+777)
+	rand.New(rand.NewSource(9)).Read(data)
+	want := ref(data)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 4, 9} {
+		runtime.GOMAXPROCS(procs)
+		got, err := SumReaderAt(t.Context(), bytes.NewReader(data), int64(len(data)))
+		if err != nil || got != want {
+			t.Fatalf("GOMAXPROCS=%d: SumReaderAt = %s, %v; want %s", procs, got.Short(), err, want.Short())
+		}
+	}
+}
+
+func TestSumReaderAtLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hashes 230 MiB")
+	}
+	data := make([]byte, 129<<20+1)
+	rand.New(rand.NewSource(10)).Read(data)
+	for _, n := range []int{100<<20 + 12345, len(data)} {
+		got, err := SumReaderAt(t.Context(), bytes.NewReader(data[:n]), int64(n))
+		if want := ref(data[:n]); err != nil || got != want {
+			t.Fatalf("size %d: SumReaderAt = %s, %v; want %s", n, got.Short(), err, want.Short())
+		}
+	}
+}
+
+func TestSumReaderAtFile(t *testing.T) {
+	data := make([]byte, 6<<20+4321)
+	rand.New(rand.NewSource(13)).Read(data)
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, workers := range []int{1, 2, 3} {
+		for _, n := range []int{0, 100, blockLen, blockLen + 1, 3*blockLen - 5, 4 * blockLen, len(data)} {
+			got, err := sumReaderAt(t.Context(), f, int64(n), workers)
+			if want := ref(data[:n]); err != nil || got != want {
+				t.Fatalf("workers=%d size=%d: SumReaderAt = %s, %v; want %s", workers, n, got.Short(), err, want.Short())
+			}
+		}
+	}
+
+	// A file that shrank below size: the mapped pages past its end fault,
+	// and the blocks are read instead, which reports the short file.
+	if err := os.Truncate(p, 3<<20+blockLen/2); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		_, err := sumReaderAt(t.Context(), f, int64(len(data)), workers)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "read bytes 3145728..4194304") && !strings.Contains(err.Error(), "read bytes 4194304..5242880") {
+			t.Errorf("workers=%d: shrunk file: err = %v, want ErrUnexpectedEOF reading block 3 or 4", workers, err)
+		}
+	}
+}
+
+// readerAt is an io.ReaderAt over data that counts concurrent reads, and can
+// fail or call hook at a given offset.
+type readerAt struct {
+	data     []byte
+	failAt   int64
+	err      error
+	hook     func()
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+}
+
+func (r *readerAt) ReadAt(p []byte, off int64) (int, error) {
+	r.mu.Lock()
+	r.inFlight++
+	r.peak = max(r.peak, r.inFlight)
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.inFlight--
+		r.mu.Unlock()
+	}()
+	if r.err != nil && off == r.failAt {
+		if r.hook != nil {
+			r.hook()
+		}
+		return 0, r.err
+	}
+	return bytes.NewReader(r.data).ReadAt(p, off)
+}
+
+func TestSumReaderAtErrors(t *testing.T) {
+	data := make([]byte, 6<<20)
+	for _, workers := range []int{1, 3} {
+		// A file shorter than size.
+		_, err := sumReaderAt(t.Context(), bytes.NewReader(data), int64(len(data))+5, workers)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "read bytes 6291456..6291461") {
+			t.Errorf("workers=%d: short file: err = %v, want ErrUnexpectedEOF with the range", workers, err)
+		}
+
+		// A read error is wrapped with its range.
+		boom := errors.New("boom")
+		r := &readerAt{data: data, failAt: 2 << 20, err: boom}
+		_, err = sumReaderAt(t.Context(), r, int64(len(data)), workers)
+		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "read bytes 2097152..3145728") {
+			t.Errorf("workers=%d: read error: err = %v", workers, err)
+		}
+
+		// Cancelling stops the work with ctx.Err().
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if _, err := sumReaderAt(ctx, bytes.NewReader(data), int64(len(data)), workers); !errors.Is(err, context.Canceled) {
+			t.Errorf("workers=%d: cancelled before: err = %v", workers, err)
+		}
+		ctx, cancel = context.WithCancel(t.Context())
+		r = &readerAt{data: data, failAt: 3 << 20, err: context.Canceled, hook: cancel}
+		if _, err := sumReaderAt(ctx, r, int64(len(data)), workers); !errors.Is(err, context.Canceled) {
+			t.Errorf("workers=%d: cancelled during: err = %v", workers, err)
+		}
+		cancel()
+	}
+}
+
+func TestSumReaderAtBounded(t *testing.T) {
+	data := make([]byte, 40<<20)
+	rand.New(rand.NewSource(11)).Read(data)
+	for _, workers := range []int{2, 5} {
+		r := &readerAt{data: data}
+		got, err := sumReaderAt(t.Context(), r, int64(len(data)), workers)
+		if err != nil || got != ref(data) {
+			t.Fatalf("workers=%d: %s, %v", workers, got.Short(), err)
+		}
+		if r.peak > workers {
+			t.Errorf("workers=%d: %d reads in flight", workers, r.peak)
+		}
+	}
+}
+
+var bench struct {
+	once sync.Once
+	dir  string // temporary, removed by TestMain
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bench.dir != "" {
+		os.RemoveAll(bench.dir)
+	}
+	os.Exit(code)
+}
+
+// benchFile returns a file of 256 MiB of random bytes, written once per test
+// binary; CHUNKVC_BENCH_FILE names an existing file to use instead (make
+// bench passes the same file to b3sum so the two are measured on identical
+// bytes in one run).
+func benchFile(b *testing.B) (*os.File, int64) {
+	b.Helper()
+	bench.once.Do(func() {
+		if bench.path = os.Getenv("CHUNKVC_BENCH_FILE"); bench.path != "" {
+			return
+		}
+		if bench.dir, bench.err = os.MkdirTemp("", "chunkvc-hashing-bench"); bench.err != nil {
+			return
+		}
+		bench.path = filepath.Join(bench.dir, "bench.bin")
+		data := make([]byte, 256<<20)
+		rand.New(rand.NewSource(1)).Read(data)
+		bench.err = os.WriteFile(bench.path, data, 0o644)
+	})
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+	f, err := os.Open(bench.path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,8 +339,7 @@ func BenchmarkHashRanges(b *testing.B) {
 	f, size := benchFile(b)
 	rs := benchRanges(size, 1<<20)
 	b.SetBytes(size)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		if err := HashRanges(context.Background(), f, rs, Options{}, func(int, ID, []byte) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
@@ -167,8 +351,7 @@ func BenchmarkHashRangesSerial(b *testing.B) {
 	f, size := benchFile(b)
 	rs := benchRanges(size, 1<<20)
 	b.SetBytes(size)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		if err := HashRanges(context.Background(), f, rs, Options{Workers: 1}, func(int, ID, []byte) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
@@ -179,11 +362,55 @@ func BenchmarkHashRangesSerial(b *testing.B) {
 func BenchmarkSumReaderAt(b *testing.B) {
 	f, size := benchFile(b)
 	b.SetBytes(size)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		if _, err := SumReaderAt(context.Background(), f, size); err != nil {
 			b.Fatal(err)
 		}
 	}
-	_ = runtime.GOMAXPROCS(0)
+}
+
+// BenchmarkWithoutMmap is SumReaderAt on a reader that is not an *os.File,
+// so it copies every block with ReadAt.
+func BenchmarkWithoutMmap(b *testing.B) {
+	f, size := benchFile(b)
+	r := struct{ io.ReaderAt }{f}
+	b.SetBytes(size)
+	for b.Loop() {
+		if _, err := SumReaderAt(context.Background(), r, size); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkZeebo measures what HashRanges and SumReaderAt did before the
+// guts tree code: zeebo/blake3 per range, and a serial streaming digest of
+// the whole file. (Its name keeps it out of make bench's
+// 'HashRanges|SumReaderAt'.)
+func BenchmarkZeebo(b *testing.B) {
+	b.Run("HashRanges", func(b *testing.B) {
+		f, size := benchFile(b)
+		rs := benchRanges(size, 1<<20)
+		b.SetBytes(size)
+		for b.Loop() {
+			if err := hashRanges(context.Background(), f, rs, Options{}, ref, func(int, ID, []byte) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("SumReaderAt", func(b *testing.B) {
+		f, size := benchFile(b)
+		b.SetBytes(size)
+		buf := make([]byte, 1<<20)
+		for b.Loop() {
+			d := blake3.New()
+			for off := int64(0); off < size; off += int64(len(buf)) {
+				n := min(int64(len(buf)), size-off)
+				if err := readFull(f, buf[:n], off); err != nil {
+					b.Fatal(err)
+				}
+				d.Write(buf[:n])
+			}
+			d.Sum(nil)
+		}
+	})
 }

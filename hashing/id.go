@@ -5,16 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/zeebo/blake3"
 )
 
 // ID is the BLAKE3-256 digest of some bytes. The zero ID is never the hash of
 // real content in practice and is used as "no ID".
 type ID [32]byte
-
-// Sum returns the ID of b.
-func Sum(b []byte) ID { return ID(blake3.Sum256(b)) }
 
 // String returns the ID as 64 lower-case hex digits.
 func (id ID) String() string { return hex.EncodeToString(id[:]) }
@@ -63,22 +58,3 @@ func (id *ID) UnmarshalText(b []byte) error {
 	*id = v
 	return nil
 }
-
-// New returns a streaming BLAKE3-256 hasher whose Sum is an ID.
-func New() *Digest { return &Digest{h: blake3.New()} }
-
-// Digest is a streaming hasher.
-type Digest struct{ h *blake3.Hasher }
-
-// Write adds p to the hash; it never fails.
-func (d *Digest) Write(p []byte) (int, error) { return d.h.Write(p) }
-
-// ID returns the digest of everything written so far.
-func (d *Digest) ID() ID {
-	var id ID
-	d.h.Sum(id[:0])
-	return id
-}
-
-// Reset forgets everything written.
-func (d *Digest) Reset() { d.h.Reset() }

@@ -1,0 +1,157 @@
+package hashing
+
+import (
+	"github.com/zeebo/blake3"
+	"lukechampine.com/blake3/guts"
+)
+
+const (
+	chunkLen = guts.ChunkSize                // one BLAKE3 chunk, a leaf of the tree
+	bufLen   = guts.MaxSIMD * guts.ChunkSize // 16 chunks, one guts.CompressBuffer call
+
+	// Inputs shorter than smallLimit are hashed by zeebo/blake3 instead of
+	// the guts tree code: CompressBuffer always does 16 lanes of work and
+	// guts hashes a partial last chunk in pure Go, so below about 10 KiB
+	// zeebo's AVX2 and SSE4.1 code is faster (BenchmarkSumSmall).
+	smallLimit = 10 << 10
+)
+
+// buffer is what guts.CompressBuffer reads: all of it, even past its buflen.
+type buffer = [bufLen]byte
+
+// Sum returns the ID of b. It runs on the caller's goroutine and does not
+// allocate.
+func Sum(b []byte) ID {
+	if len(b) < smallLimit {
+		return ID(blake3.Sum256(b))
+	}
+	return rootID(subtree(b, 0))
+}
+
+// rootID finalizes n, the last node of a message, as the root.
+func rootID(n guts.Node) ID {
+	n.Flags |= guts.FlagRoot
+	out := guts.WordsToBytes(guts.CompressNode(n))
+	return ID(out[:32])
+}
+
+// subtree returns the uncompressed top node of the BLAKE3 tree over b, whose
+// first chunk has index counter. Finalized as root it gives the hash of b if
+// counter is 0; otherwise its chaining value stands for b's chunks in a
+// larger tree, which requires counter to be a multiple of the power of two
+// at or above b's chunk count (b must be one aligned subtree, or the final
+// chunks of a message starting at such a boundary).
+func subtree(b []byte, counter uint64) guts.Node {
+	var s cvStack
+	for len(b) > bufLen { // hold back the last buffer: it holds the last chunk
+		n := guts.CompressBuffer((*buffer)(b), bufLen, &guts.IV, counter, 0)
+		s.push(guts.ChainingValue(n))
+		b = b[bufLen:]
+		counter += guts.MaxSIMD
+	}
+	return s.fold(lastBuffer(b, counter))
+}
+
+// lastBuffer returns the node over the final 0..16 chunks of a tree. Their
+// counter is 16-aligned, so CompressBuffer's merge of them has the shape
+// BLAKE3 gives the last chunks (the eigentrees of the tail, folded from the
+// right).
+func lastBuffer(b []byte, counter uint64) guts.Node {
+	switch {
+	case len(b) <= chunkLen: // also the empty message's single empty chunk
+		return guts.CompressChunk(b, &guts.IV, counter, 0)
+	case len(b) == bufLen:
+		return guts.CompressBuffer((*buffer)(b), bufLen, &guts.IV, counter, 0)
+	default: // CompressBuffer reads 16 chunks: pad
+		var scratch buffer
+		copy(scratch[:], b)
+		return guts.CompressBuffer(&scratch, len(b), &guts.IV, counter, 0)
+	}
+}
+
+// cvStack is BLAKE3's lazy merge stack over complete subtrees that all have
+// the same power-of-two number of chunks: push merges two equal subtrees
+// into their parent wherever adding one to count carries, so the entries are
+// the subtrees of count's set bits, largest first.
+type cvStack struct {
+	cvs   [54][8]uint32 // 2^54 chunks is BLAKE3's maximum input
+	n     int           // entries in cvs
+	count uint64        // subtrees pushed
+}
+
+func (s *cvStack) push(cv [8]uint32) {
+	for c := s.count; c&1 == 1; c >>= 1 {
+		s.n--
+		cv = guts.ChainingValue(guts.ParentNode(s.cvs[s.n], cv, &guts.IV, 0))
+	}
+	s.cvs[s.n] = cv
+	s.n++
+	s.count++
+}
+
+// fold returns the node over everything pushed followed by last, the node of
+// the chunks that end the tree. It does not change s.
+func (s *cvStack) fold(last guts.Node) guts.Node {
+	for i := s.n - 1; i >= 0; i-- {
+		last = guts.ParentNode(s.cvs[i], guts.ChainingValue(last), &guts.IV, 0)
+	}
+	return last
+}
+
+func (s *cvStack) reset() { s.n, s.count = 0, 0 }
+
+// New returns a streaming BLAKE3-256 hasher whose Sum is an ID.
+func New() *Digest { return new(Digest) }
+
+// Digest is a streaming hasher; the zero value is ready to use. It gives the
+// same IDs as Sum at about the same speed when written in large pieces.
+type Digest struct {
+	stack cvStack // one entry per 16-chunk buffer compressed
+	buf   buffer
+	n     int // bytes in buf
+}
+
+// Write adds p to the hash; it never fails.
+func (d *Digest) Write(p []byte) (int, error) {
+	written := len(p)
+	for len(p) > 0 {
+		if d.n == bufLen { // more follows, so buf does not hold the last chunk
+			d.compress(&d.buf)
+			d.n = 0
+		}
+		for d.n == 0 && len(p) > bufLen {
+			d.compress((*buffer)(p))
+			p = p[bufLen:]
+		}
+		c := copy(d.buf[d.n:], p)
+		d.n += c
+		p = p[c:]
+	}
+	return written, nil
+}
+
+func (d *Digest) compress(b *buffer) {
+	n := guts.CompressBuffer(b, bufLen, &guts.IV, d.stack.count*guts.MaxSIMD, 0)
+	d.stack.push(guts.ChainingValue(n))
+}
+
+// ID returns the digest of everything written so far.
+func (d *Digest) ID() ID {
+	if d.stack.count == 0 && d.n < smallLimit {
+		return ID(blake3.Sum256(d.buf[:d.n]))
+	}
+	counter := d.stack.count * guts.MaxSIMD
+	var last guts.Node
+	if d.n <= chunkLen {
+		last = guts.CompressChunk(d.buf[:d.n], &guts.IV, counter, 0)
+	} else {
+		last = guts.CompressBuffer(&d.buf, d.n, &guts.IV, counter, 0)
+	}
+	return rootID(d.stack.fold(last))
+}
+
+// Reset forgets everything written.
+func (d *Digest) Reset() {
+	d.stack.reset()
+	d.n = 0
+}
