@@ -9,10 +9,17 @@
 // that data hashes to its ID before any backend sees it, and ReadAll checks
 // the bytes it returns. Backends may therefore trust their input.
 //
-// Layout of the local store (store/local):
+// Layout of the local store (store/local; the byte layout of its packs is in
+// store/local/internal/packidx):
 //
 //	<root>/<first two hex digits>/<64 hex digits>   one file per object, read-only
 //	<root>/<first two hex digits>/.put-*           temp files before rename (beside
 //	                                                their object: creating them in one
 //	                                                shared folder serialised puts on its lock)
+//	<root>/tmp/pack-*.tmp                           a batch's pack while it is written
+//	<root>/packs/pack-<hex>.pack                    objects put through a Batch, each raw,
+//	                                                zstd-compressed or a zstd delta
+//	<root>/packs/pack-<hex>.idx                     the pack's index, written last: sorted
+//	                                                (id, offset, stored, size, encoding,
+//	                                                depth, base) entries, BLAKE3 checksum
 package store

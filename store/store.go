@@ -69,6 +69,41 @@ type Remover interface {
 	Delete(ctx context.Context, id hashing.ID) error
 }
 
+// Batcher is a store that takes many objects as one durable unit, so that
+// a commit of 25,000 small tiles costs a few files and fsyncs instead of one
+// of each per tile (store/local writes them into a pack).
+type Batcher interface {
+	// Batch starts a batch. The caller ends it with exactly one Commit or
+	// Abort, after every Put on it has returned.
+	Batch(ctx context.Context) (Batch, error)
+}
+
+// Batch collects objects for a Batcher. Objects put through it become
+// durable and readable together when Commit returns nil; before that, and
+// after Abort, readers of the store need not see them.
+type Batch interface {
+	// Put adds data under id; the caller guarantees id == hashing.Sum(data)
+	// and may reuse data once Put returns. An object the store or the
+	// batch already holds is not added again: added reports whether this
+	// call added it. like, when not zero, names an object the store holds
+	// that probably shares most bytes with data (the previous version of
+	// the same chunk): the store may keep data as a delta against it. Put
+	// is safe for concurrent use.
+	Put(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (added bool, err error)
+	// Commit makes every object put so far durable and readable.
+	Commit(ctx context.Context) error
+	// Abort discards the batch's objects that are not yet committed.
+	Abort() error
+}
+
+// BulkRemover deletes many objects at once, for stores where deleting one
+// costs a rewrite of what surrounds it (a pack). Deleting a missing object
+// is not an error. Objects that are kept stay readable even when they were
+// stored as deltas against deleted ones.
+type BulkRemover interface {
+	DeleteMany(ctx context.Context, ids []hashing.ID) error
+}
+
 // Store is a complete content-addressed store.
 type Store interface {
 	Getter

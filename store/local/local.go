@@ -1,6 +1,3 @@
-// Package local is the content-addressed store on a local file system: one
-// read-only file per object at <root>/<2 hex>/<64 hex>, written through a
-// temp file in <root>/tmp/ and renamed into place.
 package local
 
 import (
@@ -18,7 +15,8 @@ import (
 	"github.com/chunkvc/chunkvc/store"
 )
 
-// TmpDir is the folder under the root that holds temp files.
+// TmpDir is the folder under the root that holds temp files: the packs of
+// batches while they are written.
 const TmpDir = "tmp"
 
 // Store is a local content-addressed store. It is safe for concurrent use,
@@ -28,9 +26,18 @@ type Store struct {
 
 	mu   sync.Mutex
 	dirs map[string]bool // fan-out folders known to exist with a synced entry
+
+	ps packSet
+
+	deleting  sync.Mutex // one DeleteMany at a time
+	lastClean time.Time  // of temp files; guarded by deleting
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.Batcher     = (*Store)(nil)
+	_ store.BulkRemover = (*Store)(nil)
+)
 
 // Open opens the store at root, creating root and root/tmp if missing. It
 // fails, naming the path, if root is not a folder or root/tmp cannot be
@@ -74,11 +81,15 @@ func (s *Store) path(id hashing.ID) string {
 	return filepath.Join(s.root, h[:2], h)
 }
 
-// Put stores data under id. An existing object of the right size is kept as
-// it is; one of the wrong size is damaged and is replaced.
+// Put stores data under id as a loose object. An existing loose object of
+// the right size is kept as it is; one of the wrong size is damaged and is
+// replaced. An object the Store knows to be packed is not written again.
 func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("put object %s: %w", id.Short(), err)
+	}
+	if _, ok := s.packed(id); ok {
+		return nil
 	}
 	p := s.path(id)
 	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
@@ -90,6 +101,11 @@ func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
 		return nil
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("put object %s: %w", id.Short(), err)
+	}
+	if _, ok, err := s.findPacked(id); err != nil {
+		return fmt.Errorf("put object %s: %w", id.Short(), err)
+	} else if ok {
+		return nil
 	}
 	if err := s.ensureDir(filepath.Dir(p)); err != nil {
 		return fmt.Errorf("put object %s: %w", id.Short(), err)
@@ -163,16 +179,29 @@ func (s *Store) write(p string, data []byte) (err error) {
 }
 
 // Get returns a reader for length bytes of object id from off (length < 0:
-// to the end). The reader is an *io.SectionReader over the open file, so it
-// also implements io.ReaderAt and io.Seeker.
+// to the end). For a loose object, and a packed one stored raw, the reader
+// is an *io.SectionReader over the open file; for a packed object stored
+// compressed or as a delta, Get decodes the whole object (and its delta
+// base chain) into memory. Either way it implements io.ReaderAt and
+// io.Seeker.
 func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("get object %s: %w", id.Short(), err)
 	}
+	rc, err := viaPack(s, id,
+		func(r ref) (io.ReadCloser, error) { return s.getPacked(ctx, r, off, length) },
+		func() (io.ReadCloser, error) { return s.getLoose(id, off, length) })
+	if err != nil {
+		return nil, failed("get", id, err)
+	}
+	return rc, nil
+}
+
+func (s *Store) getLoose(id hashing.ID, off, length int64) (io.ReadCloser, error) {
 	p := s.path(id)
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, failed("get", id, err)
+		return nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
@@ -180,13 +209,13 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 	}
 	if err != nil {
 		f.Close()
-		return nil, failed("get", id, err)
+		return nil, err
 	}
 	size := fi.Size()
 	if off < 0 || off > size || length > size-off {
 		f.Close()
-		return nil, failed("get", id, &fs.PathError{Op: "read", Path: p,
-			Err: fmt.Errorf("range at %d length %d is outside the %d-byte object", off, length, size)})
+		return nil, &fs.PathError{Op: "read", Path: p,
+			Err: fmt.Errorf("range at %d length %d is outside the %d-byte object", off, length, size)}
 	}
 	if length < 0 {
 		length = size - off
@@ -203,25 +232,51 @@ type reader struct {
 // Close closes the file.
 func (r *reader) Close() error { return r.f.Close() }
 
-// Stat returns the size of object id.
+// Stat returns the size of object id. A packed object's Modified is its
+// pack file's.
 func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 	if err := ctx.Err(); err != nil {
 		return store.Info{}, fmt.Errorf("stat object %s: %w", id.Short(), err)
 	}
-	p := s.path(id)
-	fi, err := os.Stat(p)
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &fs.PathError{Op: "stat", Path: p, Err: errors.New("not a regular file")}
-	}
+	info, err := viaPack(s, id,
+		func(r ref) (store.Info, error) {
+			fi, err := os.Stat(s.packPath(r.p.name, ".pack"))
+			if err != nil {
+				return store.Info{}, packErr(err)
+			}
+			return store.Info{ID: id, Size: r.entry().Size, Modified: fi.ModTime()}, nil
+		},
+		func() (store.Info, error) {
+			p := s.path(id)
+			fi, err := os.Stat(p)
+			if err == nil && !fi.Mode().IsRegular() {
+				err = &fs.PathError{Op: "stat", Path: p, Err: errors.New("not a regular file")}
+			}
+			if err != nil {
+				return store.Info{}, err
+			}
+			return store.Info{ID: id, Size: fi.Size(), Modified: fi.ModTime()}, nil
+		})
 	if err != nil {
 		return store.Info{}, failed("stat", id, err)
 	}
-	return store.Info{ID: id, Size: fi.Size(), Modified: fi.ModTime()}, nil
+	return info, nil
 }
 
-// List calls fn for every object file, skipping tmp/ and any name that is
-// not an object. Objects deleted while listing may or may not be reported.
+// List calls fn for every object, packed or loose, once, skipping tmp/ and
+// any name that is not an object. Objects deleted while listing may or may
+// not be reported. If a pack index cannot be read, List fails naming it
+// before calling fn at all: a partial listing must not pass for a whole one.
 func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
+	if _, err := s.refresh(false); err != nil {
+		return fmt.Errorf("list local store: %w", err)
+	}
+	if err := s.damagedIndexes(); err != nil {
+		return fmt.Errorf("list local store: %w", err)
+	}
+	if err := s.listPacked(ctx, fn); err != nil {
+		return err
+	}
 	fans, err := os.ReadDir(s.root)
 	if err != nil {
 		return fmt.Errorf("list local store: %w", err)
@@ -249,6 +304,9 @@ func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
 			id, err := hashing.ParseID(name)
 			if err != nil {
 				continue
+			}
+			if _, ok := s.packed(id); ok {
+				continue // listed with the packs
 			}
 			fi, err := e.Info()
 			if errors.Is(err, fs.ErrNotExist) {
@@ -279,15 +337,10 @@ func isFanOut(name string) bool {
 	return true
 }
 
-// Delete removes object id; a missing object is not an error.
+// Delete removes object id; a missing object is not an error. It is
+// DeleteMany of id alone: deleting a packed object rewrites its pack.
 func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("delete object %s: %w", id.Short(), err)
-	}
-	if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("delete object %s: %w", id.Short(), err)
-	}
-	return nil
+	return s.DeleteMany(ctx, []hashing.ID{id})
 }
 
 // failed wraps err from operation op on object id; a missing file also
@@ -314,10 +367,15 @@ func syncDir(dir string) error {
 
 // Touch marks an existing object as just used, so that a garbage collection
 // running elsewhere with a grace period spares it while a commit that
-// reuses it is in flight.
+// reuses it is in flight. Touching a packed object touches its whole pack.
 func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
 	now := time.Now()
-	if err := os.Chtimes(s.path(id), now, now); err != nil {
+	_, err := viaPack(s, id,
+		func(r ref) (struct{}, error) {
+			return struct{}{}, packErr(os.Chtimes(s.packPath(r.p.name, ".pack"), now, now))
+		},
+		func() (struct{}, error) { return struct{}{}, os.Chtimes(s.path(id), now, now) })
+	if err != nil {
 		return failed("touch", id, err)
 	}
 	return nil

@@ -42,6 +42,17 @@ var mutants = map[string]string{
 	"delete-missing-errors": "Delete",
 	"delete-all":            "Delete",
 	"put-rekeys":            "ReadAllVerifies",
+
+	"batch-drops-one":           "BatchRoundTrip",
+	"batch-keeps-buffer":        "BatchRoundTrip",
+	"batch-abort-commits":       "BatchAbort",
+	"batch-dup-fails":           "BatchDuplicates",
+	"batch-added-always":        "BatchDuplicates",
+	"batch-commit-drops-late":   "BatchConcurrent",
+	"batch-like-replaces":       "BatchDelta",
+	"deletemany-drops-deps":     "BatchDeleteMany",
+	"deletemany-missing-errors": "BatchDeleteMany",
+	"deletemany-skips-last":     "BatchDeleteMany",
 }
 
 const mutantEnv = "STORETEST_MUTANT"
@@ -81,7 +92,9 @@ func TestMutant(t *testing.T) {
 		t.Skip("run by TestSuiteCatchesMutants")
 	}
 	listWait = 300 * time.Millisecond
-	Run(t, func(*testing.T) store.Store { return &mutant{Store: mem.New(), mode: mode} })
+	open := func(*testing.T) store.Store { return &mutant{Store: mem.New(), mode: mode} }
+	Run(t, open)
+	RunBatch(t, open, nil)
 }
 
 type mutant struct {
@@ -89,6 +102,7 @@ type mutant struct {
 	mode string
 	mu   sync.Mutex
 	kept map[hashing.ID][]byte // for put-keeps-buffer
+	deps map[hashing.ID][]hashing.ID
 }
 
 func (m *mutant) String() string {
@@ -211,4 +225,103 @@ func (m *mutant) Delete(ctx context.Context, id hashing.ID) error {
 		}
 	}
 	return m.Store.Delete(ctx, id)
+}
+
+// Batch returns a batch that keeps objects in memory until Commit.
+func (m *mutant) Batch(context.Context) (store.Batch, error) {
+	return &mutantBatch{m: m, objs: map[hashing.ID][]byte{}}, nil
+}
+
+type mutantBatch struct {
+	m     *mutant
+	mu    sync.Mutex
+	order []hashing.ID
+	objs  map[hashing.ID][]byte
+}
+
+func (b *mutantBatch) Put(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
+	if b.m.mode == "batch-dup-fails" {
+		if _, err := b.m.Store.Stat(ctx, id); err == nil {
+			return false, errors.New("already there")
+		}
+	}
+	_, held := b.m.Store.Stat(ctx, id)
+	added := held != nil
+	if b.m.mode != "batch-keeps-buffer" {
+		data = bytes.Clone(data)
+	}
+	if b.m.mode == "batch-like-replaces" && !like.IsZero() {
+		b.m.Store.Delete(ctx, like)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.objs[id]; !ok {
+		b.order = append(b.order, id)
+	} else {
+		added = false
+	}
+	if b.m.mode == "batch-added-always" {
+		added = true
+	}
+	b.objs[id] = data
+	if !like.IsZero() {
+		b.m.mu.Lock()
+		if b.m.deps == nil {
+			b.m.deps = map[hashing.ID][]hashing.ID{}
+		}
+		b.m.deps[like] = append(b.m.deps[like], id)
+		b.m.mu.Unlock()
+	}
+	return added, nil
+}
+
+func (b *mutantBatch) Commit(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	order := b.order
+	switch {
+	case b.m.mode == "batch-drops-one" && len(order) > 3:
+		order = order[1:]
+	case b.m.mode == "batch-commit-drops-late" && len(order) > 100:
+		order = order[:100]
+	}
+	for _, id := range order {
+		if err := b.m.Store.Put(ctx, id, b.objs[id]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *mutantBatch) Abort() error {
+	if b.m.mode == "batch-abort-commits" {
+		return b.Commit(context.Background())
+	}
+	return nil
+}
+
+// DeleteMany deletes ids one by one.
+func (m *mutant) DeleteMany(ctx context.Context, ids []hashing.ID) error {
+	if m.mode == "deletemany-skips-last" && len(ids) > 1 {
+		ids = ids[:len(ids)-1]
+	}
+	for _, id := range ids {
+		if m.mode == "deletemany-missing-errors" {
+			if _, err := m.Store.Stat(ctx, id); err != nil {
+				return err
+			}
+		}
+		if m.mode == "deletemany-drops-deps" {
+			m.mu.Lock()
+			deps := m.deps[id]
+			m.mu.Unlock()
+			for _, d := range deps {
+				m.Store.Delete(ctx, d)
+			}
+		}
+		if err := m.Store.Delete(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,437 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+)
+
+// Pack limits; variables so that tests can shrink them.
+var (
+	// packMax: a batch starts a new pack file once one reaches this size.
+	packMax int64 = 512 << 20
+	// packMaxObject: larger objects are stored loose.
+	packMaxObject = 16 << 20
+	// syncEvery: a pack is synced in the background each time this much
+	// more of it is reserved, so that the disk writes while the batch is
+	// still being put and Commit's sync has little left to do.
+	syncEvery int64 = 64 << 20
+)
+
+const (
+	// maxDepth bounds delta chains: an object whose base is this deep
+	// is stored whole.
+	maxDepth = 10
+	// minDelta: smaller objects are not stored as deltas.
+	minDelta = 256
+)
+
+// Batch starts a batch that writes objects into new pack files under
+// <root>/tmp/ and publishes them in <root>/packs/ on Commit. See
+// store.Batch for the contract.
+func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start batch in %s: %w", s.root, err)
+	}
+	return &batch{s: s, ids: make(map[hashing.ID]struct{}), dirs: make(map[string]bool)}, nil
+}
+
+type batch struct {
+	s      *Store
+	writes sync.WaitGroup // Puts between reserving and writing their bytes
+
+	mu    sync.Mutex
+	done  bool
+	err   error                   // of the first failed Put
+	ids   map[hashing.ID]struct{} // put or being put
+	dirs  map[string]bool         // fan-out folders of loose objects found present
+	cur   *tmpPack
+	packs []*tmpPack
+}
+
+// tmpPack is a pack file being written.
+type tmpPack struct {
+	f       *os.File
+	size    int64 // bytes reserved so far
+	synced  int64 // size when the last background sync started
+	bg      sync.WaitGroup
+	syncing atomic.Bool
+	entries []packidx.Entry
+}
+
+// early starts a background sync of the pack unless one is running. Its
+// error is ignored: Commit's own sync reports.
+func (tp *tmpPack) early() {
+	if !tp.syncing.CompareAndSwap(false, true) {
+		return
+	}
+	tp.bg.Go(func() {
+		_ = tp.f.Sync()
+		tp.syncing.Store(false)
+	})
+}
+
+// Put stores data in the batch's pack unless the store holds id already.
+// Objects above 16 MiB are stored loose at once. When like names an object
+// the store holds, data is stored as a delta against it if that is
+// smaller than storing it whole, the delta chain stays within maxDepth and
+// both are at most 16 MiB; an object put earlier in the same batch is not
+// used as a base.
+func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("put object %s: %w", id.Short(), err)
+	}
+	if claimed, err := b.claim(id); err != nil || !claimed {
+		return false, err
+	}
+	held, loose, err := b.s.holds(id, len(data))
+	if err != nil {
+		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
+	}
+	if held {
+		if loose != "" {
+			// A concurrent Put may not have synced its folder yet.
+			b.mu.Lock()
+			if b.dirs != nil {
+				b.dirs[filepath.Dir(loose)] = true
+			}
+			b.mu.Unlock()
+		}
+		return false, nil
+	}
+	if len(data) > packMaxObject {
+		if err := b.s.Put(ctx, id, data); err != nil {
+			return false, b.fail(err)
+		}
+		return true, nil
+	}
+	obj, err := b.s.encode(ctx, id, data, like, true)
+	if err != nil {
+		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
+	}
+	defer obj.release()
+	tp, off, err := b.reserve(obj.entry(id, len(data)))
+	if err != nil {
+		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
+	}
+	defer b.writes.Done()
+	if _, err := tp.f.WriteAt(obj.stored, off); err != nil {
+		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
+	}
+	return true, nil
+}
+
+// claim records id as put by this batch; it reports false if it was already.
+func (b *batch) claim(id hashing.ID) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return false, fmt.Errorf("put object %s: %w", id.Short(), errFinished)
+	}
+	if _, ok := b.ids[id]; ok {
+		return false, nil
+	}
+	b.ids[id] = struct{}{}
+	return true, nil
+}
+
+// fail records the batch's first error, which Commit returns, and returns err.
+func (b *batch) fail(err error) error {
+	b.mu.Lock()
+	if b.err == nil {
+		b.err = err
+	}
+	b.mu.Unlock()
+	return err
+}
+
+// reserve places e in the current pack (starting a new one if full) and
+// returns where to write its bytes. The caller calls b.writes.Done once
+// they are written.
+func (b *batch) reserve(e packidx.Entry) (*tmpPack, int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return nil, 0, errFinished
+	}
+	tp := b.cur
+	if tp == nil || tp.size > packidx.PackHeaderSize && tp.size+e.Stored > packMax {
+		var err error
+		if tp, err = b.s.newTmpPack(); err != nil {
+			return nil, 0, err
+		}
+		b.cur = tp
+		b.packs = append(b.packs, tp)
+	}
+	e.Offset = tp.size
+	tp.size += e.Stored
+	tp.entries = append(tp.entries, e)
+	if tp.size-tp.synced >= syncEvery {
+		tp.synced = tp.size
+		tp.early()
+	}
+	b.writes.Add(1)
+	return tp, e.Offset, nil
+}
+
+// Commit publishes the batch's packs: each is synced and renamed into
+// packs/, then its index is written beside it. On failure the packs not yet
+// published are removed.
+func (b *batch) Commit(ctx context.Context) error {
+	packs, err := b.finish()
+	if err == nil {
+		err = ctx.Err()
+	}
+	b.mu.Lock()
+	dirs := b.dirs
+	b.dirs = nil
+	b.mu.Unlock()
+	for dir := range dirs {
+		if err != nil {
+			break
+		}
+		err = syncDir(dir)
+	}
+	for i, tp := range packs {
+		if err != nil {
+			discard(packs[i:])
+			break
+		}
+		if len(tp.entries) == 0 {
+			discard(packs[i : i+1])
+			continue
+		}
+		tp.bg.Wait()
+		_, err = b.s.publish(tp.f, tp.size, tp.entries, time.Time{})
+	}
+	if err != nil {
+		return fmt.Errorf("commit batch in %s: %w", b.s.root, err)
+	}
+	return nil
+}
+
+// Abort removes the batch's temp files.
+func (b *batch) Abort() error {
+	packs, err := b.finish()
+	if errors.Is(err, errFinished) {
+		return fmt.Errorf("abort batch in %s: %w", b.s.root, err)
+	}
+	if err := discard(packs); err != nil {
+		return fmt.Errorf("abort batch in %s: %w", b.s.root, err)
+	}
+	return nil
+}
+
+var errFinished = errors.New("batch already committed or aborted")
+
+// finish ends the batch, waits for Puts still writing and returns its packs
+// and the error of a failed Put.
+func (b *batch) finish() ([]*tmpPack, error) {
+	b.mu.Lock()
+	if b.done {
+		b.mu.Unlock()
+		return nil, errFinished
+	}
+	b.done = true
+	b.mu.Unlock()
+	b.writes.Wait()
+	if b.err != nil {
+		return b.packs, fmt.Errorf("a put failed: %w", b.err)
+	}
+	return b.packs, nil
+}
+
+// discard closes and removes temp packs.
+func discard(packs []*tmpPack) error {
+	var errs []error
+	for _, tp := range packs {
+		tp.bg.Wait()
+		tp.f.Close()
+		if err := os.Remove(tp.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// newTmpPack creates a temp pack file in tmp/ and writes its header.
+func (s *Store) newTmpPack() (*tmpPack, error) {
+	dir := filepath.Join(s.root, TmpDir)
+	f, err := os.CreateTemp(dir, "pack-*.tmp")
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, err = os.CreateTemp(dir, "pack-*.tmp")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.WriteAt([]byte(packidx.PackHeader), 0); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &tmpPack{f: f, size: packidx.PackHeaderSize}, nil
+}
+
+// publish makes the temp pack f durable under its final name, writes its
+// index and adds it to the Store. mod, when not zero, becomes the pack's
+// modification time. f is closed, and removed on failure.
+func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod time.Time) (p *pack, err error) {
+	tmp, renamed := f.Name(), false
+	defer func() {
+		if err != nil {
+			f.Close()
+			if !renamed {
+				os.Remove(tmp)
+			}
+		}
+	}()
+	ix := packidx.Index{PackSize: size, Entries: entries}
+	idx, err := packidx.Encode(ix)
+	if err != nil {
+		return nil, err
+	}
+	name := "pack-" + packidx.Checksum(idx).String()
+	dir := filepath.Join(s.root, PackDir)
+	if err := s.ensureDir(dir); err != nil {
+		return nil, err
+	}
+	if mod.IsZero() {
+		// A pack without an index an hour old is debris of a crash, to be
+		// cleaned: this one must look new while it waits for its index.
+		mod = time.Now()
+	}
+	if err := os.Chtimes(tmp, mod, mod); err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o444); err != nil {
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, s.packPath(name, ".pack")); err != nil {
+		return nil, err
+	}
+	renamed = true
+	if err := syncDir(dir); err != nil {
+		return nil, err
+	}
+	if err := s.write(s.packPath(name, ".idx"), idx); err != nil {
+		return nil, err
+	}
+	p = &pack{name: name, Index: ix}
+	s.publishPack(p)
+	return p, nil
+}
+
+// holds reports whether the store holds id (of size bytes) already, with
+// the path of its file if it is loose. It catches up with packs written by
+// other processes: a miss costs two stats.
+func (s *Store) holds(id hashing.ID, size int) (held bool, loose string, err error) {
+	if _, ok := s.packed(id); ok {
+		return true, "", nil
+	}
+	p := s.path(id)
+	fi, err := os.Lstat(p)
+	switch {
+	case err == nil && fi.Mode().IsRegular() && fi.Size() == int64(size):
+		return true, p, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return false, "", err
+	}
+	_, ok, err := s.findPacked(id)
+	return ok, "", err
+}
+
+// baseInfo returns the delta depth and size of object id, if the store
+// holds it.
+func (s *Store) baseInfo(id hashing.ID) (depth int, size int64, ok bool) {
+	if r, ok := s.packed(id); ok {
+		return int(r.entry().Depth), r.entry().Size, true
+	}
+	if fi, err := os.Stat(s.path(id)); err == nil && fi.Mode().IsRegular() {
+		return 0, fi.Size(), true
+	}
+	if r, ok, err := s.findPacked(id); err == nil && ok {
+		return int(r.entry().Depth), r.entry().Size, true
+	}
+	return 0, 0, false
+}
+
+// encoded is an object ready to be written into a pack.
+type encoded struct {
+	stored []byte
+	enc    packidx.Encoding
+	depth  uint8
+	base   hashing.ID
+	buf    *[]byte // from bufs, or nil
+}
+
+func (o *encoded) entry(id hashing.ID, size int) packidx.Entry {
+	return packidx.Entry{ID: id, Stored: int64(len(o.stored)), Size: int64(size),
+		Encoding: o.enc, Depth: o.depth, Base: o.base}
+}
+
+func (o *encoded) release() {
+	if o.buf != nil && cap(*o.buf) <= 4<<20 {
+		*o.buf = (*o.buf)[:0]
+		bufs.Put(o.buf)
+	}
+	o.buf = nil
+}
+
+// encode chooses how to store data: raw, compressed, or as a delta
+// against like — whichever is smallest. With touch, a base it uses is
+// touched, so that a garbage collection's grace period spares it while the
+// delta is not yet committed.
+func (s *Store) encode(ctx context.Context, id hashing.ID, data []byte, like hashing.ID, touch bool) (encoded, error) {
+	buf := bufs.Get().(*[]byte)
+	o := encoded{stored: data, enc: packidx.Raw, buf: buf}
+	z, err := compress(data, buf)
+	if err != nil {
+		o.release()
+		return encoded{}, err
+	}
+	limit := len(data) - len(data)/minSaving
+	if z != nil {
+		o.stored, o.enc, limit = z, packidx.Zstd, len(z)
+	}
+	if like.IsZero() || like == id || len(data) < minDelta || len(data) > packMaxObject {
+		return o, nil
+	}
+	depth, size, ok := s.baseInfo(like)
+	if !ok || depth >= maxDepth || size == 0 || size > int64(packMaxObject) {
+		return o, nil
+	}
+	base, err := s.raw(ctx, like, maxChain)
+	if err != nil || hashing.Sum(base) != like {
+		return o, nil // like is a hint: an unreadable base only costs the delta
+	}
+	d, err := encodeDelta(data, base, limit)
+	if err != nil {
+		o.release()
+		return encoded{}, err
+	}
+	if d != nil {
+		o.stored, o.enc, o.depth, o.base = d, packidx.Delta, uint8(depth+1), like
+		if touch {
+			_ = s.Touch(ctx, like) // best effort: the delta is fine either way
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,223 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+)
+
+// Compression policy.
+const (
+	// sampleLen is how much of an object is test-compressed before the
+	// whole is: most COG tiles are already compressed, and compressing
+	// them in full would cost a cold commit its speed.
+	sampleLen = 6 << 10
+	// sampleRatio is the compressed fraction (in 1/100) a sample must
+	// reach for the whole object to be compressed.
+	sampleRatio = 85
+	// minSaving: a compressed or delta encoding is kept only when it saves
+	// at least 1/minSaving of the raw size.
+	minSaving = 32
+	// minCompress: smaller objects are stored raw.
+	minCompress = 64
+	// smallDelta: a delta whose dictionary and segment together fit here
+	// uses zstd's default level, a larger one the better level (the
+	// default level's match finder loses track in larger dictionaries).
+	smallDelta = 384 << 10
+)
+
+var codec struct {
+	once  sync.Once
+	full  *zstd.Encoder // whole objects
+	probe *zstd.Encoder // samples
+	dec   *zstd.Decoder // frames without a dictionary
+	err   error
+}
+
+// bufs recycles encode buffers.
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
+func initCodec() error {
+	codec.once.Do(func() {
+		n := runtime.GOMAXPROCS(0)
+		var errs [3]error
+		codec.full, errs[0] = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(n))
+		codec.probe, errs[1] = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(n))
+		codec.dec, errs[2] = zstd.NewReader(nil, zstd.WithDecoderConcurrency(n),
+			zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderMaxMemory(store.MaxObject))
+		codec.err = errors.Join(errs[:]...)
+	})
+	return codec.err
+}
+
+// compress returns data zstd-compressed into *buf, or nil when that is not
+// worth it. A sample decides cheaply for larger objects.
+func compress(data []byte, buf *[]byte) ([]byte, error) {
+	if len(data) < minCompress {
+		return nil, nil
+	}
+	if err := initCodec(); err != nil {
+		return nil, err
+	}
+	if len(data) > 2*sampleLen {
+		// Three pieces from across the object.
+		var sample [sampleLen]byte
+		const piece = sampleLen / 3
+		for i := 0; i < 3; i++ {
+			at := (len(data) - piece) * (2*i + 1) / 6
+			copy(sample[i*piece:], data[at:at+piece])
+		}
+		if entropy(sample[:]) > maxEntropy {
+			return nil, nil // already compressed (LZW, DEFLATE, JPEG tiles): not even a trial
+		}
+		out := codec.probe.EncodeAll(sample[:], (*buf)[:0])
+		*buf = out
+		if len(out)*100 >= sampleLen*sampleRatio {
+			return nil, nil
+		}
+	}
+	out := codec.full.EncodeAll(data, (*buf)[:0])
+	*buf = out
+	if len(out) > len(data)-len(data)/minSaving {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// maxEntropy (bits per byte) marks a sample as already compressed: in
+// 6 KiB windows sampled across every file of the test corpus, none above
+// it compressed to better than sampleRatio with zstd. The histogram costs a fraction of a trial
+// compression, and most COG tiles (median 7.95) stop there.
+const maxEntropy = 7.8
+
+// entropy is the order-0 entropy, in bits per byte, of every third byte of
+// b (len(b) ≤ 3·entropyMax): enough to tell compressed bytes from others,
+// at a third of the cost.
+func entropy(b []byte) float64 {
+	var h [256]uint32
+	n := 0
+	for i := 0; i < len(b); i += 3 {
+		h[b[i]]++
+		n++
+	}
+	if n == 0 || n > entropyMax {
+		return 0
+	}
+	// H = log2 n − (1/n) Σ k·log2 k, with k·log2 k from a table.
+	var sum float64
+	for _, k := range h {
+		sum += klogk[k]
+	}
+	return klogk[n]/float64(n) - sum/float64(n)
+}
+
+// entropyMax bounds the bytes entropy counts; klogk[k] = k·log2 k.
+const entropyMax = sampleLen / 3
+
+var klogk = func() (t [entropyMax + 1]float64) {
+	for k := 2; k <= entropyMax; k++ {
+		t[k] = float64(k) * math.Log2(float64(k))
+	}
+	return t
+}()
+
+// decompress decodes one zstd frame of size raw bytes.
+func decompress(stored []byte, size int64) ([]byte, error) {
+	if err := initCodec(); err != nil {
+		return nil, err
+	}
+	out, err := codec.dec.DecodeAll(stored, make([]byte, 0, size))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) != size {
+		return nil, fmt.Errorf("decoded %d bytes, want %d", len(out), size)
+	}
+	return out, nil
+}
+
+// deltaDict returns the dictionary of segment i of a delta against base.
+func deltaDict(base []byte, i int) []byte {
+	lo := min(max(i*packidx.DeltaSegment-packidx.DeltaMargin, 0), len(base))
+	hi := min((i+1)*packidx.DeltaSegment+packidx.DeltaMargin, len(base))
+	return base[lo:hi]
+}
+
+// encodeDelta encodes data against base, or returns nil if the result would
+// not be shorter than limit.
+func encodeDelta(data, base []byte, limit int) ([]byte, error) {
+	if len(data) == 0 || len(base) == 0 {
+		return nil, nil
+	}
+	first := min(len(data), packidx.DeltaSegment)
+	span := len(deltaDict(base, 0)) + first
+	if len(data) > packidx.DeltaSegment {
+		span = max(span, len(deltaDict(base, 1))+min(len(data)-packidx.DeltaSegment, packidx.DeltaSegment))
+	}
+	window := zstd.MinWindowSize
+	for window < span && window < zstd.MaxWindowSize {
+		window <<= 1
+	}
+	level := zstd.SpeedBetterCompression
+	if span <= smallDelta {
+		level = zstd.SpeedDefault
+	}
+	var enc *zstd.Encoder
+	var out []byte
+	for i := 0; i*packidx.DeltaSegment < len(data); i++ {
+		seg := data[i*packidx.DeltaSegment : min((i+1)*packidx.DeltaSegment, len(data))]
+		dict := zstd.WithEncoderDictRaw(uint32(i+1), deltaDict(base, i))
+		if len(deltaDict(base, i)) == 0 {
+			dict = zstd.WithEncoderDictDelete()
+		}
+		var err error
+		if enc == nil {
+			enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(level),
+				zstd.WithWindowSize(window), dict)
+		} else {
+			err = enc.ResetWithOptions(nil, dict)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("delta encoder: %w", err)
+		}
+		out = enc.EncodeAll(seg, out)
+		if len(out) >= limit {
+			enc.Close()
+			return nil, nil
+		}
+	}
+	enc.Close()
+	return out, nil
+}
+
+// decodeDelta decodes a delta of size raw bytes against base.
+func decodeDelta(stored, base []byte, size int64) ([]byte, error) {
+	n := int((size + packidx.DeltaSegment - 1) / packidx.DeltaSegment)
+	opts := []zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecodeAllCapLimit(true),
+		zstd.WithDecoderMaxMemory(store.MaxObject)}
+	for i := 0; i < n; i++ {
+		if d := deltaDict(base, i); len(d) > 0 {
+			opts = append(opts, zstd.WithDecoderDictRaw(uint32(i+1), d))
+		}
+	}
+	dec, err := zstd.NewReader(nil, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("delta decoder: %w", err)
+	}
+	defer dec.Close()
+	out, err := dec.DecodeAll(stored, make([]byte, 0, size))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) != size {
+		return nil, fmt.Errorf("decoded %d bytes, want %d", len(out), size)
+	}
+	return out, nil
+}

@@ -1,0 +1,38 @@
+// Package local is the content-addressed store on a local file system.
+//
+// Objects put one at a time (Put) are loose: one read-only file each at
+// <root>/<2 hex>/<64 hex>, written through a temp file beside it, synced
+// and renamed into place. Objects put through a Batch go into pack files,
+// which cost a few files and fsyncs per batch instead of a temp file, an
+// fsync, a rename and a folder fsync per object; a packed object is stored raw, zstd-compressed, or
+// as a zstd delta against a similar object (the Batch's like hint).
+//
+//	<root>/tmp/pack-*.tmp                a batch's pack while it is written
+//	<root>/packs/pack-<hex>.pack         a published pack, read-only
+//	<root>/packs/pack-<hex>.idx          its index; <hex> is the index's checksum
+//	<root>/packs/.put-*                  an index before its rename
+//
+// Byte layout (little-endian; details in internal/packidx):
+//
+//	pack   "CVCP" version:u32 | stored objects back to back
+//	index  "CVCX" version:u32 count:u32 packSize:u64
+//	       | count × (id[32] offset:u64 stored:u64 size:u64 encoding:u8 depth:u8 base[32]), sorted by id
+//	       | BLAKE3 of all the above [32]
+//
+// Encodings are 0 raw, 1 one zstd frame, 2 zstd delta: frames of 2 MiB
+// segments whose dictionaries are the like object's bytes around the same
+// offset. Delta chains are at most 10 deep. A batch's
+// Commit syncs each pack, renames it into packs/, then writes its index
+// (temp file, sync, rename, sync of packs/): a pack's objects are visible
+// exactly when its index exists. A crash leaves a temp pack in tmp/, a
+// temp index, or a pack without an index; DeleteMany removes such debris
+// once it is an hour old. A damaged index makes its pack's objects
+// unavailable and List (hence gc) and DeleteMany fail naming it; other packs
+// are not affected.
+//
+// A Store keeps the indexes in memory, loaded lazily. When an object is not
+// found there it re-reads the packs folder if that changed since (one stat
+// on a miss), so that packs published by other processes are seen; when a
+// pack file has vanished (rewritten by another process's DeleteMany) it
+// reloads and retries once.
+package local

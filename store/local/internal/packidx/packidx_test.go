@@ -1,0 +1,140 @@
+package packidx
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+func id(s string) hashing.ID { return hashing.Sum([]byte(s)) }
+
+// sample is a valid index with every encoding, not sorted.
+func sample() Index {
+	return Index{PackSize: 1000, Entries: []Entry{
+		{ID: id("b"), Offset: 8, Stored: 100, Size: 100, Encoding: Raw},
+		{ID: id("a"), Offset: 108, Stored: 50, Size: 400, Encoding: Zstd},
+		{ID: id("c"), Offset: 158, Stored: 20, Size: 400, Encoding: Delta, Depth: 3, Base: id("a")},
+		{ID: id("empty"), Offset: 178, Stored: 0, Size: 0, Encoding: Raw},
+	}}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, ix := range []Index{{PackSize: PackHeaderSize}, sample()} {
+		b, err := Encode(ix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) != HeaderSize+len(ix.Entries)*EntrySize+ChecksumSize {
+			t.Errorf("%d entries encode to %d bytes", len(ix.Entries), len(b))
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.PackSize != ix.PackSize || len(got.Entries) != len(ix.Entries) {
+			t.Fatalf("decoded %+v, want %+v", got, ix)
+		}
+		for i, e := range got.Entries {
+			if e != ix.Entries[i] { // Encode sorted ix.Entries in place
+				t.Errorf("entry %d: %+v, want %+v", i, e, ix.Entries[i])
+			}
+			if j, ok := got.Search(e.ID); !ok || j != i {
+				t.Errorf("Search(%s) = %d, %v; want %d", e.ID.Short(), j, ok, i)
+			}
+		}
+		if _, ok := got.Search(id("missing")); ok {
+			t.Error("Search finds a missing ID")
+		}
+		if Checksum(b) != hashing.Sum(b[:len(b)-ChecksumSize]) {
+			t.Error("Checksum is not the BLAKE3 of the rest")
+		}
+	}
+}
+
+func TestEncodeRefuses(t *testing.T) {
+	for name, f := range map[string]func(*Index){
+		"small pack":         func(ix *Index) { ix.PackSize = 7 },
+		"duplicate":          func(ix *Index) { ix.Entries[1].ID = ix.Entries[0].ID },
+		"offset in header":   func(ix *Index) { ix.Entries[0].Offset = 4 },
+		"past the pack":      func(ix *Index) { ix.Entries[0].Stored = 993 },
+		"negative size":      func(ix *Index) { ix.Entries[1].Size = -1 },
+		"raw sizes differ":   func(ix *Index) { ix.Entries[0].Size = 99 },
+		"zstd with a base":   func(ix *Index) { ix.Entries[1].Base = id("x") },
+		"zstd with depth":    func(ix *Index) { ix.Entries[1].Depth = 1 },
+		"delta without base": func(ix *Index) { ix.Entries[2].Base = hashing.ID{} },
+		"delta on itself":    func(ix *Index) { ix.Entries[2].Base = ix.Entries[2].ID },
+		"delta depth 0":      func(ix *Index) { ix.Entries[2].Depth = 0 },
+		"unknown encoding":   func(ix *Index) { ix.Entries[0].Encoding = 3 },
+	} {
+		ix := sample()
+		f(&ix)
+		if _, err := Encode(ix); err == nil {
+			t.Errorf("%s: encoded", name)
+		}
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	good, err := Encode(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// resum recomputes the checksum, so that the other checks are reached.
+	resum := func(b []byte) []byte {
+		sum := hashing.Sum(b[:len(b)-ChecksumSize])
+		copy(b[len(b)-ChecksumSize:], sum[:])
+		return b
+	}
+	for name, c := range map[string]struct {
+		f    func([]byte) []byte
+		want string
+	}{
+		"empty":          {func(b []byte) []byte { return nil }, "shorter"},
+		"magic":          {func(b []byte) []byte { b[0] = 'X'; return resum(b) }, "magic"},
+		"version":        {func(b []byte) []byte { b[4] = 2; return resum(b) }, "version"},
+		"count":          {func(b []byte) []byte { b[8]++; return resum(b) }, "entries"},
+		"truncated":      {func(b []byte) []byte { return b[:len(b)-1] }, "entries"},
+		"flipped":        {func(b []byte) []byte { b[HeaderSize+40] ^= 1; return b }, "checksum"},
+		"checksum":       {func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, "checksum"},
+		"unsorted":       {func(b []byte) []byte { b[HeaderSize] ^= 0xff; return resum(b) }, "not after"},
+		"huge offset":    {func(b []byte) []byte { b[HeaderSize+39] = 0xff; return resum(b) }, "range"},
+		"bad encoding":   {func(b []byte) []byte { b[HeaderSize+56] = 9; return resum(b) }, "encoding"},
+		"pack too small": {func(b []byte) []byte { b[12] = 100; b[13] = 0; return resum(b) }, "pack"},
+	} {
+		_, err := Decode(c.f(bytes.Clone(good)))
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrFormat mentioning %q", name, err, c.want)
+		}
+	}
+}
+
+// FuzzDecode: Decode never panics, and what it accepts encodes back to
+// the same bytes (one valid encoding).
+func FuzzDecode(f *testing.F) {
+	for _, ix := range []Index{{PackSize: PackHeaderSize}, sample()} {
+		b, err := Encode(ix)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)-1])
+		f.Add(b[:HeaderSize])
+	}
+	f.Add([]byte("CVCX\x01\x00\x00\x00\xff\xff\xff\xff"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ix, err := Decode(b)
+		if err != nil {
+			return
+		}
+		again, err := Encode(ix)
+		if err != nil {
+			t.Fatalf("decoded index does not encode: %v", err)
+		}
+		if !bytes.Equal(again, b) {
+			t.Fatal("decoded index encodes to other bytes")
+		}
+	})
+}

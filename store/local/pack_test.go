@@ -1,0 +1,658 @@
+package local_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/local"
+	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/storetest"
+)
+
+// footprint is the size of every file under the store's root.
+func footprint(t *testing.T, s store.Store) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(s.(interface{ Root() string }).Root(), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		n += fi.Size()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestBatchConformance(t *testing.T) {
+	storetest.RunBatch(t, func(t *testing.T) store.Store { return open(t) }, footprint)
+}
+
+// packed describes where an object sits in a pack.
+type packed struct {
+	packidx.Entry
+	pack, index string
+}
+
+// packsOf decodes every index of the store.
+func packsOf(t *testing.T, s *local.Store) map[hashing.ID]packed {
+	t.Helper()
+	idxs, err := filepath.Glob(filepath.Join(s.Root(), local.PackDir, "pack-*.idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[hashing.ID]packed{}
+	for _, p := range idxs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := packidx.Decode(b)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, e := range ix.Entries {
+			out[e.ID] = packed{e, strings.TrimSuffix(p, ".idx") + ".pack", p}
+		}
+	}
+	return out
+}
+
+// batch puts objects through one batch, each with the like hint that
+// follows it (or none).
+func batch(t *testing.T, s store.Store, objs ...[]byte) []hashing.ID {
+	t.Helper()
+	b, err := s.(store.Batcher).Batch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []hashing.ID
+	for _, data := range objs {
+		id := hashing.Sum(data)
+		ids = append(ids, id)
+		if _, err := b.Put(t.Context(), id, data, hashing.ID{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func batchLike(t *testing.T, s store.Store, data []byte, like hashing.ID) hashing.ID {
+	t.Helper()
+	b, err := s.(store.Batcher).Batch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := hashing.Sum(data)
+	if _, err := b.Put(t.Context(), id, data, like); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func reopen(t *testing.T, s *local.Store) *local.Store {
+	t.Helper()
+	s2, err := local.Open(s.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s2
+}
+
+func text(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "feature %d: name=road-%d lanes=%d\n", i, i%311, i%4)
+	}
+	return b.Bytes()[:n]
+}
+
+func rewritable(t *testing.T, p string) {
+	t.Helper()
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEncodings(t *testing.T) {
+	s := open(t)
+	random, _ := object(1, 40<<10)
+	txt := text(40 << 10)
+	tiny := []byte("tiny")
+	ids := batch(t, s, random, txt, tiny)
+	v2 := bytes.Clone(random)
+	copy(v2[20000:], "a small edit")
+	d := batchLike(t, s, v2, ids[0])
+	big, _ := object(2, 1<<20)
+	bigID := batch(t, s, big)[0]
+	big2 := bytes.Clone(big)
+	copy(big2[700000:], "another small edit")
+	d2 := batchLike(t, s, big2, bigID)
+	got := packsOf(t, s)
+	for _, c := range []struct {
+		what string
+		id   hashing.ID
+		enc  packidx.Encoding
+	}{
+		{"random bytes", ids[0], packidx.Raw},
+		{"text", ids[1], packidx.Zstd},
+		{"a tiny object", ids[2], packidx.Raw},
+		{"a 40 KiB edit", d, packidx.Delta},
+		{"a 1 MiB edit", d2, packidx.Delta},
+	} {
+		if e := got[c.id]; e.Encoding != c.enc {
+			t.Errorf("%s stored as %v, want %v", c.what, e.Encoding, c.enc)
+		}
+	}
+	if e := got[ids[1]]; e.Stored > e.Size/3 {
+		t.Errorf("40 KiB of text stored in %d bytes", e.Stored)
+	}
+	for _, id := range []hashing.ID{d, d2} {
+		e := got[id]
+		t.Logf("delta of a %d-byte object with a small edit: %d bytes", e.Size, e.Stored)
+		if e.Stored > 1024 || e.Depth != 1 {
+			t.Errorf("delta of a %d-byte object with a small edit: %d bytes, depth %d; want < 1 KiB, depth 1", e.Size, e.Stored, e.Depth)
+		}
+	}
+	for _, data := range [][]byte{random, txt, tiny, v2, big, big2} {
+		if b, err := store.ReadAll(t.Context(), s, hashing.Sum(data)); err != nil || !bytes.Equal(b, data) {
+			t.Errorf("ReadAll: %d bytes, %v", len(b), err)
+		}
+	}
+}
+
+func TestDeltaDepthBound(t *testing.T) {
+	s := open(t)
+	v, _ := object(3, 30000)
+	id := batch(t, s, v)[0]
+	for i := 0; i < 2*local.MaxDepth+3; i++ {
+		v = bytes.Clone(v)
+		v[i*100] ^= 0xff
+		id = batchLike(t, s, v, id)
+	}
+	deepest := 0
+	for _, e := range packsOf(t, s) {
+		deepest = max(deepest, int(e.Depth))
+	}
+	if deepest != local.MaxDepth {
+		t.Errorf("deepest delta chain %d, want %d", deepest, local.MaxDepth)
+	}
+	if b, err := store.ReadAll(t.Context(), s, id); err != nil || !bytes.Equal(b, v) {
+		t.Errorf("ReadAll the last version: %d bytes, %v", len(b), err)
+	}
+}
+
+func TestBatchRollsOver(t *testing.T) {
+	local.SetPackLimits(t, 100<<10, 64<<10)
+	s := open(t)
+	var objs [][]byte
+	for i := 0; i < 10; i++ {
+		data, _ := object(int64(100+i), 30000)
+		objs = append(objs, data)
+	}
+	big, bigID := object(99, 70<<10)
+	batch(t, s, append(objs, big)...)
+	got := packsOf(t, s)
+	packs := map[string]bool{}
+	for _, e := range got {
+		packs[e.pack] = true
+	}
+	if len(packs) < 3 {
+		t.Errorf("10 objects of 30000 bytes in %d packs of at most 100 KiB", len(packs))
+	}
+	if _, ok := got[bigID]; ok {
+		t.Errorf("an object above the pack limit was packed")
+	}
+	if _, err := os.Stat(objPath(s, bigID)); err != nil {
+		t.Errorf("an object above the pack limit is not loose: %v", err)
+	}
+	for _, data := range append(objs, big) {
+		if b, err := store.ReadAll(t.Context(), s, hashing.Sum(data)); err != nil || !bytes.Equal(b, data) {
+			t.Errorf("ReadAll: %d bytes, %v", len(b), err)
+		}
+	}
+}
+
+func TestNoTempFilesAfterBatches(t *testing.T) {
+	s := open(t)
+	a, _ := object(5, 1000)
+	batch(t, s, a)
+	b, err := s.Batch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, cID := object(6, 1000)
+	if _, err := b.Put(t.Context(), cID, c, hashing.ID{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(t.Context()); err == nil {
+		t.Error("commit after abort: no error")
+	}
+	left, _ := filepath.Glob(filepath.Join(s.Root(), local.TmpDir, "*"))
+	puts, _ := filepath.Glob(filepath.Join(s.Root(), local.PackDir, ".*"))
+	if len(left)+len(puts) != 0 {
+		t.Errorf("temp files after a commit and an abort: %v %v", left, puts)
+	}
+	ents, _ := os.ReadDir(filepath.Join(s.Root(), local.PackDir))
+	if len(ents) != 2 {
+		t.Errorf("packs folder holds %d files, want one pack and its index", len(ents))
+	}
+	for _, e := range ents {
+		wantReadOnly(t, filepath.Join(s.Root(), local.PackDir, e.Name()))
+	}
+}
+
+func TestPutOfPackedObjectWritesNothing(t *testing.T) {
+	s := open(t)
+	a, aID := object(7, 5000)
+	batch(t, s, a)
+	put(t, s, a)
+	if _, err := os.Stat(objPath(s, aID)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Put of a packed object wrote a loose file: %v", err)
+	}
+	// And a batch skips loose objects.
+	l, lID := object(8, 5000)
+	put(t, s, l)
+	batch(t, s, l)
+	if _, ok := packsOf(t, s)[lID]; ok {
+		t.Error("a batch packed an object the store holds loose")
+	}
+}
+
+func TestDamagedIndex(t *testing.T) {
+	s := open(t)
+	a := batch(t, s, text(3000), []byte("a2"))
+	bData, _ := object(9, 20000)
+	b := batch(t, s, bData)
+	damaged := packsOf(t, s)[a[0]].index
+	rewritable(t, damaged)
+	raw, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[30] ^= 1
+	if err := os.WriteFile(damaged, raw, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	s2 := reopen(t, s)
+	calls := 0
+	err = s2.List(t.Context(), func(store.Info) error { calls++; return nil })
+	if err == nil || !strings.Contains(err.Error(), damaged) {
+		t.Errorf("List with a damaged index: %v, want an error naming %s", err, damaged)
+	}
+	if calls != 0 {
+		t.Errorf("List with a damaged index reported %d objects first", calls)
+	}
+	if got, err := store.ReadAll(t.Context(), s2, b[0]); err != nil || !bytes.Equal(got, bData) {
+		t.Errorf("object of another pack: %d bytes, %v", len(got), err)
+	}
+	if _, err := s2.Stat(t.Context(), a[0]); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("stat of an object of the damaged pack: %v, want ErrNotFound", err)
+	}
+	if err := s2.DeleteMany(t.Context(), b); err == nil || !strings.Contains(err.Error(), damaged) {
+		t.Errorf("DeleteMany with a damaged index: %v, want an error naming %s", err, damaged)
+	}
+	if got, err := store.ReadAll(t.Context(), s2, b[0]); err != nil || !bytes.Equal(got, bData) {
+		t.Errorf("object after a refused DeleteMany: %d bytes, %v", len(got), err)
+	}
+}
+
+func TestDamagedPack(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		damage func(b []byte, e packidx.Entry) []byte
+	}{
+		{"truncated", func(b []byte, e packidx.Entry) []byte { return b[:len(b)/2] }},
+		{"extended", func(b []byte, e packidx.Entry) []byte { return append(b, 0) }},
+		{"flipped", func(b []byte, e packidx.Entry) []byte { b[e.Offset+e.Stored/2] ^= 0x40; return b }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := open(t)
+			random, _ := object(10, 50000)
+			txt := text(200000)
+			ids := batch(t, s, random, txt)
+			edited := bytes.Clone(txt)
+			copy(edited[1000:], "edited")
+			d := batchLike(t, s, edited, ids[1])
+			// In the second pack, a delta on the first: damage the first.
+			e := packsOf(t, s)[ids[1]]
+			rewritable(t, e.pack)
+			b, err := os.ReadFile(e.pack)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(e.pack, c.damage(b, e.Entry), 0o444); err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range []*local.Store{s, reopen(t, s)} {
+				for _, id := range []hashing.ID{ids[1], d} {
+					got, err := store.ReadAll(t.Context(), st, id)
+					if err == nil || got != nil {
+						t.Errorf("ReadAll of a compressed object in a damaged pack: %d bytes, %v", len(got), err)
+					} else if !errors.Is(err, store.ErrCorrupt) {
+						t.Errorf("ReadAll of a compressed object in a damaged pack: %v, want ErrCorrupt", err)
+					}
+				}
+				if c.name != "flipped" {
+					if _, err := store.ReadAll(t.Context(), st, ids[0]); err == nil {
+						t.Error("ReadAll of a raw object in a truncated pack: no error")
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSecondStoreSeesPacks(t *testing.T) {
+	s := open(t)
+	s2 := reopen(t, s)
+	for i := 0; i < 30; i++ {
+		data, id := object(int64(200+i), 1000+i)
+		if _, err := s2.Stat(t.Context(), id); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("stat before the commit: %v", err)
+		}
+		batch(t, s, data)
+		if info, err := s2.Stat(t.Context(), id); err != nil || info.Size != int64(len(data)) {
+			t.Fatalf("commit %d: the other store's stat right after: %+v, %v", i, info, err)
+		}
+	}
+	n := 0
+	if err := s2.List(t.Context(), func(store.Info) error { n++; return nil }); err != nil || n != 30 {
+		t.Errorf("the other store lists %d objects, %v; want 30", n, err)
+	}
+}
+
+func TestPackVanishes(t *testing.T) {
+	s := open(t)
+	a, _ := object(11, 40000)
+	txt := text(40000)
+	c, cID := object(12, 40000)
+	ids := batch(t, s, a, txt, c)
+	s2 := reopen(t, s)
+	for _, id := range ids {
+		if _, err := s2.Stat(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A reader with the pack open keeps reading it.
+	rc, err := s2.Get(t.Context(), ids[0], 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	before := packsOf(t, s)[ids[0]].pack
+	if err := s.DeleteMany(t.Context(), []hashing.ID{cID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(before); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the pack was not rewritten: %v", err)
+	}
+	if got, err := io.ReadAll(rc); err != nil || !bytes.Equal(got, a) {
+		t.Errorf("reading on from a rewritten pack: %d bytes, %v", len(got), err)
+	}
+	for _, data := range [][]byte{a, txt} {
+		if got, err := store.ReadAll(t.Context(), s2, hashing.Sum(data)); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("the other store reads an object of a rewritten pack: %d bytes, %v", len(got), err)
+		}
+	}
+	if _, err := s2.Stat(t.Context(), cID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the other store stats a deleted object: %v", err)
+	}
+	n := 0
+	if err := s2.List(t.Context(), func(store.Info) error { n++; return nil }); err != nil || n != 2 {
+		t.Errorf("the other store lists %d objects, %v; want 2", n, err)
+	}
+	if err := s2.Touch(t.Context(), ids[1]); err != nil {
+		t.Errorf("touch: %v", err)
+	}
+}
+
+func TestTouchPacked(t *testing.T) {
+	s := open(t)
+	a, aID := object(13, 4000)
+	batch(t, s, a)
+	p := packsOf(t, s)[aID].pack
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := s.Stat(t.Context(), aID); err != nil || info.Modified.After(old.Add(time.Minute)) {
+		t.Fatalf("stat of an object in an old pack: %+v, %v", info, err)
+	}
+	if err := s.Touch(t.Context(), aID); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := s.Stat(t.Context(), aID); err != nil || time.Since(info.Modified) > time.Minute {
+		t.Errorf("stat after touch: %+v, %v; want modified now", info, err)
+	}
+	// A rewrite keeps the pack's age.
+	b, _ := object(14, 4000)
+	ids := batch(t, s, b, []byte("other"))
+	p = packsOf(t, s)[ids[0]].pack
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMany(t.Context(), ids[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := s.Stat(t.Context(), ids[0]); err != nil || info.Modified.After(old.Add(time.Minute)) {
+		t.Errorf("stat after the pack was rewritten: %+v, %v; want the old time", info, err)
+	}
+}
+
+func TestDebrisCleaned(t *testing.T) {
+	s := open(t)
+	a, _ := object(15, 4000)
+	batch(t, s, a)
+	old := time.Now().Add(-2 * time.Hour)
+	mk := func(p string, age time.Time) string {
+		if err := os.WriteFile(p, []byte("debris"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, age, age); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	orphan := "pack-" + strings.Repeat("ab", 32) + ".pack"
+	gone := []string{
+		mk(filepath.Join(s.Root(), local.TmpDir, "pack-1.tmp"), old),
+		mk(filepath.Join(s.Root(), local.PackDir, ".put-1"), old),
+		mk(filepath.Join(s.Root(), local.PackDir, orphan), old),
+	}
+	kept := []string{
+		mk(filepath.Join(s.Root(), local.TmpDir, "pack-2.tmp"), time.Now()),
+		mk(filepath.Join(s.Root(), local.PackDir, "notes.txt"), old),
+	}
+	if err := s.DeleteMany(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gone {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("debris %s not removed: %v", p, err)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
+	if b, err := store.ReadAll(t.Context(), s, hashing.Sum(a)); err != nil || !bytes.Equal(b, a) {
+		t.Errorf("packed object after cleaning: %v", err)
+	}
+}
+
+// TestCoarseTimestamps: on a filesystem with coarse timestamps, a pack
+// published just after another store read the packs folder may leave the
+// folder's modification time as that store saw it. Resetting the time by
+// hand plays that filesystem.
+func TestCoarseTimestamps(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		at   func() time.Time
+	}{
+		{"fine", func() time.Time { return time.Now().Add(-10 * time.Millisecond) }},
+		{"whole seconds", func() time.Time {
+			for time.Since(time.Now().Truncate(time.Second)) > 500*time.Millisecond {
+				time.Sleep(10 * time.Millisecond)
+			}
+			return time.Now().Truncate(time.Second)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := open(t)
+			s2 := reopen(t, s)
+			dir := filepath.Join(s.Root(), local.PackDir)
+			a, aID := object(300, 100)
+			b, bID := object(301, 100)
+			batch(t, s, a)
+			mod := c.at()
+			if err := os.Chtimes(dir, mod, mod); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s2.Stat(t.Context(), aID); err != nil {
+				t.Fatalf("the other store's stat of the first pack's object: %v", err)
+			}
+			batch(t, s, b)
+			if err := os.Chtimes(dir, mod, mod); err != nil { // the folder's time did not move
+				t.Fatal(err)
+			}
+			if _, err := s2.Stat(t.Context(), bID); err != nil {
+				t.Fatalf("the other store's stat of the second pack's object: %v", err)
+			}
+		})
+	}
+}
+
+// TestConcurrentUse reads, batches and deletes at once on one store (run
+// it with -race); kept objects must stay readable throughout.
+func TestConcurrentUse(t *testing.T) {
+	local.SetPackLimits(t, 200<<10, 16<<20)
+	s := open(t)
+	var keep, drop [][]byte
+	for i := 0; i < 40; i++ {
+		data, _ := object(int64(400+i), 20000+i)
+		if i%2 == 0 {
+			keep = append(keep, data)
+		} else {
+			drop = append(drop, data)
+		}
+	}
+	batch(t, s, append(append([][]byte{}, keep...), drop...)...)
+	// Deltas of kept objects on dropped ones.
+	for i, d := range drop[:10] {
+		v := bytes.Clone(d)
+		v[i] ^= 0xff
+		batchLike(t, s, v, hashing.Sum(d))
+		keep = append(keep, v)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	g, gctx := errgroup.WithContext(ctx)
+	for r := 0; r < 3; r++ {
+		g.Go(func() error {
+			for i := 0; gctx.Err() == nil; i++ {
+				data := keep[(i*7+r)%len(keep)]
+				got, err := store.ReadAll(gctx, s, hashing.Sum(data))
+				if gctx.Err() != nil {
+					return nil
+				}
+				if err != nil || !bytes.Equal(got, data) {
+					return fmt.Errorf("read a kept object while deleting others: %d bytes, %w", len(got), err)
+				}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		for i := 0; gctx.Err() == nil; i++ {
+			data, id := object(int64(1000+i), 5000)
+			b, err := s.Batch(gctx)
+			if err != nil {
+				return err
+			}
+			if _, err := b.Put(gctx, id, data, hashing.Sum(keep[i%len(keep)])); err != nil {
+				return err
+			}
+			if err := b.Commit(gctx); err != nil && gctx.Err() == nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, d := range drop {
+		if err := s.DeleteMany(t.Context(), []hashing.ID{hashing.Sum(d)}); err != nil {
+			t.Error(err)
+		}
+	}
+	cancel()
+	if err := g.Wait(); err != nil {
+		t.Error(err)
+	}
+	for _, data := range keep {
+		if got, err := store.ReadAll(t.Context(), s, hashing.Sum(data)); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("kept object after the deletes: %d bytes, %v", len(got), err)
+		}
+	}
+}
+
+// Many goroutines missing at once on a fresh Store: the one that loads the
+// packs folder must not leave the others answering "not found" (they
+// waited for the load, then saw an up-to-date folder and gave up).
+func TestConcurrentFirstLookups(t *testing.T) {
+	s := open(t)
+	var objs [][]byte
+	for i := 0; i < 64; i++ {
+		data, _ := object(int64(900+i), 500+i)
+		objs = append(objs, data)
+	}
+	ids := batch(t, s, objs...)
+	old := time.Now().Add(-time.Minute) // a folder not changed lately: no re-read on every miss
+	if err := os.Chtimes(filepath.Join(s.Root(), local.PackDir), old, old); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 20; round++ {
+		s2 := reopen(t, s)
+		var wg sync.WaitGroup
+		var missing atomic.Int64
+		for _, id := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := s2.Stat(t.Context(), id); err != nil {
+					missing.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := missing.Load(); n > 0 {
+			t.Fatalf("round %d: %d of %d packed objects reported missing by a fresh store", round, n, len(ids))
+		}
+	}
+}

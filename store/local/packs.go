@@ -1,0 +1,370 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+)
+
+// PackDir is the folder under the root that holds packs and their indexes.
+const PackDir = "packs"
+
+// maxIndexFile bounds the index files read into memory (about 12 million
+// entries).
+const maxIndexFile = 1 << 30
+
+// pack is a published pack: its name (pack-<hex>, without extension) and
+// its index. Both are immutable.
+type pack struct {
+	name string
+	packidx.Index
+}
+
+// ref locates one object: entry i of pack p.
+type ref struct {
+	p *pack
+	i int
+}
+
+func (r ref) entry() packidx.Entry { return r.p.Entries[r.i] }
+
+// packSet is what a Store knows of the packs folder. Objects found in
+// several packs (two processes may pack the same object) are mapped to the
+// copy with the shortest delta chain.
+type packSet struct {
+	// change serialises changes to the set (reloads, published and
+	// removed packs), so that a reload never drops a pack another
+	// goroutine has just added.
+	change sync.Mutex
+
+	mu      sync.RWMutex
+	loaded  bool
+	dirMod  time.Time // modification time of the folder when last read
+	racy    bool      // dirMod was too recent to trust
+	packs   map[string]*pack
+	damaged map[string]error // pack name → why its index cannot be used
+	objs    map[hashing.ID]ref
+	deps    map[hashing.ID][]ref // delta entries by base
+}
+
+// racyWindow: a folder read less than this after its last change may have
+// changed again without its modification time moving (coarse timestamps).
+// Filesystems with whole-second timestamps get two seconds.
+const racyWindow = 100 * time.Millisecond
+
+func (s *Store) packPath(name, ext string) string {
+	return filepath.Join(s.root, PackDir, name+ext)
+}
+
+// packed returns where id is packed, as far as the Store knows without
+// looking at the disk.
+func (s *Store) packed(id hashing.ID) (ref, bool) {
+	s.ps.mu.RLock()
+	r, ok := s.ps.objs[id]
+	s.ps.mu.RUnlock()
+	return r, ok
+}
+
+// findPacked is packed, but on a miss it first catches up with packs
+// written by other processes: one stat of the packs folder unless that
+// folder changed.
+func (s *Store) findPacked(id hashing.ID) (ref, bool, error) {
+	if r, ok := s.packed(id); ok {
+		return r, true, nil
+	}
+	if _, err := s.refresh(false); err != nil {
+		return ref{}, false, err
+	}
+	// Look again even if this goroutine did not read the folder: another
+	// may have loaded it while this one waited (refresh then says
+	// "unchanged" though the set grew since the first look).
+	r, ok := s.packed(id)
+	return r, ok, nil
+}
+
+// refresh brings the set up to date with the packs folder if it changed
+// since it was last read, or always with force. It reports whether it read
+// the folder.
+func (s *Store) refresh(force bool) (bool, error) {
+	dir := filepath.Join(s.root, PackDir)
+	fi, err := os.Stat(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("read packs: %w", err)
+	}
+	var mod time.Time
+	if err == nil {
+		mod = fi.ModTime()
+	}
+	if !force && s.current(mod) {
+		return false, nil
+	}
+	s.ps.change.Lock()
+	defer s.ps.change.Unlock()
+	if !force && s.current(mod) { // another goroutine caught up meanwhile
+		return false, nil
+	}
+	return true, s.reload(dir)
+}
+
+// current reports whether the set reflects a folder last modified at mod.
+func (s *Store) current(mod time.Time) bool {
+	s.ps.mu.RLock()
+	defer s.ps.mu.RUnlock()
+	return s.ps.loaded && !s.ps.racy && mod.Equal(s.ps.dirMod)
+}
+
+// reload reads the packs folder: it parses indexes it does not know yet
+// and forgets packs whose index is gone. The caller holds s.ps.change.
+func (s *Store) reload(dir string) error {
+	start := time.Now()
+	var mod time.Time
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil:
+		mod = fi.ModTime()
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("read packs: %w", err)
+	}
+	var names []string
+	if err == nil {
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("read packs: %w", err)
+		}
+		for _, e := range ents {
+			if name, ok := strings.CutSuffix(e.Name(), ".idx"); ok && isPackName(name) && e.Type().IsRegular() {
+				names = append(names, name)
+			}
+		}
+	}
+
+	slices.Sort(names)
+	// Only holders of s.ps.change modify the maps: reading them needs no
+	// lock here.
+	var added []*pack
+	damaged := make(map[string]error)
+	for _, name := range names {
+		if s.ps.packs[name] != nil {
+			continue
+		}
+		// A damaged index is read again on every reload: the error may
+		// have been passing, or the file replaced.
+		p, err := s.readIndex(name)
+		switch {
+		case err == nil:
+			added = append(added, p)
+		case !errors.Is(err, fs.ErrNotExist):
+			damaged[name] = err
+		}
+	}
+	var gone []*pack
+	for name, p := range s.ps.packs {
+		if _, ok := slices.BinarySearch(names, name); !ok {
+			gone = append(gone, p)
+		}
+	}
+
+	s.ps.mu.Lock()
+	defer s.ps.mu.Unlock()
+	for _, p := range gone {
+		s.forget(p)
+	}
+	for _, p := range added {
+		s.add(p)
+	}
+	s.ps.damaged = damaged
+	s.ps.loaded = true
+	s.ps.dirMod = mod
+	window := racyWindow
+	if mod.Nanosecond() == 0 {
+		window = 2 * time.Second
+	}
+	s.ps.racy = !mod.IsZero() && start.Sub(mod) < window
+	return nil
+}
+
+// isPackName reports whether name is pack-<64 lower-case hex digits>.
+func isPackName(name string) bool {
+	h, ok := strings.CutPrefix(name, "pack-")
+	if !ok || len(h) != 64 {
+		return false
+	}
+	_, err := hashing.ParseID(h)
+	return err == nil
+}
+
+// readIndex reads and checks the index of pack name.
+func (s *Store) readIndex(name string) (*pack, error) {
+	p := s.packPath(name, ".idx")
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxIndexFile {
+		return nil, fmt.Errorf("pack index %s: %d bytes is too large", p, fi.Size())
+	}
+	b := make([]byte, fi.Size())
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return nil, fmt.Errorf("pack index %s: %w", p, err)
+	}
+	ix, err := packidx.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("pack index %s: %w", p, err)
+	}
+	return &pack{name: name, Index: ix}, nil
+}
+
+// publishPack adds a pack this Store has just written.
+func (s *Store) publishPack(p *pack) {
+	s.ps.change.Lock()
+	defer s.ps.change.Unlock()
+	s.ps.mu.Lock()
+	defer s.ps.mu.Unlock()
+	if s.ps.packs[p.name] == nil {
+		s.add(p)
+	}
+}
+
+// add maps p's objects. The caller holds s.ps.mu for writing.
+func (s *Store) add(p *pack) {
+	if s.ps.packs == nil {
+		s.ps.packs = make(map[string]*pack)
+		s.ps.objs = make(map[hashing.ID]ref)
+		s.ps.deps = make(map[hashing.ID][]ref)
+	}
+	s.ps.packs[p.name] = p
+	for i, e := range p.Entries {
+		if e.Encoding == packidx.Delta {
+			s.ps.deps[e.Base] = append(s.ps.deps[e.Base], ref{p, i})
+		}
+		if old, ok := s.ps.objs[e.ID]; ok && old.entry().Depth <= e.Depth {
+			continue
+		}
+		s.ps.objs[e.ID] = ref{p, i}
+	}
+}
+
+// forget unmaps p's objects, falling back on copies in other packs. The
+// caller holds s.ps.mu for writing.
+func (s *Store) forget(p *pack) {
+	delete(s.ps.packs, p.name)
+	var orphans []hashing.ID
+	for _, e := range p.Entries {
+		if e.Encoding == packidx.Delta {
+			deps := slices.DeleteFunc(s.ps.deps[e.Base], func(r ref) bool { return r.p == p })
+			if len(deps) == 0 {
+				delete(s.ps.deps, e.Base)
+			} else {
+				s.ps.deps[e.Base] = deps
+			}
+		}
+		if r, ok := s.ps.objs[e.ID]; ok && r.p == p {
+			delete(s.ps.objs, e.ID)
+			orphans = append(orphans, e.ID)
+		}
+	}
+	if len(orphans) == 0 {
+		return
+	}
+	for _, other := range s.ps.packs {
+		for _, id := range orphans {
+			i, ok := other.Search(id)
+			if !ok {
+				continue
+			}
+			if old, ok := s.ps.objs[id]; !ok || other.Entries[i].Depth < old.entry().Depth {
+				s.ps.objs[id] = ref{other, i}
+			}
+		}
+	}
+}
+
+// unpublishPacks forgets packs this Store has just removed.
+func (s *Store) unpublishPacks(ps []*pack) {
+	s.ps.change.Lock()
+	defer s.ps.change.Unlock()
+	s.ps.mu.Lock()
+	defer s.ps.mu.Unlock()
+	for _, p := range ps {
+		if s.ps.packs[p.name] == p {
+			s.forget(p)
+		}
+	}
+}
+
+// damagedIndexes returns an error naming every index that cannot be used,
+// or nil.
+func (s *Store) damagedIndexes() error {
+	s.ps.mu.RLock()
+	defer s.ps.mu.RUnlock()
+	if len(s.ps.damaged) == 0 {
+		return nil
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for name := range s.ps.damaged {
+			if !yield(name) {
+				return
+			}
+		}
+	})
+	errs := make([]error, len(names))
+	for i, name := range names {
+		errs[i] = s.ps.damaged[name]
+	}
+	return errors.Join(errs...)
+}
+
+// packList returns the known packs, sorted by name, and the number of
+// entries they hold.
+func (s *Store) packList() ([]*pack, int) {
+	s.ps.mu.RLock()
+	defer s.ps.mu.RUnlock()
+	ps, n := make([]*pack, 0, len(s.ps.packs)), 0
+	for _, p := range s.ps.packs {
+		ps = append(ps, p)
+		n += len(p.Entries)
+	}
+	slices.SortFunc(ps, func(a, b *pack) int { return strings.Compare(a.name, b.name) })
+	return ps, n
+}
+
+// dependants returns the packs holding deltas against id.
+func (s *Store) dependants(id hashing.ID) []*pack {
+	s.ps.mu.RLock()
+	defer s.ps.mu.RUnlock()
+	var ps []*pack
+	for _, r := range s.ps.deps[id] {
+		ps = append(ps, r.p)
+	}
+	return ps
+}
+
+// snapshot returns the known packs, sorted by name, each with a mask of
+// the entries that are the mapped copy of their object.
+func (s *Store) snapshot() ([]*pack, [][]bool) {
+	ps, _ := s.packList()
+	s.ps.mu.RLock()
+	defer s.ps.mu.RUnlock()
+	masks := make([][]bool, len(ps))
+	for k, p := range ps {
+		masks[k] = make([]bool, len(p.Entries))
+		for i, e := range p.Entries {
+			masks[k][i] = s.ps.objs[e.ID] == ref{p, i}
+		}
+	}
+	return ps, masks
+}

@@ -1,0 +1,286 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+)
+
+// maxChain bounds the delta chains that reads follow. Writes keep chains
+// to maxDepth; the slack covers duplicates packed by racing processes, and
+// the bound turns a cycle into an error.
+const maxChain = 4 * maxDepth
+
+// staleError means the packs changed under a read: a pack file is missing
+// although its index was read, or a delta's base is missing. Both happen
+// when a DeleteMany (of this or another process) rewrites packs; the
+// object is then found again after reloading the indexes.
+type staleError struct{ err error }
+
+func (e *staleError) Error() string { return e.err.Error() }
+func (e *staleError) Unwrap() error { return e.err }
+
+// packErr marks a missing pack file as stale.
+func packErr(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &staleError{err}
+	}
+	return err
+}
+
+// viaPack runs packed on id's pack if the Store knows one, or else loose;
+// when loose finds no file, it catches up with the packs folder and tries
+// packed. A stale read (a pack or a delta base that vanished) makes it
+// reload the packs folder and try once more. Errors are not wrapped.
+func viaPack[T any](s *Store, id hashing.ID, packed func(ref) (T, error), loose func() (T, error)) (T, error) {
+	r, ok := s.packed(id)
+	if !ok {
+		v, err := loose()
+		if !errors.Is(err, fs.ErrNotExist) {
+			return v, err
+		}
+		var ferr error
+		r, ok, ferr = s.findPacked(id)
+		if ferr != nil {
+			return v, errors.Join(err, ferr)
+		}
+		if !ok {
+			return v, err
+		}
+	}
+	v, err := packed(r)
+	var stale *staleError
+	if !errors.As(err, &stale) {
+		return v, err
+	}
+	if _, err := s.refresh(true); err != nil {
+		return v, err
+	}
+	if r, ok = s.packed(id); !ok {
+		return loose()
+	}
+	return packed(r)
+}
+
+// openPack opens p's file and checks its length against the index, so
+// that a truncated pack fails early.
+func (s *Store) openPack(p *pack) (*os.File, error) {
+	path := s.packPath(p.name, ".pack")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, packErr(err)
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() != p.PackSize {
+		err = &fs.PathError{Op: "read", Path: path,
+			Err: fmt.Errorf("%w: pack is %d bytes, its index says %d", store.ErrCorrupt, fi.Size(), p.PackSize)}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// readStored returns the stored bytes of entry e of pack p.
+func (s *Store) readStored(p *pack, e packidx.Entry) ([]byte, error) {
+	f, err := s.openPack(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, e.Stored)
+	if _, err := f.ReadAt(b, e.Offset); err != nil {
+		return nil, fmt.Errorf("read %d bytes at %d of %s: %w", e.Stored, e.Offset, f.Name(), err)
+	}
+	return b, nil
+}
+
+// decode returns the raw bytes of entry e of pack p, following at most
+// budget more delta bases.
+func (s *Store) decode(ctx context.Context, p *pack, e packidx.Entry, budget int) ([]byte, error) {
+	stored, err := s.readStored(p, e)
+	if err != nil {
+		return nil, err
+	}
+	var raw []byte
+	switch e.Encoding {
+	case packidx.Raw:
+		return stored, nil
+	case packidx.Zstd:
+		raw, err = decompress(stored, e.Size)
+	case packidx.Delta:
+		if budget <= 0 {
+			return nil, fmt.Errorf("%w: delta chain longer than %d at %s", store.ErrCorrupt, maxChain, e.ID.Short())
+		}
+		base, err := s.raw(ctx, e.Base, budget-1)
+		if err != nil {
+			err = fmt.Errorf("%w: delta base %s: %w", store.ErrCorrupt, e.Base.Short(), err)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = &staleError{err}
+			}
+			return nil, err
+		}
+		raw, err = decodeDelta(stored, base, e.Size)
+	default:
+		err = fmt.Errorf("unknown encoding %d", e.Encoding)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: decode %s object at %d in %s: %w",
+			store.ErrCorrupt, e.Encoding, e.Offset, s.packPath(p.name, ".pack"), err)
+	}
+	return raw, nil
+}
+
+// raw returns the whole of object id, packed or loose, unverified.
+func (s *Store) raw(ctx context.Context, id hashing.ID, budget int) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return viaPack(s, id,
+		func(r ref) ([]byte, error) { return s.decode(ctx, r.p, r.entry(), budget) },
+		func() ([]byte, error) { return readLoose(s.path(id)) })
+}
+
+// readLoose reads a loose object's file.
+func readLoose(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > store.MaxObject {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: errors.New("not a regular file of at most store.MaxObject bytes")}
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: err}
+	}
+	return b, nil
+}
+
+// getPacked is Get of a packed object.
+func (s *Store) getPacked(ctx context.Context, r ref, off, length int64) (io.ReadCloser, error) {
+	e := r.entry()
+	if off < 0 || off > e.Size || length > e.Size-off {
+		return nil, fmt.Errorf("range at %d length %d is outside the %d-byte object in %s",
+			off, length, e.Size, s.packPath(r.p.name, ".pack"))
+	}
+	if length < 0 {
+		length = e.Size - off
+	}
+	if e.Encoding == packidx.Raw {
+		f, err := s.openPack(r.p)
+		if err != nil {
+			return nil, err
+		}
+		return &reader{io.NewSectionReader(f, e.Offset+off, length), f}, nil
+	}
+	raw, err := s.decode(ctx, r.p, e, maxChain)
+	if err != nil {
+		return nil, err
+	}
+	return bytesReader{bytes.NewReader(raw[off : off+length])}, nil
+}
+
+// bytesReader is a decoded object in memory.
+type bytesReader struct{ *bytes.Reader }
+
+// Close does nothing.
+func (bytesReader) Close() error { return nil }
+
+// listPacked is List of the packed objects. It reloads the packs folder
+// if a pack vanished (rewritten by another process), so that the objects
+// it held are listed from their new pack.
+func (s *Store) listPacked(ctx context.Context, fn func(store.Info) error) error {
+	var (
+		packs []*pack
+		masks [][]bool
+		mods  []time.Time
+	)
+	for try := 0; ; try++ {
+		packs, masks = s.snapshot()
+		mods = make([]time.Time, len(packs))
+		vanished := false
+		for k, p := range packs {
+			fi, err := os.Stat(s.packPath(p.name, ".pack"))
+			if errors.Is(err, fs.ErrNotExist) {
+				if try < 3 {
+					vanished = true
+					break
+				}
+				continue // mods[k] stays zero: skipped below
+			}
+			if err != nil {
+				return fmt.Errorf("list local store: %w", err)
+			}
+			mods[k] = fi.ModTime()
+		}
+		if !vanished {
+			break
+		}
+		if _, err := s.refresh(true); err != nil {
+			return fmt.Errorf("list local store: %w", err)
+		}
+		if err := s.damagedIndexes(); err != nil {
+			return fmt.Errorf("list local store: %w", err)
+		}
+	}
+	for k, p := range packs {
+		if mods[k].IsZero() {
+			continue
+		}
+		for i, e := range p.Entries {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("list local store %s: %w", s.root, err)
+			}
+			if !masks[k][i] {
+				continue
+			}
+			if err := fn(store.Info{ID: e.ID, Size: e.Size, Modified: mods[k]}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Location says where and how an object is kept on disk.
+type Location struct {
+	Path     string // the loose file or the pack file
+	Off, Len int64  // its stored bytes within Path
+	Packed   bool
+	Encoding string // raw, zstd or delta
+	Base     hashing.ID
+	Depth    int // delta chain length; 0 unless Encoding is delta
+}
+
+// Locate says where object id is kept: for messages naming the file that
+// holds a damaged object, and for tests that damage one on purpose.
+func (s *Store) Locate(id hashing.ID) (Location, error) {
+	return viaPack(s, id, func(r ref) (Location, error) {
+		e := r.entry()
+		return Location{Path: s.packPath(r.p.name, ".pack"), Off: int64(e.Offset), Len: int64(e.Stored), Packed: true,
+			Encoding: e.Encoding.String(), Base: e.Base, Depth: int(e.Depth)}, nil
+	}, func() (Location, error) {
+		p := s.path(id)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return Location{}, failed("locate", id, err)
+		}
+		return Location{Path: p, Len: fi.Size(), Encoding: "raw"}, nil
+	})
+}

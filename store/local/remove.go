@@ -1,0 +1,270 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+)
+
+const (
+	// staleAge: temp files and index-less packs this old are debris of a
+	// crash (or of a batch left open that long), removed by DeleteMany.
+	staleAge = time.Hour
+	// cleanEvery: DeleteMany looks for debris at most this often.
+	cleanEvery = 10 * time.Minute
+)
+
+// DeleteMany removes objects; missing ones are not an error. Loose objects
+// are removed; a pack left without objects is removed, index first; a pack
+// that keeps some is rewritten into a new pack (published like a batch's)
+// before the old one is removed. Kept objects stored as deltas against
+// deleted ones are re-encoded, whole or against a kept ancestor, so they
+// stay readable at every moment. DeleteMany refuses to run while a pack
+// index is unreadable, since the deltas listed there are unknown. It also
+// removes debris of crashes older than an hour (see the package doc).
+//
+// Calls are serialised within a Store; across processes the caller must
+// hold the repository's lock.
+func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete objects in %s: %w", s.root, err)
+	}
+	s.deleting.Lock()
+	defer s.deleting.Unlock()
+	s.cleanStale()
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.refresh(false); err != nil {
+		return fmt.Errorf("delete objects in %s: %w", s.root, err)
+	}
+	if err := s.damagedIndexes(); err != nil {
+		return fmt.Errorf("delete objects in %s: not while a pack index is unreadable: %w", s.root, err)
+	}
+	del := make(map[hashing.ID]bool, len(ids))
+	for _, id := range ids {
+		del[id] = true
+	}
+	var rewrite, drop []*pack
+	for _, p := range s.affected(del) {
+		if survivors(p, del) {
+			rewrite = append(rewrite, p)
+		} else {
+			drop = append(drop, p)
+		}
+	}
+	for _, p := range rewrite {
+		if _, err := s.rewrite(ctx, p, del); err != nil {
+			return fmt.Errorf("delete objects: rewrite %s: %w", s.packPath(p.name, ".pack"), err)
+		}
+	}
+	// Every old index before any old pack: an index never names a missing
+	// pack, and a reader that finds a pack gone finds its replacement by
+	// reloading the indexes.
+	var errs []error
+	old := append(rewrite, drop...)
+	unindexed := old[:0:0]
+	for _, p := range old {
+		if err := os.Remove(s.packPath(p.name, ".idx")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("delete objects: %w", err))
+			continue
+		}
+		unindexed = append(unindexed, p)
+	}
+	for _, p := range unindexed {
+		if err := os.Remove(s.packPath(p.name, ".pack")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("delete objects: %w", err))
+		}
+	}
+	if len(old) > 0 {
+		if err := syncDir(filepath.Join(s.root, PackDir)); err != nil {
+			errs = append(errs, fmt.Errorf("delete objects: %w", err))
+		}
+		s.unpublishPacks(unindexed)
+	}
+	for _, id := range ids {
+		if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("delete object %s: %w", id.Short(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// affected returns the packs that hold an object of del or a delta against
+// one.
+func (s *Store) affected(del map[hashing.ID]bool) []*pack {
+	packs, total := s.packList()
+	hit := make(map[*pack]bool)
+	if len(del)*len(packs) < total {
+		for id := range del {
+			for _, p := range packs {
+				if _, ok := p.Search(id); ok {
+					hit[p] = true
+				}
+			}
+			for _, p := range s.dependants(id) {
+				hit[p] = true
+			}
+		}
+	} else {
+		for _, p := range packs {
+			for _, e := range p.Entries {
+				if del[e.ID] || e.Encoding == packidx.Delta && del[e.Base] {
+					hit[p] = true
+					break
+				}
+			}
+		}
+	}
+	var out []*pack
+	for _, p := range packs {
+		if hit[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// survivors reports whether p keeps an object.
+func survivors(p *pack, del map[hashing.ID]bool) bool {
+	for _, e := range p.Entries {
+		if !del[e.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// rewrite writes and publishes a new pack of p's objects not in del,
+// re-encoding deltas against objects in del. It keeps p's modification
+// time, which is its objects' age for garbage collection.
+func (s *Store) rewrite(ctx context.Context, p *pack, del map[hashing.ID]bool) (*pack, error) {
+	fi, err := os.Stat(s.packPath(p.name, ".pack"))
+	if err != nil {
+		return nil, err
+	}
+	src, err := s.openPack(p)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	tp, err := s.newTmpPack()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range p.Entries {
+		if del[e.ID] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			discard([]*tmpPack{tp})
+			return nil, err
+		}
+		stored, ne, err := s.survivor(ctx, src, e, del)
+		if err != nil {
+			discard([]*tmpPack{tp})
+			return nil, fmt.Errorf("object %s: %w", e.ID.Short(), err)
+		}
+		ne.Offset = tp.size
+		if _, err := tp.f.WriteAt(stored, ne.Offset); err != nil {
+			discard([]*tmpPack{tp})
+			return nil, err
+		}
+		tp.size += ne.Stored
+		tp.entries = append(tp.entries, ne)
+	}
+	return s.publish(tp.f, tp.size, tp.entries, fi.ModTime())
+}
+
+// survivor returns the bytes and entry under which e is kept: as it is,
+// unless it is a delta against an object in del.
+func (s *Store) survivor(ctx context.Context, src *os.File, e packidx.Entry, del map[hashing.ID]bool) ([]byte, packidx.Entry, error) {
+	if e.Encoding != packidx.Delta || !del[e.Base] {
+		b := make([]byte, e.Stored)
+		if _, err := src.ReadAt(b, e.Offset); err != nil {
+			return nil, e, fmt.Errorf("read %d bytes at %d of %s: %w", e.Stored, e.Offset, src.Name(), err)
+		}
+		return b, e, nil
+	}
+	raw, err := s.raw(ctx, e.ID, maxChain)
+	if err == nil && hashing.Sum(raw) != e.ID {
+		err = fmt.Errorf("%w: its bytes hash to %s", store.ErrCorrupt, hashing.Sum(raw).Short())
+	}
+	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrNotFound) {
+		// Unreadable already: keep it as it is rather than block deletes.
+		b := make([]byte, e.Stored)
+		if _, err := src.ReadAt(b, e.Offset); err != nil {
+			return nil, e, fmt.Errorf("read %d bytes at %d of %s: %w", e.Stored, e.Offset, src.Name(), err)
+		}
+		return b, e, nil
+	}
+	if err != nil {
+		return nil, e, err
+	}
+	// The nearest ancestor that is kept makes the best base.
+	like := e.Base
+	for k := 0; k < maxChain && del[like]; k++ {
+		r, ok := s.packed(like)
+		if !ok || r.entry().Encoding != packidx.Delta {
+			like = hashing.ID{}
+			break
+		}
+		like = r.entry().Base
+	}
+	if del[like] {
+		like = hashing.ID{}
+	}
+	o, err := s.encode(ctx, e.ID, raw, like, false)
+	if err != nil {
+		return nil, e, err
+	}
+	defer o.release()
+	return append([]byte(nil), o.stored...), o.entry(e.ID, len(raw)), nil
+}
+
+// cleanStale removes debris older than staleAge, at most every cleanEvery:
+// temp packs in tmp/, and temp indexes and packs without an index in
+// packs/. Errors are ignored: debris only costs space. The caller holds
+// s.deleting.
+func (s *Store) cleanStale() {
+	now := time.Now()
+	if now.Sub(s.lastClean) < cleanEvery {
+		return
+	}
+	s.lastClean = now
+	old := func(e fs.DirEntry) bool {
+		fi, err := e.Info()
+		return err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleAge
+	}
+	tmp := filepath.Join(s.root, TmpDir)
+	ents, _ := os.ReadDir(tmp)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "pack-") && strings.HasSuffix(e.Name(), ".tmp") && old(e) {
+			os.Remove(filepath.Join(tmp, e.Name()))
+		}
+	}
+	dir := filepath.Join(s.root, PackDir)
+	ents, _ = os.ReadDir(dir)
+	idx := make(map[string]bool)
+	for _, e := range ents {
+		if name, ok := strings.CutSuffix(e.Name(), ".idx"); ok {
+			idx[name] = true
+		}
+	}
+	for _, e := range ents {
+		name, isPack := strings.CutSuffix(e.Name(), ".pack")
+		debris := strings.HasPrefix(e.Name(), ".put-") || isPack && isPackName(name) && !idx[name]
+		if debris && old(e) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
