@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,9 @@ const (
 )
 
 // upload de-duplicates puts across the files of one commit and counts them.
+// When the store takes batches (store.Batcher: the local store packs them),
+// chunks go into one batch that finish commits and verifies; otherwise each
+// chunk is put and verified on its own.
 type upload struct {
 	st       store.Store
 	verify   Verify
@@ -38,13 +42,83 @@ type upload struct {
 	bytes    atomic.Int64
 	progress progress.Counter
 	dryRun   bool // compute manifests only, store nothing
+
+	batch   store.Batch
+	mu      sync.Mutex
+	pending map[hashing.ID]int64 // put into batch, verified by finish
+}
+
+// newUpload prepares uploads to st, in a batch when st takes them.
+func newUpload(ctx context.Context, st store.Store, v Verify, prog progress.Counter) (*upload, error) {
+	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog)}
+	if b, ok := st.(store.Batcher); ok {
+		batch, err := b.Batch(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", st, err)
+		}
+		u.batch, u.pending = batch, map[hashing.ID]int64{}
+	}
+	return u, nil
+}
+
+// finish makes the batch's chunks durable and verifies every one of them;
+// nothing may refer to them (a Git commit) before it returns nil.
+func (u *upload) finish(ctx context.Context) error {
+	if u.batch == nil {
+		return nil
+	}
+	b := u.batch
+	u.batch = nil
+	if err := b.Commit(ctx); err != nil {
+		return fmt.Errorf("store %s: %w", u.st, err)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for id, size := range u.pending {
+		g.Go(func() error {
+			if err := store.Verify(gctx, u.st, id, size, u.verify == VerifyFull); err != nil {
+				return fmt.Errorf("store %s: verify chunk %s: %w", u.st, id, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// abort drops a batch that will not be committed (an error on the way).
+func (u *upload) abort() {
+	if u.batch != nil {
+		_ = u.batch.Abort()
+		u.batch = nil
+	}
 }
 
 // ensure makes sure the store holds id (data), putting and verifying it if
-// not. It reports whether the chunk was uploaded.
-func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte) (bool, error) {
+// not; like names a chunk data probably resembles (store.Batch.Put). data
+// must hash to id: every caller hashed or verified it just before. It
+// reports whether the chunk was uploaded.
+func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
 	if _, dup := u.seen.LoadOrStore(id, struct{}{}); dup {
 		return false, nil
+	}
+	if u.batch != nil {
+		// The batch looks for id itself: asking first would cost a second
+		// look per new chunk.
+		added, err := u.batch.Put(ctx, id, data, like)
+		if err != nil {
+			u.seen.Delete(id)
+			return false, fmt.Errorf("store %s: put chunk %s: %w", u.st, id, err)
+		}
+		if !added {
+			u.touch(ctx, id)
+			return false, nil
+		}
+		u.mu.Lock()
+		u.pending[id] = int64(len(data))
+		u.mu.Unlock()
+		u.chunks.Add(1)
+		u.bytes.Add(int64(len(data)))
+		return true, nil
 	}
 	has, err := store.Has(ctx, u.st, id)
 	if err != nil {
@@ -52,16 +126,10 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte) (bool, 
 		return false, fmt.Errorf("store %s: chunk %s: %w", u.st, id, err)
 	}
 	if has {
-		// Refresh its age where the store can, so a gc elsewhere does not
-		// take it for garbage while this commit is in flight.
-		if t, ok := u.st.(interface {
-			Touch(context.Context, hashing.ID) error
-		}); ok {
-			_ = t.Touch(ctx, id)
-		}
+		u.touch(ctx, id)
 		return false, nil
 	}
-	if err := store.Put(ctx, u.st, id, data); err != nil {
+	if err := u.st.Put(ctx, id, data); err != nil {
 		u.seen.Delete(id)
 		return false, fmt.Errorf("store %s: put chunk %s: %w", u.st, id, err)
 	}
@@ -74,6 +142,17 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte) (bool, 
 	return true, nil
 }
 
+// touch refreshes the age of a chunk a commit reuses, where the store can,
+// so that a gc elsewhere does not take it for garbage while the commit is
+// in flight.
+func (u *upload) touch(ctx context.Context, id hashing.ID) {
+	if t, ok := u.st.(interface {
+		Touch(context.Context, hashing.ID) error
+	}); ok {
+		_ = t.Touch(ctx, id)
+	}
+}
+
 // chunked is one file turned into a manifest whose chunks are all stored.
 type chunked struct {
 	m         *manifest.Manifest
@@ -84,14 +163,23 @@ type chunked struct {
 	newBytes  int64
 }
 
-// chunkFile enumerates, hashes and stores file p. Chunks whose id is in
-// known (the previous version's) are not even looked up in the store.
+// chunkFile enumerates, hashes and stores file p. Chunks of old (the
+// previous version, may be nil) are not even looked up in the store, and a
+// new chunk is offered to the store with the old chunk it most likely
+// resembles, as a delta base.
 //
 // With up nil nothing is stored: the manifest is computed only (diff of
 // the working tree).
-func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]bool, up *upload, workers int) (*chunked, error) {
+func (r *Repo) chunkFile(ctx context.Context, p string, old *manifest.Manifest, up *upload, workers int) (*chunked, error) {
 	if up == nil {
 		up = &upload{progress: progress.Noop{}, dryRun: true}
+	}
+	known := map[hashing.ID]bool{}
+	if old != nil {
+		for _, c := range old.Chunks {
+			known[c.ID] = true
+		}
+		known[old.Layout] = true
 	}
 	f, err := os.Open(r.abs(p))
 	if err != nil {
@@ -118,6 +206,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	segs := l.Chunks()
+	likes := r.likelyBases(ctx, old, segs, up.dryRun)
 	ranges := make([]hashing.Range, len(segs))
 	for i, s := range segs {
 		ranges[i] = hashing.Range{Off: s.Off, Len: s.Len}
@@ -149,10 +238,21 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 				up.progress.Add(int64(len(data)))
 				return nil
 			}
+			if up.batch != nil {
+				// A batch copies data into its pack before Put returns:
+				// no copy, no goroutine per chunk.
+				defer up.progress.Add(int64(len(data)))
+				uploaded, err := up.ensure(uctx, id, data, likes(i))
+				if uploaded {
+					newChunks.Add(1)
+					newBytes.Add(int64(len(data)))
+				}
+				return err
+			}
 			buf := append([]byte(nil), data...)
 			uploads.Go(func() error {
 				defer up.progress.Add(int64(len(buf)))
-				uploaded, err := up.ensure(uctx, id, buf)
+				uploaded, err := up.ensure(uctx, id, buf, likes(i))
 				if uploaded {
 					newChunks.Add(1)
 					newBytes.Add(int64(len(buf)))
@@ -198,7 +298,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 	layBlob := lay.Encode()
 	layID := hashing.Sum(layBlob)
 	if !up.dryRun {
-		if _, err := up.ensure(ctx, layID, layBlob); err != nil {
+		if _, err := up.ensure(ctx, layID, layBlob, likeLayout(old)); err != nil {
 			return nil, fmt.Errorf("%s: layout: %w", p, err)
 		}
 	}
@@ -235,6 +335,66 @@ func (r *Repo) chunkFile(ctx context.Context, p string, known map[hashing.ID]boo
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	return &chunked{m: m, encoded: enc, stat: before, hashed: hashedAt, newChunks: int(newChunks.Load()), newBytes: newBytes.Load()}, nil
+}
+
+// likelyBases returns, for segment i of segs, the chunk of old that its
+// bytes most probably resemble: the chunk under the same key, else the old
+// chunk that covered the same file offset (content-keyed chunks, blocks
+// whose key moved). Zero when there is none.
+func (r *Repo) likelyBases(ctx context.Context, old *manifest.Manifest, segs []formats.Segment, dryRun bool) func(i int) hashing.ID {
+	none := func(int) hashing.ID { return hashing.ID{} }
+	if old == nil || dryRun {
+		return none
+	}
+	byKey := make(map[string]hashing.ID, len(old.Chunks))
+	for _, c := range old.Chunks {
+		byKey[c.Key] = c.ID
+	}
+	// Old chunk pieces by offset, from the old layout blob (read only if
+	// some key is new: COG tiles keep their keys).
+	var starts []int64
+	var ids []hashing.ID
+	var once sync.Once
+	loadOffsets := func() {
+		b, _, err := r.read.get(ctx, old.Layout)
+		if err != nil {
+			return // no base: the chunk is stored whole
+		}
+		lay, err := manifest.DecodeLayout(b)
+		if err != nil {
+			return
+		}
+		var off int64
+		for _, pc := range lay.Pieces {
+			if pc.Chunk {
+				starts, ids = append(starts, off), append(ids, pc.ID)
+			}
+			off += pc.Len
+		}
+	}
+	var mu sync.Mutex
+	return func(i int) hashing.ID {
+		s := segs[i]
+		if id, ok := byKey[s.Key]; ok {
+			return id
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		once.Do(loadOffsets)
+		j := sort.Search(len(starts), func(j int) bool { return starts[j] > s.Off }) - 1
+		if j < 0 {
+			return hashing.ID{}
+		}
+		return ids[j]
+	}
+}
+
+// likeLayout is the delta base of a new layout blob: the old one.
+func likeLayout(old *manifest.Manifest) hashing.ID {
+	if old == nil {
+		return hashing.ID{}
+	}
+	return old.Layout
 }
 
 func bbox(b *formats.BBox) *[4]float64 {

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -83,7 +82,11 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if opt.Offline {
 		target = r.read.local
 	}
-	up := &upload{st: target, verify: opt.Verify, progress: progress.OrNoop(opt.Progress)}
+	up, err := newUpload(ctx, target, opt.Verify, opt.Progress)
+	if err != nil {
+		return nil, err
+	}
+	defer up.abort()
 	res := &CommitResult{}
 	writes := map[string][]byte{}   // manifest path → bytes
 	worktree := map[string][]byte{} // same, for the work tree after the commit
@@ -123,14 +126,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
 			continue
 		}
-		known := map[hashing.ID]bool{}
-		if old != nil {
-			for _, c := range old.Chunks {
-				known[c.ID] = true
-			}
-			known[old.Layout] = true
-		}
-		ch, err := r.chunkFile(ctx, p, known, up, opt.Workers)
+		ch, err := r.chunkFile(ctx, p, old, up, opt.Workers)
 		if err != nil {
 			return nil, err
 		}
@@ -167,6 +163,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	res.ChunksUploaded, res.BytesUploaded = up.chunks.Load(), up.bytes.Load()
+	if err := up.finish(ctx); err != nil {
+		return nil, err
+	}
 
 	// Every chunk is stored and verified: now, and only now, Git.
 	h, err := r.git.commit(opt.Message, writes, remove)

@@ -118,21 +118,37 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := deleteAll(ctx, t.s, garbage, opt.DryRun); err != nil {
+			return nil, err
+		}
 		for _, g := range garbage {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			if !opt.DryRun {
-				if err := t.s.Delete(ctx, g.ID); err != nil {
-					return nil, err
-				}
-			}
 			st.Deleted++
 			st.BytesDeleted += g.Size
 		}
 		res.Stores = append(res.Stores, st)
 	}
 	return res, nil
+}
+
+// deleteAll deletes the garbage objects, all at once where the store can
+// (a pack is rewritten once, not once per object).
+func deleteAll(ctx context.Context, s store.Store, garbage []store.Info, dryRun bool) error {
+	if dryRun || len(garbage) == 0 {
+		return nil
+	}
+	ids := make([]hashing.ID, len(garbage))
+	for i, g := range garbage {
+		ids[i] = g.ID
+	}
+	if b, ok := s.(store.BulkRemover); ok {
+		return b.DeleteMany(ctx, ids)
+	}
+	for _, id := range ids {
+		if err := s.Delete(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func hasID(m map[hashing.ID]chunkUse, id hashing.ID) bool {

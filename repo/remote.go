@@ -172,7 +172,11 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 	}
 	prog.Start("upload chunks", total)
 	defer prog.Done()
-	up := &upload{st: r.Store, verify: v, progress: prog}
+	up, err := newUpload(ctx, r.Store, v, prog)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer up.abort()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(connections(r.Store))
 	for _, id := range missing {
@@ -182,15 +186,20 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 				u := need[id]
 				return fmt.Errorf("chunk %s of %s (commit %.12s, %s) is in no store: %w", u.key, u.path, u.commit, id, errNoChunk)
 			}
-			if _, err := up.ensure(gctx, id, data); err != nil {
+			if _, err := up.ensure(gctx, id, data, hashing.ID{}); err != nil {
 				return err
 			}
 			prog.Add(int64(len(data)))
 			return nil
 		})
 	}
-	err = g.Wait()
-	return int(up.chunks.Load()), up.bytes.Load(), err
+	if err := g.Wait(); err != nil {
+		return 0, 0, err
+	}
+	if err := up.finish(ctx); err != nil {
+		return 0, 0, err
+	}
+	return int(up.chunks.Load()), up.bytes.Load(), nil
 }
 
 // hasMany asks the store about many ids, batched when it can.
