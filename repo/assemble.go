@@ -163,12 +163,34 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 // assembleFile writes the file described by m into f (an empty temp file),
 // regenerates derived pieces in place, and verifies the whole file against
 // the manifest digest; on a mismatch the error wraps ErrIntegrity.
+//
+// Chunks the working file holds (ru) are copied from it inside the kernel,
+// in runs, without hashing each one: the digest of the finished file is
+// what vouches for them. Only if that digest is wrong is the file written
+// again the slow way, every reused chunk hashed and, if damaged, fetched.
 func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.File, ru *reuse, prog progress.Counter) (AssembleStats, error) {
 	lay, err := r.layoutFor(ctx, m)
 	if err != nil {
 		return AssembleStats{}, err
 	}
-	w := bufio.NewWriterSize(progressWriter{f, progress.OrNoop(prog)}, 1<<20)
+	prog = progress.OrNoop(prog)
+	if ru != nil {
+		st, err := r.place(ctx, m, lay, f, ru, prog)
+		if err != nil {
+			return st, err
+		}
+		digest, err := r.finishDerived(ctx, m, lay, f)
+		if err != nil || digest == m.Digest {
+			return st, err
+		}
+		if err := f.Truncate(0); err != nil {
+			return st, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return st, err
+		}
+	}
+	w := bufio.NewWriterSize(progressWriter{f, prog}, 1<<20)
 	st, digest, err := r.stream(ctx, m, lay, w, ru)
 	if err != nil {
 		return st, err
@@ -185,6 +207,98 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 		return st, fmt.Errorf("%s: %w: assembled bytes hash to %s, manifest says %s", m.Path, ErrIntegrity, digest, m.Digest)
 	}
 	return st, nil
+}
+
+// place writes lay's pieces into f at their offsets: runs of chunks that
+// the working file holds are copied from it unverified; inline bytes and
+// other chunks (verified, from the stores) are written. Derived pieces are
+// left for finishDerived.
+func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File, ru *reuse, prog progress.Counter) (AssembleStats, error) {
+	var st AssembleStats
+	known := make(map[hashing.ID]bool, len(m.Chunks))
+	for _, c := range m.Chunks {
+		known[c.ID] = true
+	}
+	var runSrc, runDst, runLen int64 // the pending copy from the working file
+	flush := func() error {
+		if runLen == 0 {
+			return nil
+		}
+		done, err := copyRange(f, runDst, ru.f, runSrc, runLen)
+		if err == nil && !done {
+			_, err = io.Copy(io.NewOffsetWriter(f, runDst), io.NewSectionReader(ru.f, runSrc, runLen))
+		}
+		prog.Add(runLen)
+		runLen = 0
+		return err
+	}
+	var off int64
+	for _, pc := range lay.Pieces {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if pc.Chunk && !known[pc.ID] {
+			return st, fmt.Errorf("%s: %w: layout names chunk %s, which the manifest does not list", m.Path, ErrIntegrity, pc.ID)
+		}
+		if src, ok := ru.offs[pc.ID]; ok && pc.Chunk {
+			if runLen > 0 && runSrc+runLen == src && runDst+runLen == off {
+				runLen += pc.Len
+			} else {
+				if err := flush(); err != nil {
+					return st, err
+				}
+				runSrc, runDst, runLen = src, off, pc.Len
+			}
+			st.ChunksReused++
+			off += pc.Len
+			continue
+		}
+		if err := flush(); err != nil {
+			return st, err
+		}
+		var data []byte
+		switch {
+		case pc.Derive != "":
+			data = nil // written by finishDerived; the file is sized below
+		case !pc.Chunk:
+			data = pc.Inline
+		default:
+			b, src, err := r.read.get(ctx, pc.ID)
+			if err != nil {
+				return st, fmt.Errorf("%s: chunk %s: %w", m.Path, pc.ID, err)
+			}
+			if int64(len(b)) != pc.Len {
+				return st, fmt.Errorf("%s: chunk %s: %w: %d bytes, layout says %d", m.Path, pc.ID, ErrIntegrity, len(b), pc.Len)
+			}
+			if src == fromRemote {
+				st.ChunksFetched++
+				st.BytesFetched += pc.Len
+			} else {
+				st.ChunksLocal++
+			}
+			data = b
+		}
+		if data != nil {
+			if _, err := f.WriteAt(data, off); err != nil {
+				return st, err
+			}
+		}
+		prog.Add(pc.Len)
+		off += pc.Len
+	}
+	if err := flush(); err != nil {
+		return st, err
+	}
+	return st, f.Truncate(off)
+}
+
+// finishDerived regenerates lay's derived pieces into f, if any, and
+// returns the digest of the whole file.
+func (r *Repo) finishDerived(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File) (hashing.ID, error) {
+	if lay.HasDerived() {
+		return r.patchDerived(ctx, m, lay, f)
+	}
+	return hashing.SumReaderAt(ctx, f, m.Size)
 }
 
 // patchDerived regenerates every derived piece of lay into f with the

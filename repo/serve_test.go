@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chunkvc/chunkvc/store/local"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -95,15 +96,17 @@ func TestFileReaderCorruptChunk(t *testing.T) {
 	r := testRepo(t, data)
 	m, _ := r.Manifest("", "sub/x.bin")
 	// Corrupt one stored chunk in place.
-	h := m.Chunks[len(m.Chunks)/2].ID.String()
-	p := filepath.Join(r.gitDir(), "chunkvc", "store", h[:2], h)
-	b, err := os.ReadFile(p)
+	loc, err := r.read.local.(*local.Store).Locate(m.Chunks[len(m.Chunks)/2].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[0] ^= 1
-	os.Chmod(p, 0o644)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
+	os.Chmod(loc.Path, 0o644)
+	b, err := os.ReadFile(loc.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[loc.Off] ^= 1
+	if err := os.WriteFile(loc.Path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f, err := r.NewChunkReader(0, 0).OpenFile(context.Background(), m)
