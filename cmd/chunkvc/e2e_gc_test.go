@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"sync"
 	"testing"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/local"
 )
 
 type gcResult struct {
@@ -19,14 +24,66 @@ type gcResult struct {
 func storeObjects(t *testing.T, r *runner) int {
 	t.Helper()
 	n := 0
-	ents, _ := os.ReadDir(r.path(".git/chunkvc/store"))
-	for _, e := range ents {
-		if len(e.Name()) == 2 {
-			sub, _ := os.ReadDir(r.path(".git/chunkvc/store/" + e.Name()))
-			n += len(sub)
-		}
+	if err := openStore(t, r.path(".git/chunkvc/store")).List(context.Background(), func(store.Info) error { n++; return nil }); err != nil {
+		t.Fatal(err)
 	}
 	return n
+}
+
+func openStore(t *testing.T, root string) *local.Store {
+	t.Helper()
+	s, err := local.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// damageObject flips a byte in the stored bytes of object hash in the local
+// store at root, wherever it is kept (loose file or pack).
+func damageObject(t *testing.T, root, hash string) {
+	t.Helper()
+	id, err := hashing.ParseID(hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := openStore(t, root).Locate(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(loc.Path, 0o644)
+	f, err := os.OpenFile(loc.Path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	at := loc.Off + loc.Len/2
+	if _, err := f.ReadAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loseObject deletes object hash from the local store at root, reporting
+// whether it was there.
+func loseObject(t *testing.T, root, hash string) bool {
+	t.Helper()
+	id, err := hashing.ParseID(hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, root)
+	if _, err := s.Locate(id); err != nil {
+		return false
+	}
+	if err := s.Delete(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	return true
 }
 
 // gc deletes exactly the chunks no ref or recent reflog entry needs.
@@ -137,17 +194,7 @@ func TestFsckRepairFromAnotherStore(t *testing.T) {
 	r.cv("push")
 	var ls lsChunks
 	r.jsonOf(&ls, "ls-chunks", "a.bin")
-	h := ls.Chunks[0].Hash
-	p := shared + "/" + h[:2] + "/" + h
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 1
-	os.Chmod(p, 0o644)
-	if err := os.WriteFile(p, b, 0o444); err != nil {
-		t.Fatal(err)
-	}
+	damageObject(t, shared, ls.Chunks[0].Hash)
 	if res := r.run(binary, "fsck", "--verify=full", "--remote"); res.code != exitIntegrity {
 		t.Fatalf("corrupt remote chunk not found: exit %d", res.code)
 	}

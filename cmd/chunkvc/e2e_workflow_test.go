@@ -157,18 +157,9 @@ func TestFsckFindsCorruptAndMissingChunks(t *testing.T) {
 	if len(ls.Chunks) < 3 {
 		t.Fatalf("want several chunks, got %d", len(ls.Chunks))
 	}
-	obj := func(h string) string { return r.path(".git/chunkvc/store/" + h[:2] + "/" + h) }
 	// Flip one byte of one chunk.
 	victim := ls.Chunks[1]
-	b, err := os.ReadFile(obj(victim.Hash))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 0xff
-	os.Chmod(obj(victim.Hash), 0o644)
-	if err := os.WriteFile(obj(victim.Hash), b, 0o444); err != nil {
-		t.Fatal(err)
-	}
+	damageObject(t, r.path(".git/chunkvc/store"), victim.Hash)
 	if res := r.run(binary, "fsck"); res.code != 0 {
 		t.Fatalf("size-only fsck should not read bytes: exit %d %s", res.code, res.stdout)
 	}
@@ -195,7 +186,9 @@ func TestFsckFindsCorruptAndMissingChunks(t *testing.T) {
 	}
 	_ = orig
 	// A missing chunk is named too.
-	os.Remove(obj(ls.Chunks[0].Hash))
+	if !loseObject(t, r.path(".git/chunkvc/store"), ls.Chunks[0].Hash) {
+		t.Fatal("chunk to lose is not in the store")
+	}
 	res = r.run(binary, "fsck")
 	if res.code != exitIntegrity || !strings.Contains(res.stdout, ls.Chunks[0].Key) || !strings.Contains(res.stdout, "missing") {
 		t.Fatalf("fsck with a missing chunk: exit %d\n%s", res.code, res.stdout)

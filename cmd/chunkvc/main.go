@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/chunkvc/chunkvc/repo"
@@ -46,8 +47,31 @@ func main() {
 	defer stop()
 	g := &globalOptions{stdout: os.Stdout, stderr: os.Stderr}
 	cmd := newRootCmd(g)
+	stopProfile := startProfile(g)
 	err := cmd.ExecuteContext(ctx)
+	stopProfile()
 	os.Exit(exitCode(ctx, g, err))
+}
+
+// startProfile writes a CPU profile to $CHUNKVC_CPUPROFILE when it is set:
+// how the performance work of docs/BENCHMARKS.md finds where time goes.
+func startProfile(g *globalOptions) (stop func()) {
+	path := os.Getenv("CHUNKVC_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(g.stderr, "chunkvc: CHUNKVC_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // exitCode prints err (if any) and maps it to an exit status. Only main

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// storeBytes is the apparent size of every file under the embedded store.
+func storeBytes(t *testing.T, r *runner) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(r.path(".git/chunkvc/store"), func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// csvLike returns n lines of numbers: text that compresses, like a CSV.
+func csvLike(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%d,%d.%04d,%d.%04d,station-%05d,%d\n", i, 10+i%80, (i*7919)%10000, 40+i%9, (i*104729)%10000, i%977, (i*31)%1000)
+	}
+	return b.Bytes()
+}
+
+// A small edit is stored as a zstd delta against the previous version of
+// its chunk, the text compressed; both versions read back bit for bit, and
+// gc of the base keeps the delta's version readable.
+func TestPackedDeltasRoundTripAndSurviveGC(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.csv")
+	v1 := csvLike(60000)
+	r.write("points.csv", v1)
+	var c1 commitResult
+	r.jsonOf(&c1, "commit", "-m", "v1")
+	stored1 := storeBytes(t, r)
+	if stored1 >= int64(len(v1))/2 {
+		t.Errorf("v1: %d bytes of text stored in %d bytes; want it compressed", len(v1), stored1)
+	}
+
+	v2 := bytes.Clone(v1)
+	at := bytes.Index(v2[len(v2)/2:], []byte("\n")) + len(v2)/2 + 1
+	copy(v2[at:], "99999,12.345")
+	r.write("points.csv", v2)
+	var c2 commitResult
+	r.jsonOf(&c2, "commit", "-m", "v2")
+	grew := storeBytes(t, r) - stored1
+	t.Logf("one-line edit: %d raw bytes of new chunks, store grew %d bytes", c2.BytesUploaded, grew)
+	if c2.BytesUploaded == 0 || grew*20 > c2.BytesUploaded {
+		t.Errorf("one-line edit: %d raw bytes of new chunks stored in %d bytes; want a delta (< 1/20)", c2.BytesUploaded, grew)
+	}
+	for rev, want := range map[string][]byte{c1.Commit: v1, c2.Commit: v2} {
+		if got := r.cv("cat", rev+":points.csv"); got != string(want) {
+			t.Fatalf("cat %.8s: bytes differ", rev)
+		}
+	}
+
+	// Forget v1: its chunks are garbage, among them the delta's base.
+	branch := strings.TrimSpace(r.git("branch", "--show-current"))
+	r.git("checkout", "-q", "--orphan", "fresh")
+	r.git("commit", "-q", "-m", "v2 alone")
+	r.git("branch", "-q", "-D", branch)
+	r.git("reflog", "expire", "--expire=now", "--all")
+	var g gcResult
+	r.jsonOf(&g, "gc", "--grace", "0s")
+	if g.Stores[0].Deleted == 0 {
+		t.Fatalf("gc deleted nothing after v1 was dropped: %+v", g)
+	}
+	if res := r.run(binary, "fsck", "--verify=full"); res.code != 0 {
+		t.Fatalf("fsck after gc: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if got := r.cv("cat", "HEAD:points.csv"); got != string(v2) {
+		t.Fatal("v2 does not read back after gc removed its delta base")
+	}
+}
