@@ -10,7 +10,7 @@
 // the bytes it returns. Backends may therefore trust their input.
 //
 // Layout of the local store (store/local; the byte layout of its packs is in
-// store/local/internal/packidx):
+// store/internal/packidx):
 //
 //	<root>/<first two hex digits>/<64 hex digits>   one file per object, read-only
 //	<root>/<first two hex digits>/.put-*           temp files before rename (beside

@@ -13,7 +13,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
-	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packidx"
 )
 
 // Pack limits; variables so that tests can shrink them.
@@ -41,6 +41,13 @@ const (
 // store.Batch for the contract.
 func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start batch in %s: %w", s.root, err)
+	}
+	// Catch up with the packs folder once, here: Puts then look ids up in
+	// memory, not with a stat of the folder per new object. A pack another
+	// process publishes meanwhile can make an object be packed twice,
+	// which wastes its bytes and nothing else.
+	if _, err := s.refresh(false); err != nil {
 		return nil, fmt.Errorf("start batch in %s: %w", s.root, err)
 	}
 	return &batch{s: s, ids: make(map[hashing.ID]struct{}), dirs: make(map[string]bool)}, nil
@@ -340,8 +347,8 @@ func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod tim
 }
 
 // holds reports whether the store holds id (of size bytes) already, with
-// the path of its file if it is loose. It catches up with packs written by
-// other processes: a miss costs two stats.
+// the path of its file if it is loose: packs as of the batch's start (or
+// later loads), then one stat for a loose file.
 func (s *Store) holds(id hashing.ID, size int) (held bool, loose string, err error) {
 	if _, ok := s.packed(id); ok {
 		return true, "", nil
@@ -354,8 +361,7 @@ func (s *Store) holds(id hashing.ID, size int) (held bool, loose string, err err
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return false, "", err
 	}
-	_, ok, err := s.findPacked(id)
-	return ok, "", err
+	return false, "", nil
 }
 
 // baseInfo returns the delta depth and size of object id, if the store

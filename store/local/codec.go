@@ -10,7 +10,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/chunkvc/chunkvc/store"
-	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packidx"
 )
 
 // Compression policy.

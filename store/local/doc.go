@@ -12,7 +12,7 @@
 //	<root>/packs/pack-<hex>.idx          its index; <hex> is the index's checksum
 //	<root>/packs/.put-*                  an index before its rename
 //
-// Byte layout (little-endian; details in internal/packidx):
+// Byte layout (little-endian; details in store/internal/packidx):
 //
 //	pack   "CVCP" version:u32 | stored objects back to back
 //	index  "CVCX" version:u32 count:u32 packSize:u64

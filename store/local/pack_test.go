@@ -19,8 +19,8 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/local"
-	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/storetest"
 )
 

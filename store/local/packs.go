@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
-	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packidx"
 )
 
 // PackDir is the folder under the root that holds packs and their indexes.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
-	"github.com/chunkvc/chunkvc/store/local/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packidx"
 )
 
 const (

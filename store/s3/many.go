@@ -3,6 +3,7 @@ package s3
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -13,11 +14,15 @@ import (
 // StatMany stats ids in parallel, up to Connections() at a time, and calls
 // fn once per id, in no particular order, on the caller's goroutine, with
 // the object's info or the error of its Stat (wrapping store.ErrNotFound
-// for a missing object). An error from fn stops StatMany and is returned;
-// so is a cancelled ctx.
+// for a missing object). It reloads the pack indexes once, first; packed
+// objects cost no request, others a HEAD of their loose object. An error
+// from fn stops StatMany and is returned; so is a cancelled ctx.
 func (s *Store) StatMany(ctx context.Context, ids []hashing.ID, fn func(id hashing.ID, info store.Info, err error) error) error {
 	if len(ids) == 0 {
 		return ctx.Err()
+	}
+	if err := s.refreshPacks(ctx); err != nil {
+		return fmt.Errorf("stat objects in s3 store %s: %w", s.url, err)
 	}
 	type result struct {
 		id   hashing.ID
@@ -38,7 +43,7 @@ func (s *Store) StatMany(ctx context.Context, ids []hashing.ID, fn func(id hashi
 				if i >= len(ids) {
 					return
 				}
-				info, err := s.Stat(ctx, ids[i])
+				info, err := s.statLoaded(ctx, ids[i])
 				select {
 				case results <- result{ids[i], info, err}:
 				case <-ctx.Done():
@@ -89,4 +94,12 @@ func (s *Store) HasMany(ctx context.Context, ids []hashing.ID) (map[hashing.ID]b
 		return nil, err
 	}
 	return has, nil
+}
+
+// statLoaded is Stat without reloading the pack indexes on a miss.
+func (s *Store) statLoaded(ctx context.Context, id hashing.ID) (store.Info, error) {
+	if r, _, ok := s.packed(id); ok {
+		return packedInfo(r), nil
+	}
+	return s.statLoose(ctx, id)
 }

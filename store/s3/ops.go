@@ -41,11 +41,25 @@ func rangeError(off, length, size int64) error {
 // the request carries the length and a checksum the server verifies (a
 // signed SHA-256 per chunk over http, CRC32C over https). The object is
 // visible only once complete. Put does not keep data after it returns.
+//
+// An object the Store knows to be packed is not stored again; Put does not
+// load the pack indexes to find out.
 func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
+	if _, _, ok := s.packed(id); ok {
+		return nil
+	}
+	_, err := s.put(ctx, id, data)
+	return err
+}
+
+// put stores data as a loose object unless one of its size is there; it
+// reports whether it stored it.
+func (s *Store) put(ctx context.Context, id hashing.ID, data []byte) (added bool, err error) {
 	key, size := s.key(id), int64(len(data))
-	err := s.retry(ctx, func(ctx context.Context) error {
+	err = s.retry(ctx, func(ctx context.Context) error {
 		info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 		if err == nil && info.Size == size {
+			added = false
 			return nil
 		}
 		if err != nil && !isNotFound(err) {
@@ -55,16 +69,48 @@ func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
 			ContentType: "application/octet-stream",
 			PartSize:    uint64(s.opt.PartSize),
 		})
+		added = err == nil
 		return err
 	})
 	if err != nil {
-		return s.failed("put", id, err)
+		return false, s.failed("put", id, err)
 	}
-	return nil
+	return added, nil
 }
 
-// Stat returns the size of object id.
+// Stat returns the size of object id: from the pack indexes if it is
+// packed (Modified is then its pack's), else from its loose object. When
+// it is neither, packs committed since the indexes were loaded are loaded
+// (one listing) and looked at before Stat reports it missing.
 func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
+	if err := s.loadPacks(ctx); err != nil {
+		return store.Info{}, s.failed("stat", id, err)
+	}
+	r, seen, ok := s.packed(id)
+	if ok {
+		return packedInfo(r), nil
+	}
+	info, err := s.statLoose(ctx, id)
+	if !errors.Is(err, store.ErrNotFound) {
+		return info, err
+	}
+	r, ok, ferr := s.findPacked(ctx, id, seen)
+	if ferr != nil {
+		return store.Info{}, s.failed("stat", id, ferr)
+	}
+	if !ok {
+		return store.Info{}, err
+	}
+	return packedInfo(r), nil
+}
+
+func packedInfo(r ref) store.Info {
+	e := r.entry()
+	return store.Info{ID: e.ID, Size: e.Size, Modified: r.p.mod}
+}
+
+// statLoose is Stat of the loose object.
+func (s *Store) statLoose(ctx context.Context, id hashing.ID) (store.Info, error) {
 	var info minio.ObjectInfo
 	err := s.retry(ctx, func(ctx context.Context) (err error) {
 		info, err = s.client.StatObject(ctx, s.bucket, s.key(id), minio.StatObjectOptions{})
@@ -76,19 +122,10 @@ func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 	return store.Info{ID: id, Size: info.Size, Modified: info.LastModified}, nil
 }
 
-// Delete removes object id; a missing object is not an error.
+// Delete removes object id, loose or packed; a missing object is not an
+// error. It is DeleteMany of one object.
 func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
-	err := s.retry(ctx, func(ctx context.Context) error {
-		err := s.client.RemoveObject(ctx, s.bucket, s.key(id), minio.RemoveObjectOptions{})
-		if isNotFound(err) {
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		return s.failed("delete", id, err)
-	}
-	return nil
+	return s.DeleteMany(ctx, []hashing.ID{id})
 }
 
 // Get returns a reader for length bytes of object id from off (length < 0:
@@ -97,13 +134,40 @@ func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
 // connection fails while reading, the reader resumes where it stopped
 // (with the usual retries); it returns io.ErrUnexpectedEOF rather than
 // fewer bytes than the range holds.
+//
+// A packed object is read with a ranged GET of its pack. An object that is
+// neither packed nor loose is looked for in packs committed since the
+// indexes were loaded, as by Stat.
 func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
 	if off < 0 {
 		return nil, s.failed("get", id, fmt.Errorf("negative offset %d", off))
 	}
+	if err := s.loadPacks(ctx); err != nil {
+		return nil, s.failed("get", id, err)
+	}
+	r, seen, ok := s.packed(id)
+	if ok {
+		return s.getPacked(ctx, id, r, off, length, true)
+	}
+	rc, err := s.getLoose(ctx, id, off, length)
+	if !errors.Is(err, store.ErrNotFound) {
+		return rc, err
+	}
+	r, ok, ferr := s.findPacked(ctx, id, seen)
+	if ferr != nil {
+		return nil, s.failed("get", id, ferr)
+	}
+	if !ok {
+		return nil, err
+	}
+	return s.getPacked(ctx, id, r, off, length, true)
+}
+
+// getLoose is Get of the loose object.
+func (s *Store) getLoose(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
 	if length == 0 {
 		// Nothing to read; the object must exist and off be within it.
-		info, err := s.Stat(ctx, id)
+		info, err := s.statLoose(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("get: %w", err)
 		}
@@ -112,7 +176,7 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 		}
 		return io.NopCloser(strings.NewReader("")), nil
 	}
-	r := &reader{s: s, ctx: ctx, id: id, off: off, end: -1}
+	r := &reader{s: s, ctx: ctx, id: id, key: s.key(id), off: off, end: -1}
 	if length > 0 {
 		r.end = off + length
 	}
@@ -123,6 +187,39 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 	return r, nil
 }
 
+// getPacked is Get of entry r, with a ranged GET of its pack. When the
+// pack is gone (rewritten by a DeleteMany) and retry is set, it reloads
+// the indexes and reads the object from where it is now.
+func (s *Store) getPacked(ctx context.Context, id hashing.ID, r ref, off, length int64, retry bool) (io.ReadCloser, error) {
+	e, key := r.entry(), s.packKey(r.p.name, ".pack")
+	if off > e.Size || length > e.Size-off {
+		return nil, s.failedAt("get", id, key, rangeError(off, length, e.Size))
+	}
+	n := length
+	if n < 0 {
+		n = e.Size - off
+	}
+	if n == 0 {
+		return io.NopCloser(strings.NewReader("")), nil
+	}
+	rd := &reader{s: s, ctx: ctx, id: id, key: key, off: e.Offset + off, end: e.Offset + off + n}
+	err := rd.open()
+	if err == nil {
+		return rd, nil
+	}
+	rd.finish(err)
+	if !retry || !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if ferr := s.refreshPacks(ctx); ferr != nil {
+		return nil, s.failedAt("get", id, key, ferr)
+	}
+	if r, _, ok := s.packed(id); ok {
+		return s.getPacked(ctx, id, r, off, length, false)
+	}
+	return s.getLoose(ctx, id, off, length)
+}
+
 // reader reads [off, end) of an object (end < 0: to the object's end,
 // learnt from the first answer), reopening the range after a transient
 // failure. It holds a connection slot from its first answer until it
@@ -131,7 +228,8 @@ type reader struct {
 	s       *Store
 	ctx     context.Context
 	id      hashing.ID
-	off     int64 // next byte to read
+	key     string // the loose object's, or its pack's
+	off     int64  // next byte to read
 	end     int64
 	body    io.ReadCloser
 	holding bool // has a connection slot
@@ -144,7 +242,7 @@ type reader struct {
 // slot unless it holds one already.
 func (r *reader) open() error {
 	s := r.s
-	key := s.key(r.id)
+	key := r.key
 	start := r.off
 	mode := keepSlot
 	if r.holding {
@@ -184,7 +282,7 @@ func (r *reader) open() error {
 		return nil
 	}
 	if !isBadRange(lastErr) {
-		return s.failed("get", r.id, err)
+		return s.failedAt("get", r.id, r.key, err)
 	}
 	// off is at or past the end (or the object is empty): which?
 	var info minio.ObjectInfo
@@ -194,14 +292,14 @@ func (r *reader) open() error {
 	})
 	switch {
 	case err != nil:
-		return s.failed("get", r.id, err)
+		return s.failedAt("get", r.id, r.key, err)
 	case r.end < 0 && r.off == info.Size:
 		r.end = r.off // at exactly the end: nothing to read
 		return nil
 	case r.end < 0:
-		return s.failed("get", r.id, rangeError(r.off, -1, info.Size))
+		return s.failedAt("get", r.id, r.key, rangeError(r.off, -1, info.Size))
 	default:
-		return s.failed("get", r.id, rangeError(start, r.end-start, info.Size))
+		return s.failedAt("get", r.id, r.key, rangeError(start, r.end-start, info.Size))
 	}
 }
 
@@ -267,7 +365,7 @@ func (r *reader) Read(p []byte) (int, error) {
 			r.fails++
 		}
 		if !retryable(err) || r.ctx.Err() != nil || r.fails >= r.s.opt.Retries {
-			err = r.s.failed("get", r.id, err)
+			err = r.s.failedAt("get", r.id, r.key, err)
 			r.finish(err)
 			return n, err
 		}
@@ -281,7 +379,7 @@ func (r *reader) Read(p []byte) (int, error) {
 		case <-t.C:
 		case <-r.ctx.Done():
 			t.Stop()
-			err = r.s.failed("get", r.id, r.ctx.Err())
+			err = r.s.failedAt("get", r.id, r.key, r.ctx.Err())
 			r.finish(err)
 			return 0, err
 		}
@@ -311,10 +409,46 @@ func (r *reader) Close() error {
 }
 
 // List calls fn for every object under the prefix whose key has the
-// <2 hex>/<64 hex> form, skipping other keys. The listing is paged and, on
-// transient failures, resumed after the last key seen, so every object is
-// reported once.
+// <2 hex>/<64 hex> form, skipping other keys, then for every packed object
+// (an object both loose and packed is reported once, as packed). It first
+// reloads the pack indexes and fails, naming them, if any cannot be used.
+// The listing is paged and, on transient failures, resumed after the last
+// key seen, so every object is reported once.
 func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
+	if err := s.refreshPacks(ctx); err != nil {
+		return fmt.Errorf("list s3 store %s: %w", s.url, err)
+	}
+	if err := s.damagedIndexes(); err != nil {
+		return fmt.Errorf("list s3 store %s at %s: %w", s.url, s.endpoint, err)
+	}
+	packs, masks := s.snapshot()
+	packed := make(map[hashing.ID]bool)
+	for _, p := range packs {
+		for _, e := range p.Entries {
+			packed[e.ID] = true
+		}
+	}
+	if err := s.listLoose(ctx, packed, fn); err != nil {
+		return err
+	}
+	for k, p := range packs {
+		for i, e := range p.Entries {
+			if !masks[k][i] {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("list s3 store %s: %w", s.url, err)
+			}
+			if err := fn(store.Info{ID: e.ID, Size: e.Size, Modified: p.mod}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// listLoose is List of the loose objects not in skip.
+func (s *Store) listLoose(ctx context.Context, skip map[hashing.ID]bool, fn func(store.Info) error) error {
 	after := ""
 	var fnErr error
 	// No slot: fn may use the store while the listing is under way.
@@ -329,7 +463,7 @@ func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
 			}
 			after = obj.Key
 			id, ok := s.parseKey(obj.Key)
-			if !ok {
+			if !ok || skip[id] {
 				continue
 			}
 			if err := fn(store.Info{ID: id, Size: obj.Size, Modified: obj.LastModified}); err != nil {

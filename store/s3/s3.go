@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -85,6 +86,9 @@ type Store struct {
 	client   *minio.Client
 	opt      Options
 	sem      chan struct{}
+
+	ps       packSet
+	deleting sync.Mutex // serialises DeleteMany
 }
 
 var _ store.Store = (*Store)(nil)
@@ -278,10 +282,15 @@ func (s *Store) release() { <-s.sem }
 // failed wraps err from op on object id, naming the key and the endpoint;
 // a missing object also wraps store.ErrNotFound.
 func (s *Store) failed(op string, id hashing.ID, err error) error {
+	return s.failedAt(op, id, s.key(id), err)
+}
+
+// failedAt is failed for an object read from key (its pack's).
+func (s *Store) failedAt(op string, id hashing.ID, key string, err error) error {
 	if isNotFound(err) {
-		return fmt.Errorf("%s object %s: %w: no %s/%s", op, id.Short(), store.ErrNotFound, s.bucket, s.key(id))
+		return fmt.Errorf("%s object %s: %w: no %s/%s", op, id.Short(), store.ErrNotFound, s.bucket, key)
 	}
-	return fmt.Errorf("%s object %s (%s/%s at %s): %w", op, id.Short(), s.bucket, s.key(id), s.endpoint, err)
+	return fmt.Errorf("%s object %s (%s/%s at %s): %w", op, id.Short(), s.bucket, key, s.endpoint, err)
 }
 
 // testHookTransport, when set by a test, wraps every new store's transport.

@@ -1,0 +1,395 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/packidx"
+)
+
+// Pack limits; variables so that tests can shrink them.
+var (
+	// packMax: a batch starts a new pack once one reaches this size.
+	packMax int64 = 64 << 20
+	// packMaxObject: larger objects are stored loose.
+	packMaxObject = 4 << 20
+)
+
+var _ store.Batcher = (*Store)(nil)
+
+// Batch starts a batch that appends objects to temp pack files in
+// os.TempDir() and uploads each pack, in the background, once it is full;
+// Commit uploads the rest, then the packs' indexes. Objects above 4 MiB
+// are stored loose at once. The like hint is not used: packed objects are
+// stored raw. See store.Batch for the contract.
+func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
+	if err := s.loadPacks(ctx); err != nil {
+		return nil, fmt.Errorf("start batch in %s: %w", s.url, err)
+	}
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// Temp packs not yet uploaded, the one being filled included: enough
+	// to keep a few uploads running while Puts continue, few enough to
+	// bound the temp space when the uploads are slower than the Puts.
+	room := min(max(s.opt.Connections/4+1, 2), 8)
+	return &batch{s: s, ctx: bctx, cancel: cancel, room: make(chan struct{}, room),
+		ids: make(map[hashing.ID]struct{})}, nil
+}
+
+type batch struct {
+	s       *Store
+	ctx     context.Context // of the background uploads
+	cancel  context.CancelFunc
+	room    chan struct{} // a token per temp pack not yet uploaded
+	uploads sync.WaitGroup
+
+	mu   sync.Mutex
+	done bool
+	err  error // of the first failed Put or upload
+	ids  map[hashing.ID]struct{}
+	cur  *tmpPack   // being filled
+	all  []*tmpPack // every pack of the batch
+}
+
+// tmpPack is a pack being written to a temp file, then uploaded.
+type tmpPack struct {
+	f       *os.File // nil once uploaded
+	size    int64    // bytes reserved so far
+	entries []packidx.Entry
+	writes  sync.WaitGroup // Puts between reserving and writing
+
+	// Set by upload.
+	name     string
+	idx      []byte
+	uploaded bool // the pack object is stored
+	mod      time.Time
+}
+
+var errFinished = errors.New("batch already committed or aborted")
+
+// Put appends data to the batch's current pack unless the store's pack
+// index or the batch already has id (a loose copy is not looked for).
+func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.ID) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("put object %s: %w", id.Short(), err)
+	}
+	if claimed, err := b.claim(id); err != nil || !claimed {
+		return false, err
+	}
+	if _, _, ok := b.s.packed(id); ok {
+		return false, nil
+	}
+	if len(data) > packMaxObject {
+		added, err := b.s.put(ctx, id, data)
+		if err != nil {
+			return false, b.fail(err)
+		}
+		return added, nil
+	}
+	tp, off, err := b.reserve(ctx, id, int64(len(data)))
+	if err != nil {
+		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
+	}
+	_, err = tp.f.WriteAt(data, off)
+	tp.writes.Done()
+	if err != nil {
+		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
+	}
+	return true, nil
+}
+
+// claim records id as put by this batch; it reports false if it was already.
+func (b *batch) claim(id hashing.ID) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.done:
+		return false, fmt.Errorf("put object %s: %w", id.Short(), errFinished)
+	case b.err != nil:
+		return false, fmt.Errorf("put object %s: batch failed: %w", id.Short(), b.err)
+	}
+	if _, ok := b.ids[id]; ok {
+		return false, nil
+	}
+	b.ids[id] = struct{}{}
+	return true, nil
+}
+
+// fail records the batch's first error, which Commit returns, and returns err.
+func (b *batch) fail(err error) error {
+	b.mu.Lock()
+	if b.err == nil {
+		b.err = err
+	}
+	b.mu.Unlock()
+	return err
+}
+
+// reserve places n bytes of object id in the current pack, starting a new
+// pack when it is full (which waits while too many packs are still to be
+// uploaded). It returns where to write them; the caller calls
+// tp.writes.Done once they are written.
+func (b *batch) reserve(ctx context.Context, id hashing.ID, n int64) (*tmpPack, int64, error) {
+	for {
+		b.mu.Lock()
+		if b.done {
+			b.mu.Unlock()
+			return nil, 0, errFinished
+		}
+		if tp := b.cur; tp != nil {
+			if tp.size == packidx.PackHeaderSize || tp.size+n <= packMax {
+				off := tp.size
+				tp.size += n
+				tp.entries = append(tp.entries, packidx.Entry{ID: id, Offset: off, Stored: n, Size: n, Encoding: packidx.Raw})
+				tp.writes.Add(1)
+				if tp.size >= packMax {
+					b.seal(tp)
+				}
+				b.mu.Unlock()
+				return tp, off, nil
+			}
+			b.seal(tp)
+		}
+		b.mu.Unlock()
+
+		select {
+		case b.room <- struct{}{}:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-b.ctx.Done():
+			return nil, 0, b.ctx.Err()
+		}
+		tp, err := newTmpPack()
+		if err != nil {
+			<-b.room
+			return nil, 0, err
+		}
+		b.mu.Lock()
+		if b.cur == nil && !b.done {
+			b.cur = tp
+			b.all = append(b.all, tp)
+			tp = nil
+		}
+		b.mu.Unlock()
+		if tp != nil { // another Put started a pack meanwhile
+			tp.discard()
+			<-b.room
+		}
+	}
+}
+
+// seal stops filling tp and uploads it in the background once its Puts
+// have written their bytes. The caller holds b.mu.
+func (b *batch) seal(tp *tmpPack) {
+	if b.cur == tp {
+		b.cur = nil
+	}
+	b.uploads.Go(func() {
+		defer func() { <-b.room }()
+		tp.writes.Wait()
+		if err := b.s.uploadPack(b.ctx, tp); err != nil {
+			b.fail(err)
+		}
+	})
+}
+
+// finish ends the batch: the pack being filled is sealed (or, without
+// seal, dropped), and finish waits for the uploads. It returns every pack
+// of the batch and the batch's first error.
+func (b *batch) finish(seal bool) ([]*tmpPack, error) {
+	b.mu.Lock()
+	if b.done {
+		b.mu.Unlock()
+		return nil, errFinished
+	}
+	b.done = true
+	if tp := b.cur; tp != nil {
+		if seal && len(tp.entries) > 0 {
+			b.seal(tp)
+		} else {
+			b.cur = nil
+			tp.writes.Wait() // nothing reserved: returns at once
+			tp.discard()
+			<-b.room
+		}
+	}
+	b.mu.Unlock()
+	b.uploads.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.all, b.err
+}
+
+// Commit uploads the packs not yet uploaded, then each pack's index. A
+// pack's objects become readable when its index is stored. On failure the
+// packs without an index are removed.
+func (b *batch) Commit(ctx context.Context) error {
+	defer b.cancel()
+	stop := context.AfterFunc(ctx, b.cancel)
+	defer stop()
+	packs, err := b.finish(true)
+	if errors.Is(err, errFinished) {
+		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		b.cleanup(packs)
+		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
+	}
+	errs := make([]error, len(packs))
+	var wg sync.WaitGroup
+	for i, tp := range packs {
+		wg.Go(func() { errs[i] = b.s.putBytes(ctx, b.s.packKey(tp.name, ".idx"), tp.idx) })
+	}
+	wg.Wait()
+	var failed []*tmpPack
+	for i, tp := range packs {
+		if errs[i] != nil {
+			failed = append(failed, tp)
+			continue
+		}
+		b.s.publishPack(&pack{name: tp.name, mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
+	}
+	if err := errors.Join(errs...); err != nil {
+		b.cleanup(failed)
+		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
+	}
+	return nil
+}
+
+// Abort removes the batch's temp files and the packs it has uploaded.
+func (b *batch) Abort() error {
+	b.cancel()
+	packs, err := b.finish(false)
+	if errors.Is(err, errFinished) {
+		return fmt.Errorf("abort batch to %s: %w", b.s.url, err)
+	}
+	if err := b.cleanup(packs); err != nil {
+		return fmt.Errorf("abort batch to %s: %w", b.s.url, err)
+	}
+	return nil
+}
+
+// cleanup removes the temp files of packs and, best effort, the pack
+// objects whose upload was started (they have no index; an upload
+// cancelled as it ended may have stored the object).
+func (b *batch) cleanup(packs []*tmpPack) error {
+	var keys []string
+	for _, tp := range packs {
+		tp.discard()
+		if tp.name != "" {
+			keys = append(keys, b.s.packKey(tp.name, ".pack"))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), b.s.opt.RetryTime)
+	defer cancel()
+	return b.s.removeKeys(ctx, keys)
+}
+
+// newTmpPack creates a temp pack file in os.TempDir() and writes its header.
+func newTmpPack() (*tmpPack, error) {
+	f, err := os.CreateTemp("", "chunkvc-pack-*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.WriteAt([]byte(packidx.PackHeader), 0); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &tmpPack{f: f, size: packidx.PackHeaderSize}, nil
+}
+
+// discard closes and removes tp's temp file, if it has one.
+func (tp *tmpPack) discard() {
+	if tp.f != nil {
+		tp.f.Close()
+		os.Remove(tp.f.Name())
+		tp.f = nil
+	}
+}
+
+// uploadPack encodes tp's index, which names the pack, and stores the pack
+// object (not the index). The temp file is removed once it is stored.
+func (s *Store) uploadPack(ctx context.Context, tp *tmpPack) error {
+	idx, err := packidx.Encode(packidx.Index{PackSize: tp.size, Entries: tp.entries})
+	if err != nil {
+		return err
+	}
+	tp.name, tp.idx = "pack-"+packidx.Checksum(idx).String(), idx
+	key := s.packKey(tp.name, ".pack")
+	err = s.retry(ctx, func(ctx context.Context) error {
+		_, err := s.client.PutObject(ctx, s.bucket, key, io.NewSectionReader(tp.f, 0, tp.size), tp.size, minio.PutObjectOptions{
+			ContentType: "application/octet-stream",
+			PartSize:    uint64(s.opt.PartSize),
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("put pack %s/%s (at %s): %w", s.bucket, key, s.endpoint, err)
+	}
+	tp.uploaded, tp.mod = true, time.Now()
+	tp.discard()
+	return nil
+}
+
+// putBytes stores a small object under key.
+func (s *Store) putBytes(ctx context.Context, key string, b []byte) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
+		_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{
+			ContentType: "application/octet-stream",
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("put %s/%s (at %s): %w", s.bucket, key, s.endpoint, err)
+	}
+	return nil
+}
+
+// removeKeys deletes keys, up to 1000 per request; missing keys are not
+// an error.
+func (s *Store) removeKeys(ctx context.Context, keys []string) error {
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		part := keys[:n]
+		keys = keys[n:]
+		err := s.retry(ctx, func(ctx context.Context) error {
+			results, err := s.client.RemoveObjectsWithIter(ctx, s.bucket, func(yield func(minio.ObjectInfo) bool) {
+				for _, k := range part {
+					if !yield(minio.ObjectInfo{Key: k}) {
+						return
+					}
+				}
+			}, minio.RemoveObjectsOptions{})
+			if err != nil {
+				return err
+			}
+			var first error
+			for r := range results {
+				if r.Err != nil && !isNotFound(r.Err) && first == nil {
+					first = fmt.Errorf("%s: %w", r.ObjectName, r.Err)
+				}
+			}
+			return first
+		})
+		if err != nil {
+			return fmt.Errorf("delete from s3 store %s at %s: %w", s.url, s.endpoint, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package s3
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/packidx"
+)
+
+// staleAge: a pack object without an index this old is debris of a batch
+// that crashed (a live batch uploads its indexes within its Commit);
+// DeleteMany removes it.
+const staleAge = 24 * time.Hour
+
+var _ store.BulkRemover = (*Store)(nil)
+
+// DeleteMany removes objects; missing ones are not an error. Their loose
+// objects are deleted (up to 1000 per request). A pack left without
+// objects loses its index, then its pack object; a pack that keeps some is
+// rewritten: its kept objects are copied with ranged GETs into a new pack,
+// which is stored with its index before the old index, then the old pack,
+// are deleted. Readers thus find every kept object at every moment. A
+// rewritten pack counts as new for Modified. DeleteMany first reloads the
+// pack indexes and refuses to run while one cannot be used. It also
+// removes pack objects left without an index for a day.
+//
+// Calls are serialised within a Store; across processes the caller must
+// hold the repository's lock.
+func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
+	s.deleting.Lock()
+	defer s.deleting.Unlock()
+	if err := s.refreshPacks(ctx); err != nil {
+		return fmt.Errorf("delete objects in %s: %w", s.url, err)
+	}
+	if err := s.damagedIndexes(); err != nil {
+		return fmt.Errorf("delete objects in %s: not while a pack index is unusable: %w", s.url, err)
+	}
+	del := make(map[hashing.ID]bool, len(ids))
+	for _, id := range ids {
+		del[id] = true
+	}
+	packs, _ := s.snapshot()
+	var old []*pack
+	for _, p := range packs {
+		hit, keep := false, false
+		for _, e := range p.Entries {
+			if del[e.ID] {
+				hit = true
+			} else {
+				keep = true
+			}
+		}
+		if !hit {
+			continue
+		}
+		if keep {
+			if err := s.rewrite(ctx, p, del); err != nil {
+				return fmt.Errorf("delete objects: rewrite %s/%s: %w", s.bucket, s.packKey(p.name, ".pack"), err)
+			}
+		}
+		old = append(old, p)
+	}
+	if len(old) > 0 {
+		// Every old index before any old pack: an index never names a
+		// missing pack.
+		var idx, packKeys []string
+		for _, p := range old {
+			idx = append(idx, s.packKey(p.name, ".idx"))
+			packKeys = append(packKeys, s.packKey(p.name, ".pack"))
+		}
+		if err := s.removeKeys(ctx, idx); err != nil {
+			return fmt.Errorf("delete objects: %w", err)
+		}
+		s.unpublishPacks(old)
+		if err := s.removeKeys(ctx, packKeys); err != nil {
+			return fmt.Errorf("delete objects: %w", err)
+		}
+	}
+	keys := make([]string, 0, len(ids))
+	for _, id := range ids {
+		keys = append(keys, s.key(id))
+	}
+	if err := s.removeKeys(ctx, keys); err != nil {
+		return fmt.Errorf("delete objects: %w", err)
+	}
+	return s.removeStale(ctx)
+}
+
+// removeStale removes pack objects without an index older than staleAge.
+func (s *Store) removeStale(ctx context.Context) error {
+	s.ps.mu.RLock()
+	var keys []string
+	for _, o := range s.ps.orphans {
+		if !o.mod.IsZero() && time.Since(o.mod) > staleAge {
+			keys = append(keys, o.key)
+		}
+	}
+	s.ps.mu.RUnlock()
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := s.removeKeys(ctx, keys); err != nil {
+		return fmt.Errorf("delete objects: remove packs without an index: %w", err)
+	}
+	return nil
+}
+
+// rewrite stores a new pack, with its index, of p's objects not in del.
+// Each run of kept objects that lie back to back is copied with one
+// ranged GET.
+func (s *Store) rewrite(ctx context.Context, p *pack, del map[hashing.ID]bool) error {
+	var kept []packidx.Entry
+	for _, e := range p.Entries {
+		if !del[e.ID] {
+			kept = append(kept, e)
+		}
+	}
+	slices.SortFunc(kept, func(a, b packidx.Entry) int { return cmp.Compare(a.Offset, b.Offset) })
+	tp, err := newTmpPack()
+	if err != nil {
+		return err
+	}
+	defer tp.discard()
+	key := s.packKey(p.name, ".pack")
+	for i := 0; i < len(kept); {
+		// kept[i:j] is a run: each entry starts where the one before ends.
+		j, start, end := i+1, kept[i].Offset, kept[i].Offset+kept[i].Stored
+		for j < len(kept) && kept[j].Offset == end {
+			end += kept[j].Stored
+			j++
+		}
+		at := tp.size
+		if end > start {
+			rd := &reader{s: s, ctx: ctx, id: kept[i].ID, key: key, off: start, end: end}
+			if err := rd.open(); err != nil {
+				rd.finish(err)
+				return err
+			}
+			n, err := io.Copy(io.NewOffsetWriter(tp.f, at), rd)
+			rd.Close()
+			if err != nil {
+				return err
+			}
+			if n != end-start {
+				return fmt.Errorf("read %d bytes at %d of %s, want %d", n, start, key, end-start)
+			}
+		}
+		for _, e := range kept[i:j] {
+			e.Offset = at + e.Offset - start
+			tp.entries = append(tp.entries, e)
+		}
+		tp.size += end - start
+		i = j
+	}
+	if err := s.uploadPack(ctx, tp); err != nil {
+		return err
+	}
+	if err := s.putBytes(ctx, s.packKey(tp.name, ".idx"), tp.idx); err != nil {
+		_ = s.removeKeys(context.WithoutCancel(ctx), []string{s.packKey(tp.name, ".pack")})
+		return err
+	}
+	s.publishPack(&pack{name: tp.name, mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
+	return nil
+}
