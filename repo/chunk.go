@@ -213,7 +213,6 @@ func (r *Repo) chunkFile(ctx context.Context, p string, old *manifest.Manifest, 
 	}
 	ids := make([]hashing.ID, len(segs))
 	var newChunks, newBytes atomic.Int64
-	up.progress.Start(p, size)
 
 	var digest hashing.ID
 	g, gctx := errgroup.WithContext(ctx)
@@ -269,7 +268,6 @@ func (r *Repo) chunkFile(ctx context.Context, p string, old *manifest.Manifest, 
 		return err
 	})
 	err = g.Wait()
-	up.progress.Done()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}

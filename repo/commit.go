@@ -13,6 +13,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sync/errgroup"
 )
 
 // CommitOptions configures Commit.
@@ -97,6 +98,18 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	var cached []done
 	current := map[string]*manifest.Manifest{} // every considered file's manifest, for sibling checks
 
+	// Files whose stat or digest shows them unchanged are settled first;
+	// the others are chunked, several at once (a tree of many small files
+	// would otherwise leave cores idle between files), then reported in
+	// path order.
+	type job struct {
+		p        string
+		old      *manifest.Manifest
+		oldBytes []byte
+		ch       *chunked
+	}
+	var jobs []*job
+	var total int64
 	for _, p := range paths {
 		var old *manifest.Manifest
 		var oldBytes []byte
@@ -126,10 +139,32 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
 			continue
 		}
-		ch, err := r.chunkFile(ctx, p, old, up, opt.Workers)
+		jobs = append(jobs, &job{p: p, old: old, oldBytes: oldBytes})
+		total += fi.Size()
+	}
+	if len(jobs) > 0 {
+		label := jobs[0].p
+		if len(jobs) > 1 {
+			label = fmt.Sprintf("%d files", len(jobs))
+		}
+		up.progress.Start(label, total)
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(fileWorkers)
+		for _, j := range jobs {
+			g.Go(func() error {
+				var err error
+				j.ch, err = r.chunkFile(gctx, j.p, j.old, up, opt.Workers)
+				return err
+			})
+		}
+		err := g.Wait()
+		up.progress.Done()
 		if err != nil {
 			return nil, err
 		}
+	}
+	for _, j := range jobs {
+		p, old, oldBytes, ch := j.p, j.old, j.oldBytes, j.ch
 		current[p] = ch.m
 		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed,
 			Manifest: gitBlobHash(ch.encoded)}})
@@ -175,7 +210,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	res.Commit, res.Branch = h.String(), r.git.branch()
 
 	for p, data := range worktree {
-		if err := writeFileAtomic(r.abs(manifestPath(p)), data); err != nil {
+		if err := writeCopy(r.abs(manifestPath(p)), data); err != nil {
 			return res, fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
 		}
 	}
@@ -191,6 +226,12 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	_ = cache.save()
 	return res, nil
 }
+
+// fileWorkers is how many files a commit chunks at once. Each file's
+// hashing already uses every core; a second file in flight fills the gaps
+// between files (opening, parsing, manifests), which dominate when files
+// are small.
+const fileWorkers = 2
 
 // commitScope returns the tracked files to consider and the previously
 // committed ones that are gone from the work tree.

@@ -20,6 +20,18 @@ import (
 // writeFileAtomic writes data to a temp file beside name, fsyncs it and
 // renames it into place, so name holds the old or the new bytes, never part.
 func writeFileAtomic(name string, data []byte) error {
+	return writeReplace(name, data, true)
+}
+
+// writeCopy is writeFileAtomic without the fsync, for work-tree copies of
+// what Git already holds durably (the manifests after a commit), as Git
+// writes its own work tree: a commit of 5,000 files spent 0.4 s syncing
+// them.
+func writeCopy(name string, data []byte) error {
+	return writeReplace(name, data, false)
+}
+
+func writeReplace(name string, data []byte, sync bool) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
@@ -29,7 +41,7 @@ func writeFileAtomic(name string, data []byte) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
