@@ -53,7 +53,10 @@ fgb "$gen/stations.csv" stations.fgb
 "$cv" status
 
 step "chunkvc commit (v2)"
+before=$(du -sb .git/chunkvc/store | cut -f1)
 "$cv" commit -m "v2: resurvey of one valley"
+after=$(du -sb .git/chunkvc/store | cut -f1)
+echo "the store grew by $((after - before)) bytes: changed chunks are kept as zstd deltas against their previous versions"
 
 step "chunkvc log"
 "$cv" log
