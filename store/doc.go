@@ -22,4 +22,11 @@
 //	<root>/packs/pack-<hex>.idx                     the pack's index, written last: sorted
 //	                                                (id, offset, stored, size, encoding,
 //	                                                depth, base) entries, BLAKE3 checksum
+//
+// Layout of the S3 store (store/s3), under s3://bucket/prefix:
+//
+//	<prefix>/<first two hex digits>/<64 hex digits>   one object per chunk put alone
+//	<prefix>/packs/pack-<hex>.pack                    a batch's objects, raw, same
+//	                                                  layout as local packs (≤ 64 MiB)
+//	<prefix>/packs/pack-<hex>.idx                     its index, stored after the pack
 package store

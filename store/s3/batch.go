@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,13 +37,17 @@ func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
 	if err := s.loadPacks(ctx); err != nil {
 		return nil, fmt.Errorf("start batch in %s: %w", s.url, err)
 	}
+	loose, err := s.looseIDs(ctx, looseListMax)
+	if err != nil {
+		return nil, fmt.Errorf("start batch in %s: %w", s.url, err)
+	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	// Temp packs not yet uploaded, the one being filled included: enough
 	// to keep a few uploads running while Puts continue, few enough to
 	// bound the temp space when the uploads are slower than the Puts.
 	room := min(max(s.opt.Connections/4+1, 2), 8)
 	return &batch{s: s, ctx: bctx, cancel: cancel, room: make(chan struct{}, room),
-		ids: make(map[hashing.ID]struct{})}, nil
+		loose: loose, ids: make(map[hashing.ID]struct{})}, nil
 }
 
 type batch struct {
@@ -51,6 +56,7 @@ type batch struct {
 	cancel  context.CancelFunc
 	room    chan struct{} // a token per temp pack not yet uploaded
 	uploads sync.WaitGroup
+	loose   map[hashing.ID]bool // loose objects, when there are few
 
 	mu   sync.Mutex
 	done bool
@@ -76,8 +82,40 @@ type tmpPack struct {
 
 var errFinished = errors.New("batch already committed or aborted")
 
+// looseListMax bounds the loose objects a batch lists when it starts (a
+// request per 1000): beyond it, the batch does not know them.
+const looseListMax = 10000
+
+var errTooMany = errors.New("too many loose objects")
+
+// looseIDs returns the loose objects if there are at most max of them,
+// else nil.
+func (s *Store) looseIDs(ctx context.Context, max int) (map[hashing.ID]bool, error) {
+	ids := make(map[hashing.ID]bool)
+	err := s.listKeys(ctx, s.prefix, func(obj minio.ObjectInfo) error {
+		if strings.HasPrefix(obj.Key, s.prefix+packDir) {
+			return errTooMany // fan-out folders sort before packs/: done
+		}
+		if len(ids) >= max {
+			ids = nil
+			return errTooMany
+		}
+		if id, ok := s.parseKey(obj.Key); ok {
+			ids[id] = true
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errTooMany) {
+		return nil, fmt.Errorf("list s3 store %s at %s: %w", s.url, s.endpoint, err)
+	}
+	return ids, nil
+}
+
 // Put appends data to the batch's current pack unless the store's pack
-// index or the batch already has id (a loose copy is not looked for).
+// index or the batch already has id, or id is a loose object listed when
+// the batch started. Put makes no request (but for objects above 4 MiB):
+// in a store with more than looseListMax loose objects, a loose object
+// put again is packed again, which is harmless.
 func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.ID) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("put object %s: %w", id.Short(), err)
@@ -85,7 +123,7 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.I
 	if claimed, err := b.claim(id); err != nil || !claimed {
 		return false, err
 	}
-	if _, _, ok := b.s.packed(id); ok {
+	if _, _, ok := b.s.packed(id); ok || b.loose[id] {
 		return false, nil
 	}
 	if len(data) > packMaxObject {

@@ -6,7 +6,23 @@
 // or have several segments). Objects are keyed with the same fan-out as the
 // local store:
 //
-//	<prefix>/<first two hex digits>/<64 hex digits>   one object per chunk
+//	<prefix>/<first two hex digits>/<64 hex digits>   one object per chunk (Put)
+//	<prefix>/packs/pack-<hex>.pack                    objects put through a Batch,
+//	                                                  raw, back to back
+//	<prefix>/packs/pack-<hex>.idx                     its index, stored after the pack;
+//	                                                  <hex> is the index's checksum
+//
+// Packs and indexes have the byte layout of store/local's (see
+// store/internal/packidx), with raw objects only. A batch appends objects
+// up to 4 MiB to temp files in os.TempDir(), uploads each 64 MiB pack in the
+// background, and on Commit stores the indexes: a pack's objects are
+// readable exactly when its index exists. Readers keep every index in
+// memory, loaded on first use; an object found neither there nor loose
+// makes them list packs/ again before reporting it missing. A packed
+// object, or part of one, is read with a ranged GET of its pack. A damaged
+// index hides its pack's objects and makes List and DeleteMany fail naming
+// it. DeleteMany rewrites a pack that keeps some objects (new pack, new
+// index, then old index, old pack).
 //
 // Listing skips every other key under the prefix. The endpoint comes from
 // AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (http:// means no TLS; default

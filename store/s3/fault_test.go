@@ -226,6 +226,10 @@ func TestFaults(t *testing.T) {
 		if err := store.Put(t.Context(), s, id, data); err != nil {
 			t.Fatal(err)
 		}
+		// Load the pack indexes (a LIST, itself a GET) before throttling.
+		if _, err := s.Stat(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
 		h := p.Add(faultproxy.Rule{Method: "GET", Kind: faultproxy.Throttle, Rate: 256 << 10})
 		start := time.Now()
 		got, err := store.ReadAll(t.Context(), s, id)

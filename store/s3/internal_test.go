@@ -198,6 +198,10 @@ func TestGetResumes(t *testing.T) {
 	if err := s.Put(ctx, id, data); err != nil {
 		t.Fatal(err)
 	}
+	// Load the pack indexes (a LIST, itself a GET) before breaking answers.
+	if err := s.loadPacks(ctx); err != nil {
+		t.Fatal(err)
+	}
 	br.left.Store(2)
 	got, err := store.ReadAll(ctx, s, id)
 	if err != nil || !bytes.Equal(got, data) {
