@@ -45,14 +45,14 @@ t0=$(now); rclone copy --s3-no-check-bucket "$tmp/files" m:bench-rclone/files; t
 rcs=$(echo "$t1 - $t0" | bc -l)
 
 mbs() { echo "scale=1; $bytes / 1048576 / $1" | bc -l; }
-ratio=$(echo "scale=2; $cvs / $rcs" | bc -l)
+ratio=$(printf %.2f "$(echo "$cvs / $rcs" | bc -l)")
 out="$top/docs/BENCHMARKS_S3.md"
 mkdir -p "$top/docs"
 {
   echo "# Upload to loopback MinIO: chunkvc vs rclone"
   echo
   echo "$(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), MinIO on the same machine; $((bytes >> 20)) MiB of random data in 32 MiB files."
-  echo "chunkvc cuts it into ~64 KiB content-defined chunks, hashes, uploads (16 connections), verifies and commits; rclone copies whole files (multipart)."
+  echo "chunkvc cuts it into ~64 KiB content-defined chunks, hashes them, writes them into 64 MiB packs that upload in the background while it hashes, then uploads the pack indexes, verifies and commits; rclone copies whole files (multipart)."
   echo
   echo "| tool | seconds | MiB/s | time vs rclone |"
   echo "|---|---|---|---|"
