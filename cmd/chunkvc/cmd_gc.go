@@ -26,7 +26,9 @@ branch, tag or remote-tracking ref references, nor any commit a reflog entry
 younger than the grace period names. Objects younger than the grace period
 are kept too: they may belong to a commit still in flight in another clone
 that shares the store. Before collecting a shared store every Git remote is
-fetched, so commits others pushed keep their chunks. Run with --dry-run first.`,
+fetched, so commits others pushed keep their chunks. A pack that holds
+garbage is rewritten without it; a kept chunk that was stored as a delta
+against a deleted one is re-encoded first. Run with --dry-run first.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.grace < 0 {
