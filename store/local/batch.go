@@ -14,6 +14,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
 // Pack limits; variables so that tests can shrink them.
@@ -294,7 +295,7 @@ func (s *Store) newTmpPack() (*tmpPack, error) {
 // publish makes the temp pack f durable under its final name, writes its
 // index and adds it to the Store. mod, when not zero, becomes the pack's
 // modification time. f is closed, and removed on failure.
-func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod time.Time) (p *pack, err error) {
+func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod time.Time) (p *packset.Pack, err error) {
 	tmp, renamed := f.Name(), false
 	defer func() {
 		if err != nil {
@@ -341,7 +342,7 @@ func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod tim
 	if err := s.write(s.packPath(name, ".idx"), idx); err != nil {
 		return nil, err
 	}
-	p = &pack{name: name, Index: ix}
+	p = &packset.Pack{Name: name, Index: ix}
 	s.publishPack(p)
 	return p, nil
 }
@@ -368,13 +369,13 @@ func (s *Store) holds(id hashing.ID, size int) (held bool, loose string, err err
 // holds it.
 func (s *Store) baseInfo(id hashing.ID) (depth int, size int64, ok bool) {
 	if r, ok := s.packed(id); ok {
-		return int(r.entry().Depth), r.entry().Size, true
+		return int(r.Entry().Depth), r.Entry().Size, true
 	}
 	if fi, err := os.Stat(s.path(id)); err == nil && fi.Mode().IsRegular() {
 		return 0, fi.Size(), true
 	}
 	if r, ok, err := s.findPacked(id); err == nil && ok {
-		return int(r.entry().Depth), r.entry().Size, true
+		return int(r.Entry().Depth), r.Entry().Size, true
 	}
 	return 0, 0, false
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
 // TmpDir is the folder under the root that holds temp files: the packs of
@@ -189,7 +190,7 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 		return nil, fmt.Errorf("get object %s: %w", id.Short(), err)
 	}
 	rc, err := viaPack(s, id,
-		func(r ref) (io.ReadCloser, error) { return s.getPacked(ctx, r, off, length) },
+		func(r packset.Ref) (io.ReadCloser, error) { return s.getPacked(ctx, r, off, length) },
 		func() (io.ReadCloser, error) { return s.getLoose(id, off, length) })
 	if err != nil {
 		return nil, failed("get", id, err)
@@ -239,12 +240,12 @@ func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 		return store.Info{}, fmt.Errorf("stat object %s: %w", id.Short(), err)
 	}
 	info, err := viaPack(s, id,
-		func(r ref) (store.Info, error) {
-			fi, err := os.Stat(s.packPath(r.p.name, ".pack"))
+		func(r packset.Ref) (store.Info, error) {
+			fi, err := os.Stat(s.packPath(r.P.Name, ".pack"))
 			if err != nil {
 				return store.Info{}, packErr(err)
 			}
-			return store.Info{ID: id, Size: r.entry().Size, Modified: fi.ModTime()}, nil
+			return store.Info{ID: id, Size: r.Entry().Size, Modified: fi.ModTime()}, nil
 		},
 		func() (store.Info, error) {
 			p := s.path(id)
@@ -371,8 +372,8 @@ func syncDir(dir string) error {
 func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
 	now := time.Now()
 	_, err := viaPack(s, id,
-		func(r ref) (struct{}, error) {
-			return struct{}{}, packErr(os.Chtimes(s.packPath(r.p.name, ".pack"), now, now))
+		func(r packset.Ref) (struct{}, error) {
+			return struct{}{}, packErr(os.Chtimes(s.packPath(r.P.Name, ".pack"), now, now))
 		},
 		func() (struct{}, error) { return struct{}{}, os.Chtimes(s.path(id), now, now) })
 	if err != nil {

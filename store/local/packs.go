@@ -13,6 +13,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
 // PackDir is the folder under the root that holds packs and their indexes.
@@ -22,38 +23,18 @@ const PackDir = "packs"
 // entries).
 const maxIndexFile = 1 << 30
 
-// pack is a published pack: its name (pack-<hex>, without extension) and
-// its index. Both are immutable.
-type pack struct {
-	name string
-	packidx.Index
-}
-
-// ref locates one object: entry i of pack p.
-type ref struct {
-	p *pack
-	i int
-}
-
-func (r ref) entry() packidx.Entry { return r.p.Entries[r.i] }
-
-// packSet is what a Store knows of the packs folder. Objects found in
-// several packs (two processes may pack the same object) are mapped to the
-// copy with the shortest delta chain.
+// packSet is what a Store knows of the packs folder.
 type packSet struct {
 	// change serialises changes to the set (reloads, published and
 	// removed packs), so that a reload never drops a pack another
 	// goroutine has just added.
 	change sync.Mutex
 
-	mu      sync.RWMutex
-	loaded  bool
-	dirMod  time.Time // modification time of the folder when last read
-	racy    bool      // dirMod was too recent to trust
-	packs   map[string]*pack
-	damaged map[string]error // pack name → why its index cannot be used
-	objs    map[hashing.ID]ref
-	deps    map[hashing.ID][]ref // delta entries by base
+	mu     sync.RWMutex
+	loaded bool
+	dirMod time.Time // modification time of the folder when last read
+	racy   bool      // dirMod was too recent to trust
+	set    packset.Set
 }
 
 // racyWindow: a folder read less than this after its last change may have
@@ -67,22 +48,21 @@ func (s *Store) packPath(name, ext string) string {
 
 // packed returns where id is packed, as far as the Store knows without
 // looking at the disk.
-func (s *Store) packed(id hashing.ID) (ref, bool) {
+func (s *Store) packed(id hashing.ID) (packset.Ref, bool) {
 	s.ps.mu.RLock()
-	r, ok := s.ps.objs[id]
-	s.ps.mu.RUnlock()
-	return r, ok
+	defer s.ps.mu.RUnlock()
+	return s.ps.set.Lookup(id)
 }
 
 // findPacked is packed, but on a miss it first catches up with packs
 // written by other processes: one stat of the packs folder unless that
 // folder changed.
-func (s *Store) findPacked(id hashing.ID) (ref, bool, error) {
+func (s *Store) findPacked(id hashing.ID) (packset.Ref, bool, error) {
 	if r, ok := s.packed(id); ok {
 		return r, true, nil
 	}
 	if _, err := s.refresh(false); err != nil {
-		return ref{}, false, err
+		return packset.Ref{}, false, err
 	}
 	// Look again even if this goroutine did not read the folder: another
 	// may have loaded it while this one waited (refresh then says
@@ -150,10 +130,10 @@ func (s *Store) reload(dir string) error {
 	slices.Sort(names)
 	// Only holders of s.ps.change modify the maps: reading them needs no
 	// lock here.
-	var added []*pack
+	var added []*packset.Pack
 	damaged := make(map[string]error)
 	for _, name := range names {
-		if s.ps.packs[name] != nil {
+		if s.ps.set.Pack(name) != nil {
 			continue
 		}
 		// A damaged index is read again on every reload: the error may
@@ -166,22 +146,13 @@ func (s *Store) reload(dir string) error {
 			damaged[name] = err
 		}
 	}
-	var gone []*pack
-	for name, p := range s.ps.packs {
-		if _, ok := slices.BinarySearch(names, name); !ok {
-			gone = append(gone, p)
-		}
-	}
 
 	s.ps.mu.Lock()
 	defer s.ps.mu.Unlock()
-	for _, p := range gone {
-		s.forget(p)
-	}
-	for _, p := range added {
-		s.add(p)
-	}
-	s.ps.damaged = damaged
+	s.ps.set.Update(func(name string) bool {
+		_, ok := slices.BinarySearch(names, name)
+		return ok
+	}, added, damaged)
 	s.ps.loaded = true
 	s.ps.dirMod = mod
 	window := racyWindow
@@ -203,7 +174,7 @@ func isPackName(name string) bool {
 }
 
 // readIndex reads and checks the index of pack name.
-func (s *Store) readIndex(name string) (*pack, error) {
+func (s *Store) readIndex(name string) (*packset.Pack, error) {
 	p := s.packPath(name, ".idx")
 	f, err := os.Open(p)
 	if err != nil {
@@ -225,84 +196,26 @@ func (s *Store) readIndex(name string) (*pack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pack index %s: %w", p, err)
 	}
-	return &pack{name: name, Index: ix}, nil
+	return &packset.Pack{Name: name, Index: ix}, nil
 }
 
 // publishPack adds a pack this Store has just written.
-func (s *Store) publishPack(p *pack) {
+func (s *Store) publishPack(p *packset.Pack) {
 	s.ps.change.Lock()
 	defer s.ps.change.Unlock()
 	s.ps.mu.Lock()
 	defer s.ps.mu.Unlock()
-	if s.ps.packs[p.name] == nil {
-		s.add(p)
-	}
-}
-
-// add maps p's objects. The caller holds s.ps.mu for writing.
-func (s *Store) add(p *pack) {
-	if s.ps.packs == nil {
-		s.ps.packs = make(map[string]*pack)
-		s.ps.objs = make(map[hashing.ID]ref)
-		s.ps.deps = make(map[hashing.ID][]ref)
-	}
-	s.ps.packs[p.name] = p
-	for i, e := range p.Entries {
-		if e.Encoding == packidx.Delta {
-			s.ps.deps[e.Base] = append(s.ps.deps[e.Base], ref{p, i})
-		}
-		if old, ok := s.ps.objs[e.ID]; ok && old.entry().Depth <= e.Depth {
-			continue
-		}
-		s.ps.objs[e.ID] = ref{p, i}
-	}
-}
-
-// forget unmaps p's objects, falling back on copies in other packs. The
-// caller holds s.ps.mu for writing.
-func (s *Store) forget(p *pack) {
-	delete(s.ps.packs, p.name)
-	var orphans []hashing.ID
-	for _, e := range p.Entries {
-		if e.Encoding == packidx.Delta {
-			deps := slices.DeleteFunc(s.ps.deps[e.Base], func(r ref) bool { return r.p == p })
-			if len(deps) == 0 {
-				delete(s.ps.deps, e.Base)
-			} else {
-				s.ps.deps[e.Base] = deps
-			}
-		}
-		if r, ok := s.ps.objs[e.ID]; ok && r.p == p {
-			delete(s.ps.objs, e.ID)
-			orphans = append(orphans, e.ID)
-		}
-	}
-	if len(orphans) == 0 {
-		return
-	}
-	for _, other := range s.ps.packs {
-		for _, id := range orphans {
-			i, ok := other.Search(id)
-			if !ok {
-				continue
-			}
-			if old, ok := s.ps.objs[id]; !ok || other.Entries[i].Depth < old.entry().Depth {
-				s.ps.objs[id] = ref{other, i}
-			}
-		}
-	}
+	s.ps.set.Add(p)
 }
 
 // unpublishPacks forgets packs this Store has just removed.
-func (s *Store) unpublishPacks(ps []*pack) {
+func (s *Store) unpublishPacks(ps []*packset.Pack) {
 	s.ps.change.Lock()
 	defer s.ps.change.Unlock()
 	s.ps.mu.Lock()
 	defer s.ps.mu.Unlock()
 	for _, p := range ps {
-		if s.ps.packs[p.name] == p {
-			s.forget(p)
-		}
+		s.ps.set.Remove(p)
 	}
 }
 
@@ -311,60 +224,28 @@ func (s *Store) unpublishPacks(ps []*pack) {
 func (s *Store) damagedIndexes() error {
 	s.ps.mu.RLock()
 	defer s.ps.mu.RUnlock()
-	if len(s.ps.damaged) == 0 {
-		return nil
-	}
-	names := slices.Sorted(func(yield func(string) bool) {
-		for name := range s.ps.damaged {
-			if !yield(name) {
-				return
-			}
-		}
-	})
-	errs := make([]error, len(names))
-	for i, name := range names {
-		errs[i] = s.ps.damaged[name]
-	}
-	return errors.Join(errs...)
+	return s.ps.set.Damaged()
 }
 
 // packList returns the known packs, sorted by name, and the number of
 // entries they hold.
-func (s *Store) packList() ([]*pack, int) {
+func (s *Store) packList() ([]*packset.Pack, int) {
 	s.ps.mu.RLock()
 	defer s.ps.mu.RUnlock()
-	ps, n := make([]*pack, 0, len(s.ps.packs)), 0
-	for _, p := range s.ps.packs {
-		ps = append(ps, p)
-		n += len(p.Entries)
-	}
-	slices.SortFunc(ps, func(a, b *pack) int { return strings.Compare(a.name, b.name) })
-	return ps, n
+	return s.ps.set.Packs()
 }
 
 // dependants returns the packs holding deltas against id.
-func (s *Store) dependants(id hashing.ID) []*pack {
+func (s *Store) dependants(id hashing.ID) []*packset.Pack {
 	s.ps.mu.RLock()
 	defer s.ps.mu.RUnlock()
-	var ps []*pack
-	for _, r := range s.ps.deps[id] {
-		ps = append(ps, r.p)
-	}
-	return ps
+	return s.ps.set.Dependants(id)
 }
 
 // snapshot returns the known packs, sorted by name, each with a mask of
 // the entries that are the mapped copy of their object.
-func (s *Store) snapshot() ([]*pack, [][]bool) {
-	ps, _ := s.packList()
+func (s *Store) snapshot() ([]*packset.Pack, [][]bool) {
 	s.ps.mu.RLock()
 	defer s.ps.mu.RUnlock()
-	masks := make([][]bool, len(ps))
-	for k, p := range ps {
-		masks[k] = make([]bool, len(p.Entries))
-		for i, e := range p.Entries {
-			masks[k][i] = s.ps.objs[e.ID] == ref{p, i}
-		}
-	}
-	return ps, masks
+	return s.ps.set.Snapshot()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
 // maxChain bounds the delta chains that reads follow. Writes keep chains
@@ -41,7 +42,7 @@ func packErr(err error) error {
 // when loose finds no file, it catches up with the packs folder and tries
 // packed. A stale read (a pack or a delta base that vanished) makes it
 // reload the packs folder and try once more. Errors are not wrapped.
-func viaPack[T any](s *Store, id hashing.ID, packed func(ref) (T, error), loose func() (T, error)) (T, error) {
+func viaPack[T any](s *Store, id hashing.ID, packed func(packset.Ref) (T, error), loose func() (T, error)) (T, error) {
 	r, ok := s.packed(id)
 	if !ok {
 		v, err := loose()
@@ -73,8 +74,8 @@ func viaPack[T any](s *Store, id hashing.ID, packed func(ref) (T, error), loose 
 
 // openPack opens p's file and checks its length against the index, so
 // that a truncated pack fails early.
-func (s *Store) openPack(p *pack) (*os.File, error) {
-	path := s.packPath(p.name, ".pack")
+func (s *Store) openPack(p *packset.Pack) (*os.File, error) {
+	path := s.packPath(p.Name, ".pack")
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, packErr(err)
@@ -92,7 +93,7 @@ func (s *Store) openPack(p *pack) (*os.File, error) {
 }
 
 // readStored returns the stored bytes of entry e of pack p.
-func (s *Store) readStored(p *pack, e packidx.Entry) ([]byte, error) {
+func (s *Store) readStored(p *packset.Pack, e packidx.Entry) ([]byte, error) {
 	f, err := s.openPack(p)
 	if err != nil {
 		return nil, err
@@ -107,7 +108,7 @@ func (s *Store) readStored(p *pack, e packidx.Entry) ([]byte, error) {
 
 // decode returns the raw bytes of entry e of pack p, following at most
 // budget more delta bases.
-func (s *Store) decode(ctx context.Context, p *pack, e packidx.Entry, budget int) ([]byte, error) {
+func (s *Store) decode(ctx context.Context, p *packset.Pack, e packidx.Entry, budget int) ([]byte, error) {
 	stored, err := s.readStored(p, e)
 	if err != nil {
 		return nil, err
@@ -136,7 +137,7 @@ func (s *Store) decode(ctx context.Context, p *pack, e packidx.Entry, budget int
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: decode %s object at %d in %s: %w",
-			store.ErrCorrupt, e.Encoding, e.Offset, s.packPath(p.name, ".pack"), err)
+			store.ErrCorrupt, e.Encoding, e.Offset, s.packPath(p.Name, ".pack"), err)
 	}
 	return raw, nil
 }
@@ -147,7 +148,7 @@ func (s *Store) raw(ctx context.Context, id hashing.ID, budget int) ([]byte, err
 		return nil, err
 	}
 	return viaPack(s, id,
-		func(r ref) ([]byte, error) { return s.decode(ctx, r.p, r.entry(), budget) },
+		func(r packset.Ref) ([]byte, error) { return s.decode(ctx, r.P, r.Entry(), budget) },
 		func() ([]byte, error) { return readLoose(s.path(id)) })
 }
 
@@ -173,23 +174,23 @@ func readLoose(p string) ([]byte, error) {
 }
 
 // getPacked is Get of a packed object.
-func (s *Store) getPacked(ctx context.Context, r ref, off, length int64) (io.ReadCloser, error) {
-	e := r.entry()
+func (s *Store) getPacked(ctx context.Context, r packset.Ref, off, length int64) (io.ReadCloser, error) {
+	e := r.Entry()
 	if off < 0 || off > e.Size || length > e.Size-off {
 		return nil, fmt.Errorf("range at %d length %d is outside the %d-byte object in %s",
-			off, length, e.Size, s.packPath(r.p.name, ".pack"))
+			off, length, e.Size, s.packPath(r.P.Name, ".pack"))
 	}
 	if length < 0 {
 		length = e.Size - off
 	}
 	if e.Encoding == packidx.Raw {
-		f, err := s.openPack(r.p)
+		f, err := s.openPack(r.P)
 		if err != nil {
 			return nil, err
 		}
 		return &reader{io.NewSectionReader(f, e.Offset+off, length), f}, nil
 	}
-	raw, err := s.decode(ctx, r.p, e, maxChain)
+	raw, err := s.decode(ctx, r.P, e, maxChain)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func (bytesReader) Close() error { return nil }
 // it held are listed from their new pack.
 func (s *Store) listPacked(ctx context.Context, fn func(store.Info) error) error {
 	var (
-		packs []*pack
+		packs []*packset.Pack
 		masks [][]bool
 		mods  []time.Time
 	)
@@ -216,7 +217,7 @@ func (s *Store) listPacked(ctx context.Context, fn func(store.Info) error) error
 		mods = make([]time.Time, len(packs))
 		vanished := false
 		for k, p := range packs {
-			fi, err := os.Stat(s.packPath(p.name, ".pack"))
+			fi, err := os.Stat(s.packPath(p.Name, ".pack"))
 			if errors.Is(err, fs.ErrNotExist) {
 				if try < 3 {
 					vanished = true
@@ -271,9 +272,9 @@ type Location struct {
 // Locate says where object id is kept: for messages naming the file that
 // holds a damaged object, and for tests that damage one on purpose.
 func (s *Store) Locate(id hashing.ID) (Location, error) {
-	return viaPack(s, id, func(r ref) (Location, error) {
-		e := r.entry()
-		return Location{Path: s.packPath(r.p.name, ".pack"), Off: int64(e.Offset), Len: int64(e.Stored), Packed: true,
+	return viaPack(s, id, func(r packset.Ref) (Location, error) {
+		e := r.Entry()
+		return Location{Path: s.packPath(r.P.Name, ".pack"), Off: int64(e.Offset), Len: int64(e.Stored), Packed: true,
 			Encoding: e.Encoding.String(), Base: e.Base, Depth: int(e.Depth)}, nil
 	}, func() (Location, error) {
 		p := s.path(id)

@@ -13,6 +13,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
 const (
@@ -54,7 +55,7 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 	for _, id := range ids {
 		del[id] = true
 	}
-	var rewrite, drop []*pack
+	var rewrite, drop []*packset.Pack
 	for _, p := range s.affected(del) {
 		if survivors(p, del) {
 			rewrite = append(rewrite, p)
@@ -64,7 +65,7 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 	}
 	for _, p := range rewrite {
 		if _, err := s.rewrite(ctx, p, del); err != nil {
-			return fmt.Errorf("delete objects: rewrite %s: %w", s.packPath(p.name, ".pack"), err)
+			return fmt.Errorf("delete objects: rewrite %s: %w", s.packPath(p.Name, ".pack"), err)
 		}
 	}
 	// Every old index before any old pack: an index never names a missing
@@ -74,14 +75,14 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 	old := append(rewrite, drop...)
 	unindexed := old[:0:0]
 	for _, p := range old {
-		if err := os.Remove(s.packPath(p.name, ".idx")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(s.packPath(p.Name, ".idx")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("delete objects: %w", err))
 			continue
 		}
 		unindexed = append(unindexed, p)
 	}
 	for _, p := range unindexed {
-		if err := os.Remove(s.packPath(p.name, ".pack")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(s.packPath(p.Name, ".pack")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("delete objects: %w", err))
 		}
 	}
@@ -101,9 +102,9 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 
 // affected returns the packs that hold an object of del or a delta against
 // one.
-func (s *Store) affected(del map[hashing.ID]bool) []*pack {
+func (s *Store) affected(del map[hashing.ID]bool) []*packset.Pack {
 	packs, total := s.packList()
-	hit := make(map[*pack]bool)
+	hit := make(map[*packset.Pack]bool)
 	if len(del)*len(packs) < total {
 		for id := range del {
 			for _, p := range packs {
@@ -125,7 +126,7 @@ func (s *Store) affected(del map[hashing.ID]bool) []*pack {
 			}
 		}
 	}
-	var out []*pack
+	var out []*packset.Pack
 	for _, p := range packs {
 		if hit[p] {
 			out = append(out, p)
@@ -135,7 +136,7 @@ func (s *Store) affected(del map[hashing.ID]bool) []*pack {
 }
 
 // survivors reports whether p keeps an object.
-func survivors(p *pack, del map[hashing.ID]bool) bool {
+func survivors(p *packset.Pack, del map[hashing.ID]bool) bool {
 	for _, e := range p.Entries {
 		if !del[e.ID] {
 			return true
@@ -147,8 +148,8 @@ func survivors(p *pack, del map[hashing.ID]bool) bool {
 // rewrite writes and publishes a new pack of p's objects not in del,
 // re-encoding deltas against objects in del. It keeps p's modification
 // time, which is its objects' age for garbage collection.
-func (s *Store) rewrite(ctx context.Context, p *pack, del map[hashing.ID]bool) (*pack, error) {
-	fi, err := os.Stat(s.packPath(p.name, ".pack"))
+func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID]bool) (*packset.Pack, error) {
+	fi, err := os.Stat(s.packPath(p.Name, ".pack"))
 	if err != nil {
 		return nil, err
 	}
@@ -214,11 +215,11 @@ func (s *Store) survivor(ctx context.Context, src *os.File, e packidx.Entry, del
 	like := e.Base
 	for k := 0; k < maxChain && del[like]; k++ {
 		r, ok := s.packed(like)
-		if !ok || r.entry().Encoding != packidx.Delta {
+		if !ok || r.Entry().Encoding != packidx.Delta {
 			like = hashing.ID{}
 			break
 		}
-		like = r.entry().Base
+		like = r.Entry().Base
 	}
 	if del[like] {
 		like = hashing.ID{}

@@ -16,6 +16,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
 // Pack limits; variables so that tests can shrink them.
@@ -297,7 +298,7 @@ func (b *batch) Commit(ctx context.Context) error {
 			failed = append(failed, tp)
 			continue
 		}
-		b.s.publishPack(&pack{name: tp.name, mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
+		b.s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
 	}
 	if err := errors.Join(errs...); err != nil {
 		b.cleanup(failed)

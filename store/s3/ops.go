@@ -16,6 +16,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
 // isNotFound reports whether err is S3's answer for a missing object.
@@ -104,9 +105,9 @@ func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 	return packedInfo(r), nil
 }
 
-func packedInfo(r ref) store.Info {
-	e := r.entry()
-	return store.Info{ID: e.ID, Size: e.Size, Modified: r.p.mod}
+func packedInfo(r packset.Ref) store.Info {
+	e := r.Entry()
+	return store.Info{ID: e.ID, Size: e.Size, Modified: r.P.Mod}
 }
 
 // statLoose is Stat of the loose object.
@@ -190,8 +191,8 @@ func (s *Store) getLoose(ctx context.Context, id hashing.ID, off, length int64) 
 // getPacked is Get of entry r, with a ranged GET of its pack. When the
 // pack is gone (rewritten by a DeleteMany) and retry is set, it reloads
 // the indexes and reads the object from where it is now.
-func (s *Store) getPacked(ctx context.Context, id hashing.ID, r ref, off, length int64, retry bool) (io.ReadCloser, error) {
-	e, key := r.entry(), s.packKey(r.p.name, ".pack")
+func (s *Store) getPacked(ctx context.Context, id hashing.ID, r packset.Ref, off, length int64, retry bool) (io.ReadCloser, error) {
+	e, key := r.Entry(), s.packKey(r.P.Name, ".pack")
 	if off > e.Size || length > e.Size-off {
 		return nil, s.failedAt("get", id, key, rangeError(off, length, e.Size))
 	}
@@ -439,7 +440,7 @@ func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("list s3 store %s: %w", s.url, err)
 			}
-			if err := fn(store.Info{ID: e.ID, Size: e.Size, Modified: p.mod}); err != nil {
+			if err := fn(store.Info{ID: e.ID, Size: e.Size, Modified: p.Mod}); err != nil {
 				return err
 			}
 		}

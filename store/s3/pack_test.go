@@ -136,8 +136,8 @@ func TestPackRangedGet(t *testing.T) {
 	if !ok {
 		t.Fatal("a committed object is not in the pack index")
 	}
-	e := r.entry()
-	packPath := "/" + s.bucket + "/" + s.packKey(r.p.name, ".pack")
+	e := r.Entry()
+	packPath := "/" + s.bucket + "/" + s.packKey(r.P.Name, ".pack")
 	for _, c := range []struct{ off, length int64 }{{0, -1}, {100, 1000}, {10<<10 - 1, 1}} {
 		rec.take()
 		got := readAll(t, s, ids[7], c.off, c.length)
@@ -228,7 +228,7 @@ func TestPackDamagedIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _, _ := s1.packed(aIDs[0])
-	key := s1.packKey(r.p.name, ".idx")
+	key := s1.packKey(r.P.Name, ".idx")
 	idx, err := s1.getAll(t.Context(), key, 1<<20)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
 // packDir is the key segment under the prefix that holds packs and their
@@ -23,22 +24,6 @@ const packDir = "packs/"
 
 // maxIndexObject bounds the index objects read into memory.
 const maxIndexObject = 256 << 20
-
-// pack is a committed pack: its name (pack-<hex>, the index's checksum),
-// its index and when the pack object was stored. All immutable.
-type pack struct {
-	name string
-	mod  time.Time
-	packidx.Index
-}
-
-// ref locates one object: entry i of pack p.
-type ref struct {
-	p *pack
-	i int
-}
-
-func (r ref) entry() packidx.Entry { return r.p.Entries[r.i] }
 
 // packSet is what a Store knows of the packs under its prefix.
 type packSet struct {
@@ -49,9 +34,7 @@ type packSet struct {
 	mu      sync.RWMutex
 	started uint64 // number of reloads started
 	done    uint64 // number of the last reload that completed; 0: never loaded
-	packs   map[string]*pack
-	objs    map[hashing.ID]ref
-	damaged map[string]error  // pack name → why it cannot be used
+	set     packset.Set
 	orphans map[string]orphan // pack objects without an index
 }
 
@@ -69,10 +52,10 @@ func (s *Store) packKey(name, ext string) string {
 
 // packed returns where id is packed, as far as the Store knows without a
 // request, and the reload count to pass to reload after a miss.
-func (s *Store) packed(id hashing.ID) (ref, uint64, bool) {
+func (s *Store) packed(id hashing.ID) (packset.Ref, uint64, bool) {
 	s.ps.mu.RLock()
 	defer s.ps.mu.RUnlock()
-	r, ok := s.ps.objs[id]
+	r, ok := s.ps.set.Lookup(id)
 	return r, s.ps.started, ok
 }
 
@@ -93,9 +76,9 @@ func (s *Store) refreshPacks(ctx context.Context) error {
 // findPacked is packed; on a miss it loads indexes committed since the
 // lookup (unless a reload that started after it has done so already) and
 // looks again.
-func (s *Store) findPacked(ctx context.Context, id hashing.ID, seen uint64) (ref, bool, error) {
+func (s *Store) findPacked(ctx context.Context, id hashing.ID, seen uint64) (packset.Ref, bool, error) {
 	if err := s.reload(ctx, seen); err != nil {
-		return ref{}, false, err
+		return packset.Ref{}, false, err
 	}
 	r, _, ok := s.packed(id)
 	return r, ok, nil
@@ -154,12 +137,12 @@ func (s *Store) reload(ctx context.Context, seen uint64) error {
 		switch {
 		case !l.hasIdx:
 			orphans[name] = orphan{s.packKey(name, ".pack"), l.packMod}
-		case s.ps.packs[name] == nil:
+		case s.ps.set.Pack(name) == nil:
 			toRead = append(toRead, name)
 		}
 	}
 	slices.Sort(toRead)
-	added := make([]*pack, len(toRead))
+	read := make([]*packset.Pack, len(toRead))
 	errs := make([]error, len(toRead))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -167,7 +150,7 @@ func (s *Store) reload(ctx context.Context, seen uint64) error {
 		wg.Go(func() {
 			for i := range next {
 				l := found[toRead[i]]
-				added[i], errs[i] = s.readIndex(ctx, toRead[i], l.idxSize, l.hasPack, l.packSize, l.packMod)
+				read[i], errs[i] = s.readIndex(ctx, toRead[i], l.idxSize, l.hasPack, l.packSize, l.packMod)
 			}
 		})
 	}
@@ -176,11 +159,13 @@ func (s *Store) reload(ctx context.Context, seen uint64) error {
 	}
 	close(next)
 	wg.Wait()
+	var added []*packset.Pack
 	damaged := make(map[string]error)
 	for i, err := range errs {
 		var de *damagedError
 		switch {
 		case err == nil:
+			added = append(added, read[i])
 		case errors.As(err, &de):
 			damaged[toRead[i]] = err
 		case isNotFound(err):
@@ -192,17 +177,10 @@ func (s *Store) reload(ctx context.Context, seen uint64) error {
 
 	s.ps.mu.Lock()
 	defer s.ps.mu.Unlock()
-	for name, p := range s.ps.packs {
-		if l := found[name]; l == nil || !l.hasIdx {
-			s.forget(p)
-		}
-	}
-	for _, p := range added {
-		if p != nil {
-			s.add(p)
-		}
-	}
-	s.ps.damaged = damaged
+	s.ps.set.Update(func(name string) bool {
+		l := found[name]
+		return l != nil && l.hasIdx
+	}, added, damaged)
 	s.ps.orphans = orphans
 	s.ps.done = n
 	return nil
@@ -237,7 +215,7 @@ func (e *damagedError) Unwrap() error { return e.err }
 
 // readIndex fetches and checks the index of pack name. A damaged index is
 // a *damagedError naming its key.
-func (s *Store) readIndex(ctx context.Context, name string, size int64, hasPack bool, packSize int64, mod time.Time) (*pack, error) {
+func (s *Store) readIndex(ctx context.Context, name string, size int64, hasPack bool, packSize int64, mod time.Time) (*packset.Pack, error) {
 	key := s.packKey(name, ".idx")
 	damaged := func(format string, args ...any) error {
 		return &damagedError{fmt.Errorf("pack index %s/%s: "+format, append([]any{s.bucket, key}, args...)...)}
@@ -270,7 +248,7 @@ func (s *Store) readIndex(ctx context.Context, name string, size int64, hasPack 
 	case packSize != ix.PackSize:
 		return nil, damaged("pack object is %d bytes, the index says %d", packSize, ix.PackSize)
 	}
-	return &pack{name: name, mod: mod, Index: ix}, nil
+	return &packset.Pack{Name: name, Mod: mod, Index: ix}, nil
 }
 
 // getAll reads a whole object of at most limit bytes, with retries.
@@ -325,63 +303,23 @@ func (s *Store) listKeys(ctx context.Context, prefix string, fn func(minio.Objec
 }
 
 // publishPack adds a pack this Store has just committed.
-func (s *Store) publishPack(p *pack) {
+func (s *Store) publishPack(p *packset.Pack) {
 	s.ps.change.Lock()
 	defer s.ps.change.Unlock()
 	s.ps.mu.Lock()
 	defer s.ps.mu.Unlock()
-	if s.ps.packs[p.name] == nil {
-		s.add(p)
-	}
-	delete(s.ps.orphans, p.name)
+	s.ps.set.Add(p)
+	delete(s.ps.orphans, p.Name)
 }
 
 // unpublishPacks forgets packs this Store has just removed.
-func (s *Store) unpublishPacks(ps []*pack) {
+func (s *Store) unpublishPacks(ps []*packset.Pack) {
 	s.ps.change.Lock()
 	defer s.ps.change.Unlock()
 	s.ps.mu.Lock()
 	defer s.ps.mu.Unlock()
 	for _, p := range ps {
-		if s.ps.packs[p.name] == p {
-			s.forget(p)
-		}
-	}
-}
-
-// add maps p's objects; an object already mapped keeps its pack. The
-// caller holds s.ps.mu for writing.
-func (s *Store) add(p *pack) {
-	if s.ps.packs == nil {
-		s.ps.packs = make(map[string]*pack)
-		s.ps.objs = make(map[hashing.ID]ref)
-	}
-	s.ps.packs[p.name] = p
-	for i, e := range p.Entries {
-		if _, ok := s.ps.objs[e.ID]; !ok {
-			s.ps.objs[e.ID] = ref{p, i}
-		}
-	}
-}
-
-// forget unmaps p's objects, falling back on copies in other packs. The
-// caller holds s.ps.mu for writing.
-func (s *Store) forget(p *pack) {
-	delete(s.ps.packs, p.name)
-	var orphans []hashing.ID
-	for _, e := range p.Entries {
-		if r, ok := s.ps.objs[e.ID]; ok && r.p == p {
-			delete(s.ps.objs, e.ID)
-			orphans = append(orphans, e.ID)
-		}
-	}
-	for _, id := range orphans {
-		for _, other := range s.ps.packs {
-			if i, ok := other.Search(id); ok {
-				s.ps.objs[id] = ref{other, i}
-				break
-			}
-		}
+		s.ps.set.Remove(p)
 	}
 }
 
@@ -390,34 +328,13 @@ func (s *Store) forget(p *pack) {
 func (s *Store) damagedIndexes() error {
 	s.ps.mu.RLock()
 	defer s.ps.mu.RUnlock()
-	names := make([]string, 0, len(s.ps.damaged))
-	for name := range s.ps.damaged {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	errs := make([]error, len(names))
-	for i, name := range names {
-		errs[i] = s.ps.damaged[name]
-	}
-	return errors.Join(errs...)
+	return s.ps.set.Damaged()
 }
 
 // snapshot returns the known packs, sorted by name, each with a mask of
 // the entries that are the mapped copy of their object.
-func (s *Store) snapshot() ([]*pack, [][]bool) {
+func (s *Store) snapshot() ([]*packset.Pack, [][]bool) {
 	s.ps.mu.RLock()
 	defer s.ps.mu.RUnlock()
-	ps := make([]*pack, 0, len(s.ps.packs))
-	for _, p := range s.ps.packs {
-		ps = append(ps, p)
-	}
-	slices.SortFunc(ps, func(a, b *pack) int { return strings.Compare(a.name, b.name) })
-	masks := make([][]bool, len(ps))
-	for k, p := range ps {
-		masks[k] = make([]bool, len(p.Entries))
-		for i, e := range p.Entries {
-			masks[k][i] = s.ps.objs[e.ID] == ref{p, i}
-		}
-	}
-	return ps, masks
+	return s.ps.set.Snapshot()
 }

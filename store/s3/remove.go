@@ -11,6 +11,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
+	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
 // staleAge: a pack object without an index this old is debris of a batch
@@ -46,7 +47,7 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 		del[id] = true
 	}
 	packs, _ := s.snapshot()
-	var old []*pack
+	var old []*packset.Pack
 	for _, p := range packs {
 		hit, keep := false, false
 		for _, e := range p.Entries {
@@ -61,7 +62,7 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 		}
 		if keep {
 			if err := s.rewrite(ctx, p, del); err != nil {
-				return fmt.Errorf("delete objects: rewrite %s/%s: %w", s.bucket, s.packKey(p.name, ".pack"), err)
+				return fmt.Errorf("delete objects: rewrite %s/%s: %w", s.bucket, s.packKey(p.Name, ".pack"), err)
 			}
 		}
 		old = append(old, p)
@@ -71,8 +72,8 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 		// missing pack.
 		var idx, packKeys []string
 		for _, p := range old {
-			idx = append(idx, s.packKey(p.name, ".idx"))
-			packKeys = append(packKeys, s.packKey(p.name, ".pack"))
+			idx = append(idx, s.packKey(p.Name, ".idx"))
+			packKeys = append(packKeys, s.packKey(p.Name, ".pack"))
 		}
 		if err := s.removeKeys(ctx, idx); err != nil {
 			return fmt.Errorf("delete objects: %w", err)
@@ -114,7 +115,7 @@ func (s *Store) removeStale(ctx context.Context) error {
 // rewrite stores a new pack, with its index, of p's objects not in del.
 // Each run of kept objects that lie back to back is copied with one
 // ranged GET.
-func (s *Store) rewrite(ctx context.Context, p *pack, del map[hashing.ID]bool) error {
+func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID]bool) error {
 	var kept []packidx.Entry
 	for _, e := range p.Entries {
 		if !del[e.ID] {
@@ -127,7 +128,7 @@ func (s *Store) rewrite(ctx context.Context, p *pack, del map[hashing.ID]bool) e
 		return err
 	}
 	defer tp.discard()
-	key := s.packKey(p.name, ".pack")
+	key := s.packKey(p.Name, ".pack")
 	for i := 0; i < len(kept); {
 		// kept[i:j] is a run: each entry starts where the one before ends.
 		j, start, end := i+1, kept[i].Offset, kept[i].Offset+kept[i].Stored
@@ -165,6 +166,6 @@ func (s *Store) rewrite(ctx context.Context, p *pack, del map[hashing.ID]bool) e
 		_ = s.removeKeys(context.WithoutCancel(ctx), []string{s.packKey(tp.name, ".pack")})
 		return err
 	}
-	s.publishPack(&pack{name: tp.name, mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
+	s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
 	return nil
 }

@@ -1,0 +1,80 @@
+package packset
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store/internal/packidx"
+)
+
+func id(n byte) hashing.ID { return hashing.ID{n} }
+
+// pack returns a pack called name whose entries are (object, delta depth)
+// pairs, in ID order; an entry of depth > 0 is a delta against object 0.
+func pack(name string, objs ...[2]byte) *Pack {
+	p := &Pack{Name: name}
+	for _, o := range objs {
+		e := packidx.Entry{ID: id(o[0]), Depth: o[1]}
+		if o[1] > 0 {
+			e.Encoding, e.Base = packidx.Delta, id(0)
+		}
+		p.Entries = append(p.Entries, e)
+	}
+	return p
+}
+
+func TestSet(t *testing.T) {
+	a := pack("a", [2]byte{1, 2}, [2]byte{2, 0})
+	b := pack("b", [2]byte{1, 1}, [2]byte{2, 0})
+	c := pack("c", [2]byte{1, 3})
+	var s Set
+	for _, p := range []*Pack{a, b, c, pack("b")} {
+		s.Add(p)
+	}
+	mapped := func(obj byte) *Pack {
+		r, ok := s.Lookup(id(obj))
+		if !ok {
+			return nil
+		}
+		return r.P
+	}
+	if mapped(1) != b || mapped(2) != a {
+		t.Fatalf("after Add: 1 in %v, 2 in %v; want b (shortest chain), a (first copy)", mapped(1), mapped(2))
+	}
+	if got := s.Dependants(id(0)); len(got) != 3 {
+		t.Errorf("Dependants = %d packs, want 3", len(got))
+	}
+	ps, masks := s.Snapshot()
+	if len(ps) != 3 || ps[0] != a || ps[1] != b || ps[2] != c {
+		t.Fatalf("Snapshot packs = %v, want a, b, c", ps)
+	}
+	if want := [][]bool{{false, true}, {true, false}, {false}}; !slices.EqualFunc(masks, want, slices.Equal) {
+		t.Errorf("Snapshot masks = %v, want %v", masks, want)
+	}
+
+	s.Remove(pack("b")) // another pack of the same name: ignored
+	if mapped(1) != b {
+		t.Fatalf("Remove of a stranger unmapped b")
+	}
+	s.Remove(b)
+	if mapped(1) != a || mapped(2) != a || s.Pack("b") != nil {
+		t.Errorf("after Remove(b): 1 in %v, 2 in %v; want a, a", mapped(1), mapped(2))
+	}
+	if got := s.Dependants(id(0)); len(got) != 2 {
+		t.Errorf("Dependants after Remove = %d packs, want 2", len(got))
+	}
+
+	bad := errors.New("bad index")
+	s.Update(func(name string) bool { return name != "a" }, nil, map[string]error{"d": bad})
+	if mapped(1) != c || mapped(2) != nil {
+		t.Errorf("after Update: 1 in %v, 2 in %v; want c, nowhere", mapped(1), mapped(2))
+	}
+	if err := s.Damaged(); !errors.Is(err, bad) {
+		t.Errorf("Damaged = %v, want %v", err, bad)
+	}
+	if _, n := s.Packs(); n != 1 {
+		t.Errorf("Packs holds %d entries, want 1", n)
+	}
+}
