@@ -24,7 +24,17 @@ func TestParseIDRoundTrip(t *testing.T) {
 			t.Fatalf("ParseID(%q) = %v, %v; want %v", s, got, err, id)
 		}
 	}
-	bad := []string{"", "abc", id.String()[:63] + "g", "ABCDEF" + id.String()[6:], "sha256:" + id.String()}
+	var every ID // every byte value once, so every hex digit pair is decoded
+	for i := 0; i < 256; i += len(every) {
+		for j := range every {
+			every[j] = byte(i + j)
+		}
+		if got, err := ParseID(every.String()); err != nil || got != every {
+			t.Fatalf("ParseID(%q) = %v, %v", every.String(), got, err)
+		}
+	}
+	bad := []string{"", "abc", id.String()[:63] + "g", "ABCDEF" + id.String()[6:], "sha256:" + id.String(),
+		id.String()[:10] + "/" + id.String()[11:], id.String()[:20] + ":" + id.String()[21:]}
 	for _, s := range bad {
 		if _, err := ParseID(s); !errors.Is(err, ErrBadID) {
 			t.Errorf("ParseID(%q) err = %v, want ErrBadID", s, err)

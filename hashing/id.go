@@ -34,16 +34,26 @@ func ParseID(s string) (ID, error) {
 	if len(h) != 64 {
 		return id, fmt.Errorf("%w: %q has %d hex digits, want 64", ErrBadID, s, len(h))
 	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return id, fmt.Errorf("%w: %q", ErrBadID, s)
+	for i := range id {
+		hi, ok1 := nibble(h[2*i])
+		lo, ok2 := nibble(h[2*i+1])
+		if !ok1 || !ok2 {
+			return ID{}, fmt.Errorf("%w: %q", ErrBadID, s)
 		}
-	}
-	if _, err := hex.Decode(id[:], []byte(h)); err != nil {
-		return id, fmt.Errorf("%w: %q: %v", ErrBadID, s, err)
+		id[i] = hi<<4 | lo
 	}
 	return id, nil
+}
+
+// nibble decodes one lower-case hex digit.
+func nibble(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // MarshalText implements encoding.TextMarshaler (hex).

@@ -3,9 +3,11 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,29 +88,40 @@ func (m *Manifest) Encode() ([]byte, error) {
 		fmt.Fprintf(&b, "summary %s %s\n", f.Name, f.Value)
 	}
 	fmt.Fprintf(&b, "chunks %d\n", len(m.Chunks))
+	// Chunk lines are appended to one buffer without a string per field:
+	// a 100k-chunk manifest is encoded again on every decode.
+	out := b.Bytes()
+	out = slices.Grow(out, len(m.Chunks)*160)
 	for _, c := range m.Chunks {
-		b.WriteString(c.Key)
-		b.WriteByte(' ')
-		b.WriteString(strconv.FormatInt(c.Size, 10))
-		b.WriteByte(' ')
-		b.WriteString(c.ID.String())
+		out = append(out, c.Key...)
+		out = append(out, ' ')
+		out = strconv.AppendInt(out, c.Size, 10)
+		out = append(out, ' ')
+		out = hex.AppendEncode(out, c.ID[:])
 		if c.BBox != nil {
-			b.WriteByte(' ')
-			b.WriteString(FormatBBox(*c.BBox))
+			out = append(out, ' ')
+			out = appendBBox(out, *c.BBox)
 		}
-		b.WriteByte('\n')
+		out = append(out, '\n')
 	}
-	return b.Bytes(), nil
+	return out, nil
+}
+
+// appendBBox appends bb as FormatBBox spells it.
+func appendBBox(out []byte, bb [4]float64) []byte {
+	for i, v := range bb {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendFloat(out, v, 'f', -1, 64)
+	}
+	return out
 }
 
 // FormatBBox spells a bbox the one way manifests do: shortest decimal that
 // round-trips, no exponent.
 func FormatBBox(bb [4]float64) string {
-	var s [4]string
-	for i, v := range bb {
-		s[i] = strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	return strings.Join(s[:], ",")
+	return string(appendBBox(nil, bb))
 }
 
 // ValidBBox reports whether bb can be written: finite, min ≤ max.

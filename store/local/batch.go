@@ -44,19 +44,27 @@ func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start batch in %s: %w", s.root, err)
 	}
-	// Catch up with the packs folder once, here: Puts then look ids up in
-	// memory, not with a stat of the folder per new object. A pack another
-	// process publishes meanwhile can make an object be packed twice,
-	// which wastes its bytes and nothing else.
-	if _, err := s.refresh(false); err != nil {
-		return nil, fmt.Errorf("start batch in %s: %w", s.root, err)
-	}
-	return &batch{s: s, ids: make(map[hashing.ID]struct{}), dirs: make(map[string]bool)}, nil
+	// Catch up with the packs folder once, here, in the background (the
+	// caller has files to open and parse before its first Put): Puts then
+	// look ids up in memory, not with a stat of the folder per new object.
+	// A pack another process publishes meanwhile can make an object be
+	// packed twice, which wastes its bytes and nothing else.
+	b := &batch{s: s, ids: make(map[hashing.ID]struct{}), dirs: make(map[string]bool), loaded: make(chan struct{})}
+	go func() {
+		defer close(b.loaded)
+		if _, err := s.refresh(false); err != nil {
+			b.loadErr = fmt.Errorf("start batch in %s: %w", s.root, err)
+		}
+	}()
+	return b, nil
 }
 
 type batch struct {
 	s      *Store
 	writes sync.WaitGroup // Puts between reserving and writing their bytes
+
+	loaded  chan struct{} // closed when the packs folder has been read
+	loadErr error         // why it could not be; set before loaded closes
 
 	mu    sync.Mutex
 	done  bool
@@ -98,6 +106,10 @@ func (tp *tmpPack) early() {
 func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("put object %s: %w", id.Short(), err)
+	}
+	<-b.loaded
+	if b.loadErr != nil {
+		return false, b.fail(b.loadErr)
 	}
 	if claimed, err := b.claim(id); err != nil || !claimed {
 		return false, err
@@ -196,6 +208,7 @@ func (b *batch) reserve(e packidx.Entry) (*tmpPack, int64, error) {
 // packs/, then its index is written beside it. On failure the packs not yet
 // published are removed.
 func (b *batch) Commit(ctx context.Context) error {
+	<-b.loaded
 	packs, err := b.finish()
 	if err == nil {
 		err = ctx.Err()
@@ -230,6 +243,7 @@ func (b *batch) Commit(ctx context.Context) error {
 
 // Abort removes the batch's temp files.
 func (b *batch) Abort() error {
+	<-b.loaded
 	packs, err := b.finish()
 	if errors.Is(err, errFinished) {
 		return fmt.Errorf("abort batch in %s: %w", b.s.root, err)

@@ -167,7 +167,7 @@ func encodeDelta(data, base []byte, limit int) ([]byte, error) {
 	}
 	level := zstd.SpeedBetterCompression
 	if span <= smallDelta {
-		level = zstd.SpeedDefault
+		level = zstd.SpeedFastest
 	}
 	var enc *zstd.Encoder
 	var out []byte
