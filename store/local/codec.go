@@ -167,7 +167,7 @@ func encodeDelta(data, base []byte, limit int) ([]byte, error) {
 	}
 	level := zstd.SpeedBetterCompression
 	if span <= smallDelta {
-		level = zstd.SpeedFastest
+		level = zstd.SpeedDefault
 	}
 	var enc *zstd.Encoder
 	var out []byte
