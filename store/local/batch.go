@@ -267,6 +267,8 @@ func (b *batch) finish() ([]*tmpPack, error) {
 	b.done = true
 	b.mu.Unlock()
 	b.writes.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.err != nil {
 		return b.packs, fmt.Errorf("a put failed: %w", b.err)
 	}

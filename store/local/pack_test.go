@@ -656,3 +656,62 @@ func TestConcurrentFirstLookups(t *testing.T) {
 		}
 	}
 }
+
+// A rewrite that keeps every entry as it was (the only delta whose base
+// goes is unreadable already, so it is kept as is) makes the same index,
+// hence a pack of the same name: DeleteMany must not then remove it as the
+// "old" pack, with every healthy object in it.
+func TestRewriteToSameNameKeepsPack(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	x := text(20000)
+	xID := hashing.Sum(x)
+	if err := store.Put(ctx, s, xID, x); err != nil {
+		t.Fatal(err)
+	}
+	y := bytes.Clone(x)
+	copy(y[5000:], "CHANGED CHANGED")
+	z := text(30000)[10000:]
+	yID, zID := hashing.Sum(y), hashing.Sum(z)
+	// In ID order, as a rewrite would write them: the rewrite of this pack
+	// then reproduces its index byte for byte.
+	items := []struct {
+		id, like hashing.ID
+		data     []byte
+	}{{yID, xID, y}, {zID, hashing.ID{}, z}}
+	if zID.String() < yID.String() {
+		items[0], items[1] = items[1], items[0]
+	}
+	b, err := s.Batch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if _, err := b.Put(ctx, it.id, it.data, it.like); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if loc, err := s.Locate(yID); err != nil || loc.Encoding != "delta" {
+		t.Fatalf("y is not a delta against x: %+v, %v", loc, err)
+	}
+	// Bit rot in x: y, its delta, becomes unreadable.
+	xl, err := s.Locate(xID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritable(t, xl.Path)
+	if err := os.WriteFile(xl.Path, make([]byte, len(x)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMany(ctx, []hashing.ID{xID}); err != nil {
+		t.Fatalf("delete x: %v", err)
+	}
+	for _, st := range []*local.Store{s, reopen(t, s)} {
+		if _, err := store.ReadAll(ctx, st, zID); err != nil {
+			t.Fatalf("healthy object z lost by DeleteMany of x: %v", err)
+		}
+	}
+}

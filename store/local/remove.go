@@ -63,16 +63,24 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 			drop = append(drop, p)
 		}
 	}
+	var replaced []*packset.Pack
 	for _, p := range rewrite {
-		if _, err := s.rewrite(ctx, p, del); err != nil {
+		np, err := s.rewrite(ctx, p, del)
+		if err != nil {
 			return fmt.Errorf("delete objects: rewrite %s: %w", s.packPath(p.Name, ".pack"), err)
+		}
+		// A rewrite that kept every entry as it was (an unreadable delta
+		// kept as is) can produce the very same index, hence the same
+		// name: its files are the new pack, not an old one to remove.
+		if np == nil || np.Name != p.Name {
+			replaced = append(replaced, p)
 		}
 	}
 	// Every old index before any old pack: an index never names a missing
 	// pack, and a reader that finds a pack gone finds its replacement by
 	// reloading the indexes.
 	var errs []error
-	old := append(rewrite, drop...)
+	old := append(replaced, drop...)
 	unindexed := old[:0:0]
 	for _, p := range old {
 		if err := os.Remove(s.packPath(p.Name, ".idx")); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -289,20 +289,43 @@ func (b *batch) Commit(ctx context.Context) error {
 	errs := make([]error, len(packs))
 	var wg sync.WaitGroup
 	for i, tp := range packs {
-		wg.Go(func() { errs[i] = b.s.putBytes(ctx, b.s.packKey(tp.name, ".idx"), tp.idx) })
+		wg.Go(func() {
+			// A pack uploaded early in a long batch may have been taken
+			// for debris by a gc elsewhere: never index a missing pack.
+			if errs[i] = b.s.packExists(ctx, tp); errs[i] == nil {
+				errs[i] = b.s.putBytes(ctx, b.s.packKey(tp.name, ".idx"), tp.idx)
+			}
+		})
 	}
 	wg.Wait()
-	var failed []*tmpPack
 	for i, tp := range packs {
-		if errs[i] != nil {
-			failed = append(failed, tp)
-			continue
+		tp.discard()
+		if errs[i] == nil {
+			b.s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
 		}
-		b.s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
 	}
+	// A pack whose index PUT failed is left in place: the server may have
+	// stored the index all the same, and another process may already
+	// rely on it. Without an index it is debris that gc removes later.
 	if err := errors.Join(errs...); err != nil {
-		b.cleanup(failed)
 		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
+	}
+	return nil
+}
+
+// packExists checks that tp's pack object is stored, at its full size.
+func (s *Store) packExists(ctx context.Context, tp *tmpPack) error {
+	key := s.packKey(tp.name, ".pack")
+	var info minio.ObjectInfo
+	err := s.retry(ctx, func(ctx context.Context) (err error) {
+		info, err = s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("pack %s: %w", key, err)
+	}
+	if info.Size != tp.size {
+		return fmt.Errorf("pack %s: %w: %d bytes stored, %d written", key, store.ErrCorrupt, info.Size, tp.size)
 	}
 	return nil
 }

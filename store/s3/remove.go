@@ -163,7 +163,7 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 		return err
 	}
 	if err := s.putBytes(ctx, s.packKey(tp.name, ".idx"), tp.idx); err != nil {
-		_ = s.removeKeys(context.WithoutCancel(ctx), []string{s.packKey(tp.name, ".pack")})
+		// The index may be stored all the same: keep the pack it names.
 		return err
 	}
 	s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
