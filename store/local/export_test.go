@@ -13,3 +13,10 @@ func SetPackLimits(t testing.TB, max int64, maxObject int) {
 
 // MaxDepth is the bound on delta chains.
 const MaxDepth = maxDepth
+
+// SetHookBeforeRecheck runs fn inside DeleteMany after its rewrites, just
+// before it looks at the packs folder again, for the test's duration.
+func SetHookBeforeRecheck(t testing.TB, fn func()) {
+	testHookBeforeRecheck = fn
+	t.Cleanup(func() { testHookBeforeRecheck = nil })
+}

@@ -715,3 +715,39 @@ func TestRewriteToSameNameKeepsPack(t *testing.T) {
 		}
 	}
 }
+
+// Another process publishes a delta against an object while a DeleteMany
+// of that object is under way (after it read the packs): DeleteMany must
+// remove nothing, and a later one must re-encode the delta first.
+func TestDeleteManyRacesNewDelta(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	other := reopen(t, s)
+	x := text(40000)
+	xID := batch(t, s, x)[0]
+	y := bytes.Clone(x)
+	copy(y[1000:], "an edit made by another clone")
+	yID := hashing.Sum(y)
+	local.SetHookBeforeRecheck(t, func() { batchLike(t, other, y, xID) })
+	if err := s.DeleteMany(ctx, []hashing.ID{xID}); !errors.Is(err, local.ErrChanged) {
+		t.Fatalf("DeleteMany while a delta against its object appeared: %v, want ErrChanged", err)
+	}
+	if loc, err := other.Locate(yID); err != nil || loc.Encoding != "delta" {
+		t.Fatalf("y is not the delta the test needs: %+v, %v", loc, err)
+	}
+	for _, id := range []hashing.ID{xID, yID} {
+		if _, err := store.ReadAll(ctx, reopen(t, s), id); err != nil {
+			t.Fatalf("object %s unreadable after the refused DeleteMany: %v", id.Short(), err)
+		}
+	}
+	local.SetHookBeforeRecheck(t, nil)
+	if err := s.DeleteMany(ctx, []hashing.ID{xID}); err != nil {
+		t.Fatalf("second DeleteMany: %v", err)
+	}
+	if got, err := store.ReadAll(ctx, reopen(t, s), yID); err != nil || !bytes.Equal(got, y) {
+		t.Fatalf("y after its base was deleted: %v", err)
+	}
+	if _, err := s.Stat(ctx, xID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("x still there after the second DeleteMany: %v", err)
+	}
+}

@@ -64,6 +64,7 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 		}
 	}
 	var replaced []*packset.Pack
+	written := map[string]bool{}
 	for _, p := range rewrite {
 		np, err := s.rewrite(ctx, p, del)
 		if err != nil {
@@ -75,6 +76,20 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 		if np == nil || np.Name != p.Name {
 			replaced = append(replaced, p)
 		}
+		if np != nil {
+			written[np.Name] = true
+		}
+	}
+	if testHookBeforeRecheck != nil {
+		testHookBeforeRecheck()
+	}
+	// A batch in another process may have published, since the packs were
+	// read, a delta against an object about to go (the previous version of
+	// its chunk). Look once more, just before anything is removed: if so,
+	// remove nothing now. The rewritten packs are duplicates until the
+	// next gc, which re-encodes that delta.
+	if err := s.recheck(del, append(append([]*packset.Pack(nil), replaced...), drop...), written); err != nil {
+		return fmt.Errorf("delete objects in %s: %w", s.root, err)
 	}
 	// Every old index before any old pack: an index never names a missing
 	// pack, and a reader that finds a pack gone finds its replacement by
@@ -107,6 +122,35 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 	}
 	return errors.Join(errs...)
 }
+
+// recheck re-reads the packs folder and fails if a pack other than the old
+// ones about to be removed and the ones DeleteMany just wrote holds a delta
+// against an object of del.
+func (s *Store) recheck(del map[hashing.ID]bool, old []*packset.Pack, written map[string]bool) error {
+	if _, err := s.refresh(true); err != nil {
+		return err
+	}
+	going := map[string]bool{}
+	for _, p := range old {
+		going[p.Name] = true
+	}
+	for id := range del {
+		for _, p := range s.dependants(id) {
+			if !going[p.Name] && !written[p.Name] {
+				return fmt.Errorf("%w: pack %s, written meanwhile, holds a delta against object %s; nothing deleted, run gc again",
+					ErrChanged, p.Name, id.Short())
+			}
+		}
+	}
+	return nil
+}
+
+// testHookBeforeRecheck lets a test publish a pack at the worst moment.
+var testHookBeforeRecheck func()
+
+// ErrChanged means the store changed under a DeleteMany in a way that made
+// it stop before removing anything.
+var ErrChanged = errors.New("store changed during delete")
 
 // affected returns the packs that hold an object of del or a delta against
 // one.
