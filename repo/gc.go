@@ -36,6 +36,8 @@ type GCStore struct {
 	Young        int    `json:"young"` // unreferenced but within the grace period
 	Deleted      int    `json:"deleted"`
 	BytesDeleted int64  `json:"bytes_deleted"`
+	// PacksMerged counts small packs folded into one (local stores).
+	PacksMerged int `json:"packs_merged,omitempty"`
 }
 
 // GCResult reports a garbage collection.
@@ -120,6 +122,15 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 		}
 		if err := deleteAll(ctx, t.s, garbage, opt.DryRun); err != nil {
 			return nil, err
+		}
+		if rp, ok := t.s.(interface {
+			Repack(context.Context) (int, error)
+		}); ok && !opt.DryRun {
+			n, err := rp.Repack(ctx)
+			if err != nil {
+				return nil, err
+			}
+			st.PacksMerged = n
 		}
 		for _, g := range garbage {
 			st.Deleted++

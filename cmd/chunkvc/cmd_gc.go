@@ -28,7 +28,8 @@ are kept too: they may belong to a commit still in flight in another clone
 that shares the store. Before collecting a shared store every Git remote is
 fetched, so commits others pushed keep their chunks. A pack that holds
 garbage is rewritten without it; a kept chunk that was stored as a delta
-against a deleted one is re-encoded first. Run with --dry-run first.`,
+against a deleted one is re-encoded first, and a local store's small packs
+(one per commit) are merged into one. Run with --dry-run first.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.grace < 0 {
@@ -50,8 +51,12 @@ against a deleted one is re-encoded first. Run with --dry-run first.`,
 				verb = "would delete"
 			}
 			for _, s := range res.Stores {
-				fmt.Fprintf(g.stdout, "%s: %d objects, %d referenced, %d within the grace period, %s %d (%s)\n",
+				fmt.Fprintf(g.stdout, "%s: %d objects, %d referenced, %d within the grace period, %s %d (%s)",
 					s.Store, s.Objects, s.Kept, s.Young, verb, s.Deleted, humanBytes(s.BytesDeleted))
+				if s.PacksMerged > 0 {
+					fmt.Fprintf(g.stdout, "; merged %d small packs into one", s.PacksMerged)
+				}
+				fmt.Fprintln(g.stdout)
 			}
 			return nil
 		},

@@ -751,3 +751,53 @@ func TestDeleteManyRacesNewDelta(t *testing.T) {
 		t.Fatalf("x still there after the second DeleteMany: %v", err)
 	}
 }
+
+// Repack folds many small packs, deltas among them, into one: every
+// object reads back, from this Store and a fresh one, and is listed once.
+func TestRepackMergesSmallPacks(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	base := text(30000)
+	prev := batch(t, s, base)[0]
+	want := map[hashing.ID][]byte{prev: base}
+	for i := 0; i < 40; i++ {
+		v := bytes.Clone(base)
+		copy(v[100*i:], fmt.Sprintf("version %d", i))
+		id := batchLike(t, s, v, prev) // a delta against the previous version, in another pack
+		want[id] = v
+		prev = id
+		other, _ := object(int64(5000+i), 3000)
+		want[batch(t, s, other)[0]] = other
+	}
+	packFiles := func() int {
+		idxs, err := filepath.Glob(filepath.Join(s.Root(), local.PackDir, "pack-*.idx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(idxs)
+	}
+	before := packFiles()
+	n, err := s.Repack(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := packFiles()
+	t.Logf("repack merged %d packs: %d → %d", n, before, after)
+	if n < 32 || after > before-n+1 {
+		t.Fatalf("repack merged %d packs, %d → %d", n, before, after)
+	}
+	for _, st := range []*local.Store{s, reopen(t, s)} {
+		for id, data := range want {
+			if got, err := store.ReadAll(ctx, st, id); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("object %s after repack: %v", id.Short(), err)
+			}
+		}
+		listed := 0
+		if err := st.List(ctx, func(store.Info) error { listed++; return nil }); err != nil || listed != len(want) {
+			t.Fatalf("listed %d objects after repack, %v; want %d", listed, err, len(want))
+		}
+	}
+	if n, err := s.Repack(ctx); err != nil || n != 0 {
+		t.Errorf("second repack merged %d packs, %v; want none", n, err)
+	}
+}
