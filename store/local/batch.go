@@ -288,6 +288,18 @@ func discard(packs []*tmpPack) error {
 	return errors.Join(errs...)
 }
 
+// add appends an entry's stored bytes to a pack that no batch writes
+// concurrently (a rewrite or a repack), at the end: e's offset is ignored.
+func (tp *tmpPack) add(e packidx.Entry, stored []byte) error {
+	e.Offset = tp.size
+	if _, err := tp.f.WriteAt(stored, e.Offset); err != nil {
+		return err
+	}
+	tp.size += e.Stored
+	tp.entries = append(tp.entries, e)
+	return nil
+}
+
 // newTmpPack creates a temp pack file in tmp/ and writes its header.
 func (s *Store) newTmpPack() (*tmpPack, error) {
 	dir := filepath.Join(s.root, TmpDir)

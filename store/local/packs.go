@@ -176,21 +176,9 @@ func isPackName(name string) bool {
 // readIndex reads and checks the index of pack name.
 func (s *Store) readIndex(name string) (*packset.Pack, error) {
 	p := s.packPath(name, ".idx")
-	f, err := os.Open(p)
+	b, err := readWhole(p, maxIndexFile)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxIndexFile {
-		return nil, fmt.Errorf("pack index %s: %d bytes is too large", p, fi.Size())
-	}
-	b := make([]byte, fi.Size())
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return nil, fmt.Errorf("pack index %s: %w", p, err)
 	}
 	ix, err := packidx.Decode(b)
 	if err != nil {

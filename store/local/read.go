@@ -99,6 +99,11 @@ func (s *Store) readStored(p *packset.Pack, e packidx.Entry) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readEntry(f, e)
+}
+
+// readEntry reads the stored bytes of entry e from its open pack file.
+func readEntry(f *os.File, e packidx.Entry) ([]byte, error) {
 	b := make([]byte, e.Stored)
 	if _, err := f.ReadAt(b, e.Offset); err != nil {
 		return nil, fmt.Errorf("read %d bytes at %d of %s: %w", e.Stored, e.Offset, f.Name(), err)
@@ -153,7 +158,11 @@ func (s *Store) raw(ctx context.Context, id hashing.ID, budget int) ([]byte, err
 }
 
 // readLoose reads a loose object's file.
-func readLoose(p string) ([]byte, error) {
+func readLoose(p string) ([]byte, error) { return readWhole(p, store.MaxObject) }
+
+// readWhole reads the regular file p of at most max bytes. Errors are
+// *fs.PathError naming p, so a missing file still says fs.ErrNotExist.
+func readWhole(p string, max int64) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
@@ -163,8 +172,8 @@ func readLoose(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > store.MaxObject {
-		return nil, &fs.PathError{Op: "read", Path: p, Err: errors.New("not a regular file of at most store.MaxObject bytes")}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("not a regular file of at most %d bytes", max)}
 	}
 	b := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, b); err != nil {

@@ -227,13 +227,10 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 			discard([]*tmpPack{tp})
 			return nil, fmt.Errorf("object %s: %w", e.ID.Short(), err)
 		}
-		ne.Offset = tp.size
-		if _, err := tp.f.WriteAt(stored, ne.Offset); err != nil {
+		if err := tp.add(ne, stored); err != nil {
 			discard([]*tmpPack{tp})
 			return nil, err
 		}
-		tp.size += ne.Stored
-		tp.entries = append(tp.entries, ne)
 	}
 	return s.publish(tp.f, tp.size, tp.entries, fi.ModTime())
 }
@@ -242,11 +239,8 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 // unless it is a delta against an object in del.
 func (s *Store) survivor(ctx context.Context, src *os.File, e packidx.Entry, del map[hashing.ID]bool) ([]byte, packidx.Entry, error) {
 	if e.Encoding != packidx.Delta || !del[e.Base] {
-		b := make([]byte, e.Stored)
-		if _, err := src.ReadAt(b, e.Offset); err != nil {
-			return nil, e, fmt.Errorf("read %d bytes at %d of %s: %w", e.Stored, e.Offset, src.Name(), err)
-		}
-		return b, e, nil
+		b, err := readEntry(src, e)
+		return b, e, err
 	}
 	raw, err := s.raw(ctx, e.ID, maxChain)
 	if err == nil && hashing.Sum(raw) != e.ID {
@@ -254,11 +248,8 @@ func (s *Store) survivor(ctx context.Context, src *os.File, e packidx.Entry, del
 	}
 	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrNotFound) {
 		// Unreadable already: keep it as it is rather than block deletes.
-		b := make([]byte, e.Stored)
-		if _, err := src.ReadAt(b, e.Offset); err != nil {
-			return nil, e, fmt.Errorf("read %d bytes at %d of %s: %w", e.Stored, e.Offset, src.Name(), err)
-		}
-		return b, e, nil
+		b, err := readEntry(src, e)
+		return b, e, err
 	}
 	if err != nil {
 		return nil, e, err

@@ -115,17 +115,13 @@ func (s *Store) copyMapped(ctx context.Context, tp *tmpPack, p *packset.Pack, ma
 		if err := ctx.Err(); err != nil {
 			return time.Time{}, err
 		}
-		b := make([]byte, e.Stored)
-		if _, err := src.ReadAt(b, e.Offset); err != nil {
-			return time.Time{}, fmt.Errorf("read %d bytes at %d: %w", e.Stored, e.Offset, err)
-		}
-		ne := e
-		ne.Offset = tp.size
-		if _, err := tp.f.WriteAt(b, ne.Offset); err != nil {
+		b, err := readEntry(src, e)
+		if err != nil {
 			return time.Time{}, err
 		}
-		tp.size += ne.Stored
-		tp.entries = append(tp.entries, ne)
+		if err := tp.add(e, b); err != nil {
+			return time.Time{}, err
+		}
 	}
 	return fi.ModTime(), nil
 }
