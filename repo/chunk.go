@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,17 +73,10 @@ func (u *upload) finish(ctx context.Context) error {
 	if err := b.Commit(ctx); err != nil {
 		return fmt.Errorf("store %s: %w", u.st, err)
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for id, size := range u.pending {
-		g.Go(func() error {
-			if err := store.Verify(gctx, u.st, id, size, u.verify == VerifyFull); err != nil {
-				return fmt.Errorf("store %s: verify chunk %s: %w", u.st, id, err)
-			}
-			return nil
-		})
+	if err := store.VerifyMany(ctx, u.st, u.pending, u.verify == VerifyFull); err != nil {
+		return fmt.Errorf("store %s: verify chunks: %w", u.st, err)
 	}
-	return g.Wait()
+	return nil
 }
 
 // abort drops a batch that will not be committed (an error on the way).
@@ -157,29 +151,24 @@ func (u *upload) touch(ctx context.Context, id hashing.ID) {
 type chunked struct {
 	m         *manifest.Manifest
 	encoded   []byte
+	blob      blob // the manifest in Git's object store, when committing
 	stat      fileStat
 	hashed    int64
 	newChunks int
 	newBytes  int64
 }
 
-// chunkFile enumerates, hashes and stores file p. Chunks of old (the
-// previous version, may be nil) are not even looked up in the store, and a
-// new chunk is offered to the store with the old chunk it most likely
-// resembles, as a delta base.
+// chunkFile enumerates, hashes and stores file p. loadOld, when not nil,
+// returns the previous version (nil if none); it runs while the file's
+// digest is computed. Chunks of the previous version are not even looked
+// up in the store, and a new chunk is offered to the store with the old
+// chunk it most likely resembles, as a delta base.
 //
 // With up nil nothing is stored: the manifest is computed only (diff of
 // the working tree).
-func (r *Repo) chunkFile(ctx context.Context, p string, old *manifest.Manifest, up *upload, workers int) (*chunked, error) {
+func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifest.Manifest, error), up *upload, workers int) (_ *chunked, err error) {
 	if up == nil {
 		up = &upload{progress: progress.Noop{}, dryRun: true}
-	}
-	known := map[hashing.ID]bool{}
-	if old != nil {
-		for _, c := range old.Chunks {
-			known[c.ID] = true
-		}
-		known[old.Layout] = true
 	}
 	f, err := os.Open(r.abs(p))
 	if err != nil {
@@ -197,30 +186,56 @@ func (r *Repo) chunkFile(ctx context.Context, p string, old *manifest.Manifest, 
 	hashedAt := time.Now().UnixNano()
 	size := fi.Size()
 
-	l, err := r.formats.Enumerate(ctx, f, size)
+	// The digest needs nothing else: it starts first, and reading the
+	// file's layout and the previous manifest overlap with it.
+	cctx, abort := context.WithCancel(ctx)
+	defer abort()
+	g, gctx := errgroup.WithContext(cctx)
+	var digest hashing.ID
+	g.Go(func() error {
+		var err error
+		digest, err = hashing.SumReaderAt(gctx, f, size)
+		return err
+	})
+	defer func() {
+		if err != nil { // stop the digest before f closes
+			abort()
+			werr := g.Wait()
+			if werr != nil && !errors.Is(werr, context.Canceled) && errors.Is(err, context.Canceled) {
+				err = fmt.Errorf("%s: %w", p, werr) // the cause, not its echo
+			}
+		}
+	}()
+
+	l, err := r.formats.Enumerate(gctx, f, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	derived, err := r.checkDerived(ctx, l, f, size)
+	derived, err := r.checkDerived(gctx, l, f, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	var old *manifest.Manifest
+	if loadOld != nil {
+		if old, err = loadOld(); err != nil {
+			return nil, err
+		}
+	}
+	known := map[hashing.ID]bool{}
+	if old != nil {
+		for _, c := range old.Chunks {
+			known[c.ID] = true
+		}
+		known[old.Layout] = true
 	}
 	segs := l.Chunks()
-	likes := r.likelyBases(ctx, old, segs, up.dryRun)
+	likes := r.likelyBases(gctx, old, segs, up.dryRun)
 	ranges := make([]hashing.Range, len(segs))
 	for i, s := range segs {
 		ranges[i] = hashing.Range{Off: s.Off, Len: s.Len}
 	}
 	ids := make([]hashing.ID, len(segs))
 	var newChunks, newBytes atomic.Int64
-
-	var digest hashing.ID
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		var err error
-		digest, err = hashing.SumReaderAt(gctx, f, size)
-		return err
-	})
 	g.Go(func() error {
 		// Uploads run on their own pool, as wide as the store likes
 		// (S3: 16 connections), so round trips overlap with hashing; the
@@ -332,7 +347,15 @@ func (r *Repo) chunkFile(ctx context.Context, p string, old *manifest.Manifest, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	return &chunked{m: m, encoded: enc, stat: before, hashed: hashedAt, newChunks: int(newChunks.Load()), newBytes: newBytes.Load()}, nil
+	ch := &chunked{m: m, encoded: enc, stat: before, hashed: hashedAt, newChunks: int(newChunks.Load()), newBytes: newBytes.Load()}
+	if !up.dryRun {
+		// Written now, while other files are still hashing; unreachable
+		// until the commit, and git gc prunes it if the commit fails.
+		if ch.blob, err = r.git.writeBlob(enc); err != nil {
+			return nil, fmt.Errorf("%s: write git object for its manifest: %w", p, err)
+		}
+	}
+	return ch, nil
 }
 
 // likelyBases returns, for segment i of segs, the chunk of old that its

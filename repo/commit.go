@@ -89,7 +89,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	defer up.abort()
 	res := &CommitResult{}
-	writes := map[string][]byte{}   // manifest path → bytes
+	writes := map[string]blob{}     // manifest path → its blob
 	worktree := map[string][]byte{} // same, for the work tree after the commit
 	type done struct {
 		p string
@@ -104,6 +104,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	// path order.
 	type job struct {
 		p        string
+		prev     plumbing.Hash // HEAD's manifest blob; zero if none
 		old      *manifest.Manifest
 		oldBytes []byte
 		ch       *chunked
@@ -127,7 +128,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged"})
 			continue
 		}
-		if inPrev {
+		if hit && inPrev {
+			// Same stat as a file hashed before, but HEAD's manifest is
+			// another: the digest decides.
 			if old, oldBytes, err = r.git.readManifestBlob(h, p); err != nil {
 				return nil, err
 			}
@@ -139,7 +142,11 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
 			continue
 		}
-		jobs = append(jobs, &job{p: p, old: old, oldBytes: oldBytes})
+		j := &job{p: p, old: old, oldBytes: oldBytes}
+		if inPrev && old == nil {
+			j.prev = h
+		}
+		jobs = append(jobs, j)
 		total += fi.Size()
 	}
 	if len(jobs) > 0 {
@@ -152,8 +159,16 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		g.SetLimit(fileWorkers)
 		for _, j := range jobs {
 			g.Go(func() error {
+				load := func() (*manifest.Manifest, error) {
+					if !j.prev.IsZero() {
+						var err error
+						j.old, j.oldBytes, err = r.git.readManifestBlob(j.prev, j.p)
+						return j.old, err
+					}
+					return j.old, nil
+				}
 				var err error
-				j.ch, err = r.chunkFile(gctx, j.p, j.old, up, opt.Workers)
+				j.ch, err = r.chunkFile(gctx, j.p, load, up, opt.Workers)
 				return err
 			})
 		}
@@ -167,7 +182,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		p, old, oldBytes, ch := j.p, j.old, j.oldBytes, j.ch
 		current[p] = ch.m
 		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed,
-			Manifest: gitBlobHash(ch.encoded)}})
+			Manifest: ch.blob.hash.String()}})
 		fr := FileResult{Path: p, Format: ch.m.Format, Fallback: ch.m.Fallback, Size: ch.m.Size, Chunks: len(ch.m.Chunks),
 			NewChunks: ch.newChunks, NewBytes: ch.newBytes}
 		switch {
@@ -183,7 +198,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			fr.Warnings = changeWarnings(old, ch.m, d)
 		}
 		if fr.Status != "unchanged" {
-			writes[manifestPath(p)] = ch.encoded
+			writes[manifestPath(p)] = ch.blob
 			worktree[p] = ch.encoded
 		}
 		res.Files = append(res.Files, fr)

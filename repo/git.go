@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -32,6 +33,9 @@ var ErrNoCommits = errors.New("no commits yet")
 type gitRepo struct {
 	r    *git.Repository
 	root string
+	// mu serializes the object reads that commit's file workers make at
+	// once: go-git's object storage is not documented as safe for that.
+	mu sync.Mutex
 }
 
 func openGit(dir string) (*gitRepo, error) {
@@ -139,6 +143,8 @@ func (g *gitRepo) readManifestBlob(h plumbing.Hash, p string) (*manifest.Manifes
 }
 
 func (g *gitRepo) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	blob, err := g.r.BlobObject(h)
 	if err != nil {
 		return nil, fmt.Errorf("blob %s: %w", h, err)
@@ -154,32 +160,19 @@ func (g *gitRepo) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(rc, limit))
 }
 
-func (g *gitRepo) writeBlob(data []byte) (plumbing.Hash, error) {
-	obj := g.r.Storer.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return g.r.Storer.SetEncodedObject(obj)
-}
-
 // stage writes blobs for files (work-tree-relative slash path → content)
 // and records them in the index, removing the paths in remove. It is
 // `git add` for files whose content chunkvc already holds in memory.
 func (g *gitRepo) stage(files map[string][]byte, remove []string) error {
+	blobs, err := g.writeBlobs(files)
+	if err != nil {
+		return err
+	}
 	idx, err := g.r.Storer.Index()
 	if err != nil {
 		return fmt.Errorf("read git index: %w", err)
 	}
-	if err := g.stageInto(idx, files, remove); err != nil {
+	if err := g.stageInto(idx, blobs, remove); err != nil {
 		return err
 	}
 	if err := g.r.Storer.SetIndex(idx); err != nil {
@@ -188,19 +181,30 @@ func (g *gitRepo) stage(files map[string][]byte, remove []string) error {
 	return nil
 }
 
-func (g *gitRepo) stageInto(idx *index.Index, files map[string][]byte, remove []string) error {
+// writeBlobs writes each file's blob.
+func (g *gitRepo) writeBlobs(files map[string][]byte) (map[string]blob, error) {
+	blobs := make(map[string]blob, len(files))
 	for p, data := range files {
-		h, err := g.writeBlob(data)
+		b, err := g.writeBlob(data)
 		if err != nil {
-			return fmt.Errorf("write git object for %s: %w", p, err)
+			return nil, fmt.Errorf("write git object for %s: %w", p, err)
 		}
+		blobs[p] = b
+	}
+	return blobs, nil
+}
+
+// stageInto records blobs (already written) in idx and removes the paths
+// in remove.
+func (g *gitRepo) stageInto(idx *index.Index, files map[string]blob, remove []string) error {
+	for p, b := range files {
 		e, err := idx.Entry(p)
 		if errors.Is(err, index.ErrEntryNotFound) {
 			e = idx.Add(p)
 		} else if err != nil {
 			return fmt.Errorf("git index entry %s: %w", p, err)
 		}
-		*e = index.Entry{Name: p, Hash: h, Mode: filemode.Regular, Size: uint32(len(data))}
+		*e = index.Entry{Name: p, Hash: b.hash, Mode: filemode.Regular, Size: uint32(b.size)}
 	}
 	for _, p := range remove {
 		if _, err := idx.Remove(p); err != nil && !errors.Is(err, index.ErrEntryNotFound) {
@@ -213,7 +217,7 @@ func (g *gitRepo) stageInto(idx *index.Index, files map[string][]byte, remove []
 // commit stages files and removals and makes a commit of the whole index,
 // the way `git commit` does. On any failure the index is restored and HEAD
 // has not moved. It returns ErrNothingToCommit when the tree would not change.
-func (g *gitRepo) commit(msg string, files map[string][]byte, remove []string) (plumbing.Hash, error) {
+func (g *gitRepo) commit(msg string, files map[string]blob, remove []string) (plumbing.Hash, error) {
 	sig, err := g.signature()
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -288,9 +292,4 @@ func manifestPath(p string) string { return path.Join(ManifestDir, p) }
 // isInternal reports whether a work-tree path belongs to chunkvc or git.
 func isInternal(p string) bool {
 	return p == ".git" || strings.HasPrefix(p, ".git/") || p == ".chunkvc" || strings.HasPrefix(p, ".chunkvc/")
-}
-
-// gitBlobHash is the object id git gives a blob with these bytes.
-func gitBlobHash(data []byte) string {
-	return plumbing.ComputeHash(plumbing.BlobObject, data).String()
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
@@ -154,6 +156,44 @@ func ReadAll(ctx context.Context, s Getter, id hashing.ID) ([]byte, error) {
 		return nil, fmt.Errorf("object %s: %w: its bytes hash to %s", id, ErrCorrupt, got)
 	}
 	return buf.Bytes(), nil
+}
+
+// Confirmer is a store that confirms many objects for less than a Stat
+// each (a pack file is looked at once for all of its objects).
+type Confirmer interface {
+	// Confirm returns nil if the store holds every id in want at the size
+	// want gives it, as Stat reports them; otherwise an error naming an
+	// object that is missing (errors.Is ErrNotFound) or of another size
+	// (ErrCorrupt).
+	Confirm(ctx context.Context, want map[hashing.ID]int64) error
+}
+
+// VerifyMany is Verify for every id in want (id → size), through Confirm
+// when the store has it and full is false.
+func VerifyMany(ctx context.Context, s interface {
+	Getter
+	Stater
+}, want map[hashing.ID]int64, full bool) error {
+	if c, ok := s.(Confirmer); ok && !full {
+		return c.Confirm(ctx, want)
+	}
+	ids := make([]hashing.ID, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	const workers = 4 // Stat may be a round trip
+	for w := range workers {
+		g.Go(func() error {
+			for i := w; i < len(ids); i += workers {
+				if err := Verify(gctx, s, ids[i], want[ids[i]], full); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // Verify confirms that the store holds id with the given size; with full it

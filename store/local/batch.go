@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,12 +50,18 @@ func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
 	// look ids up in memory, not with a stat of the folder per new object.
 	// A pack another process publishes meanwhile can make an object be
 	// packed twice, which wastes its bytes and nothing else.
+	// Which fan-out folders exist is read then too: a packed store has
+	// few loose objects or none, and an id whose folder is missing needs
+	// no stat (another process may add one meanwhile: the object is then
+	// stored twice, no worse than the pack case).
 	b := &batch{s: s, ids: make(map[hashing.ID]struct{}), dirs: make(map[string]bool), loaded: make(chan struct{})}
 	go func() {
 		defer close(b.loaded)
 		if _, err := s.refresh(false); err != nil {
 			b.loadErr = fmt.Errorf("start batch in %s: %w", s.root, err)
+			return
 		}
+		b.fanout, b.loadErr = s.looseFolders()
 	}()
 	return b, nil
 }
@@ -65,6 +72,7 @@ type batch struct {
 
 	loaded  chan struct{} // closed when the packs folder has been read
 	loadErr error         // why it could not be; set before loaded closes
+	fanout  *[256]bool    // which fan-out folders of loose objects exist; set before loaded closes
 
 	mu    sync.Mutex
 	done  bool
@@ -114,7 +122,7 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, like hashin
 	if claimed, err := b.claim(id); err != nil || !claimed {
 		return false, err
 	}
-	held, loose, err := b.s.holds(id, len(data))
+	held, loose, err := b.s.holds(id, len(data), b.fanout)
 	if err != nil {
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
 	}
@@ -375,12 +383,32 @@ func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod tim
 	return p, nil
 }
 
+// looseFolders reports which of the 256 fan-out folders of loose objects
+// exist.
+func (s *Store) looseFolders() (*[256]bool, error) {
+	ents, err := os.ReadDir(s.root)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", s.root, err)
+	}
+	var out [256]bool
+	for _, e := range ents {
+		if b, err := hex.DecodeString(e.Name()); err == nil && len(b) == 1 && e.Name() == hex.EncodeToString(b) {
+			out[b[0]] = true
+		}
+	}
+	return &out, nil
+}
+
 // holds reports whether the store holds id (of size bytes) already, with
 // the path of its file if it is loose: packs as of the batch's start (or
-// later loads), then one stat for a loose file.
-func (s *Store) holds(id hashing.ID, size int) (held bool, loose string, err error) {
+// later loads), then one stat for a loose file unless fanout (when not
+// nil) says its folder does not exist.
+func (s *Store) holds(id hashing.ID, size int, fanout *[256]bool) (held bool, loose string, err error) {
 	if _, ok := s.packed(id); ok {
 		return true, "", nil
+	}
+	if fanout != nil && !fanout[id[0]] {
+		return false, "", nil
 	}
 	p := s.path(id)
 	fi, err := os.Lstat(p)

@@ -264,6 +264,43 @@ func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 	return info, nil
 }
 
+// Confirm implements store.Confirmer: a pack's file is looked at once (its
+// length against its index) for all the objects it holds; loose objects,
+// and packs that vanished, take Stat's path.
+func (s *Store) Confirm(ctx context.Context, want map[hashing.ID]int64) error {
+	packOK := map[*packset.Pack]bool{}
+	for id, size := range want {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("confirm objects: %w", err)
+		}
+		if r, ok := s.packed(id); ok {
+			good, seen := packOK[r.P]
+			if !seen {
+				path := s.packPath(r.P.Name, ".pack")
+				fi, err := os.Stat(path)
+				switch {
+				case err == nil && fi.Size() != r.P.PackSize:
+					return fmt.Errorf("object %s: %w: pack %s is %d bytes, its index says %d", id.Short(), store.ErrCorrupt, path, fi.Size(), r.P.PackSize)
+				case err != nil && !errors.Is(err, fs.ErrNotExist):
+					return failed("stat", id, err)
+				}
+				good = err == nil
+				packOK[r.P] = good
+			}
+			if good {
+				if got := r.Entry().Size; got != size {
+					return fmt.Errorf("object %s: %w: stored size %d, expected %d", id.Short(), store.ErrCorrupt, got, size)
+				}
+				continue
+			}
+		}
+		if err := store.Verify(ctx, s, id, size, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // List calls fn for every object, packed or loose, once, skipping tmp/ and
 // any name that is not an object. Objects deleted while listing may or may
 // not be reported. If a pack index cannot be read, List fails naming it

@@ -801,3 +801,44 @@ func TestRepackMergesSmallPacks(t *testing.T) {
 		t.Errorf("second repack merged %d packs, %v; want none", n, err)
 	}
 }
+
+// TestConfirmChecksPackLength: Confirm looks at each pack once, and a pack
+// cut short is corrupt, not confirmed; a pack gone is not found.
+func TestConfirmChecksPackLength(t *testing.T) {
+	s := open(t)
+	want := map[hashing.ID]int64{}
+	var objs [][]byte
+	for i := range 5 {
+		data, _ := object(int64(700+i), 5000)
+		objs = append(objs, data)
+	}
+	for _, id := range batch(t, s, objs...) {
+		want[id] = 5000
+	}
+	if err := s.Confirm(t.Context(), want); err != nil {
+		t.Fatalf("Confirm of a fresh batch: %v", err)
+	}
+	var pack string
+	for _, e := range packsOf(t, s) {
+		pack = e.pack
+	}
+	if err := os.Chmod(pack, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(pack, fi.Size()-1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Confirm(t.Context(), want); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("Confirm with the pack cut by a byte: %v, want ErrCorrupt", err)
+	}
+	if err := os.Remove(pack); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Confirm(t.Context(), want); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Confirm with the pack removed: %v, want ErrNotFound", err)
+	}
+}

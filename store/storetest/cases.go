@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -275,4 +277,51 @@ func testVerify(t *testing.T, s store.Store) {
 		t.Errorf("Verify(size only) of mislabeled bytes of the right size: %v, want nil", err)
 	}
 	wantCorrupt(t, "Verify(full) of mislabeled bytes", store.Verify(ctx, s, bad, 777, true))
+}
+
+// testVerifyMany checks store.VerifyMany (and so the store's Confirm, if it
+// has one) on objects put loose and, when the store batches, in a batch.
+func testVerifyMany(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	want := map[hashing.ID]int64{}
+	var order []hashing.ID // the first loose, the last batched if the store batches
+	for i := range 3 {
+		data, _ := object(int64(300+i), 1000+i)
+		id := put(t, s, data)
+		want[id] = int64(len(data))
+		order = append(order, id)
+	}
+	if bs, ok := s.(store.Batcher); ok {
+		b, err := bs.Batch(ctx)
+		if err != nil {
+			t.Fatalf("Batch: %v", err)
+		}
+		for i := range 20 {
+			data, id := object(int64(400+i), 2000+i)
+			if _, err := b.Put(ctx, id, data, hashing.ID{}); err != nil {
+				t.Fatalf("batch Put: %v", err)
+			}
+			want[id] = int64(len(data))
+			order = append(order, id)
+		}
+		if err := b.Commit(ctx); err != nil {
+			t.Fatalf("batch Commit: %v", err)
+		}
+	}
+	for _, full := range []bool{false, true} {
+		if err := store.VerifyMany(ctx, s, want, full); err != nil {
+			t.Errorf("VerifyMany(full=%v) of %d good objects: %v", full, len(want), err)
+		}
+	}
+	for _, id := range []hashing.ID{order[0], order[len(order)-1]} {
+		wrong := maps.Clone(want)
+		wrong[id]++
+		wantCorrupt(t, fmt.Sprintf("VerifyMany with the size of %s off by one", id.Short()), store.VerifyMany(ctx, s, wrong, false))
+	}
+	_, missing := object(499, 10)
+	absent := maps.Clone(want)
+	absent[missing] = 10
+	if err := store.VerifyMany(ctx, s, absent, false); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), missing.Short()) {
+		t.Errorf("VerifyMany with a missing object: %v, want ErrNotFound naming %s", err, missing.Short())
+	}
 }

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PutChecksID", testPutChecksID},
 		{"ReadAllVerifies", testReadAllVerifies},
 		{"Verify", testVerify},
+		{"VerifyMany", testVerifyMany},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
