@@ -1,0 +1,80 @@
+package repo
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitCLI runs git in dir and returns its standard output.
+func gitCLI(t *testing.T, dir string, stdin []byte, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.Bytes()
+}
+
+// TestWriteBlobIsGits: the loose objects chunkvc writes itself are the ones
+// git writes: same id, readable by git, not written twice, and not written
+// at all when git already holds them in a pack.
+func TestWriteBlobIsGits(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git not found:", err)
+	}
+	dir := t.TempDir()
+	gitCLI(t, dir, nil, "init", "-q")
+	g, err := openGit(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range [][]byte{nil, []byte("x"), bytes.Repeat([]byte("manifest line\n"), 50000)} {
+		b, err := g.writeBlob(data)
+		if err != nil {
+			t.Fatalf("writeBlob(%d bytes): %v", len(data), err)
+		}
+		want := strings.TrimSpace(string(gitCLI(t, dir, data, "hash-object", "--stdin")))
+		if b.hash.String() != want || b.size != len(data) {
+			t.Errorf("writeBlob(%d bytes) = %s, %d bytes; git hash-object says %s", len(data), b.hash, b.size, want)
+		}
+		if got := gitCLI(t, dir, nil, "cat-file", "blob", want); !bytes.Equal(got, data) {
+			t.Errorf("git cat-file of %s: %d bytes back, wrote %d", want, len(got), len(data))
+		}
+		if gitBlobHash(data) != want {
+			t.Errorf("gitBlobHash(%d bytes) = %s, want %s", len(data), gitBlobHash(data), want)
+		}
+	}
+	gitCLI(t, dir, nil, "fsck", "--strict")
+
+	// Packed by git: not written loose again.
+	data := []byte("packed already\n")
+	h := strings.TrimSpace(string(gitCLI(t, dir, data, "hash-object", "--stdin")))
+	if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitCLI(t, dir, nil, "add", "f")
+	gitCLI(t, dir, nil, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "f")
+	gitCLI(t, dir, nil, "repack", "-a", "-d", "-q")
+	gitCLI(t, dir, nil, "prune-packed")
+	loose := filepath.Join(dir, ".git", "objects", h[:2], h[2:])
+	if _, err := os.Stat(loose); err == nil {
+		t.Fatal("git left the object loose; the test proves nothing")
+	}
+	g, err = openGit(dir) // go-git lists packs when it opens
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := g.writeBlob(data); err != nil || b.hash.String() != h {
+		t.Fatalf("writeBlob of a packed object = %s, %v; want %s", b.hash, err, h)
+	}
+	if _, err := os.Stat(loose); err == nil {
+		t.Error("writeBlob wrote a loose copy of an object git holds in a pack")
+	}
+}
