@@ -24,10 +24,10 @@ var (
 	packMax int64 = 512 << 20
 	// packMaxObject: larger objects are stored loose.
 	packMaxObject = 16 << 20
-	// syncEvery: a pack is synced in the background each time this much
-	// more of it is reserved, so that the disk writes while the batch is
-	// still being put and Commit's sync has little left to do.
-	syncEvery int64 = 64 << 20
+	// syncEvery: a pack's writeback is started in the background each
+	// time this much more of it is reserved, so that the disk writes while
+	// the batch is still being put and Commit's sync has little left to do.
+	syncEvery int64 = 16 << 20
 )
 
 const (
@@ -93,14 +93,15 @@ type tmpPack struct {
 	entries []packidx.Entry
 }
 
-// early starts a background sync of the pack unless one is running. Its
-// error is ignored: Commit's own sync reports.
+// early starts writing the pack back to disk in the background unless that
+// is running already (writeBack). Its error is ignored: Commit's own sync
+// reports.
 func (tp *tmpPack) early() {
 	if !tp.syncing.CompareAndSwap(false, true) {
 		return
 	}
 	tp.bg.Go(func() {
-		_ = tp.f.Sync()
+		_ = writeBack(tp.f)
 		tp.syncing.Store(false)
 	})
 }
