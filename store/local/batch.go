@@ -74,6 +74,8 @@ type batch struct {
 	loadErr error         // why it could not be; set before loaded closes
 	fanout  *[256]bool    // which fan-out folders of loose objects exist; set before loaded closes
 
+	gate gate // of trial compressions
+
 	mu    sync.Mutex
 	done  bool
 	err   error                   // of the first failed Put
@@ -144,7 +146,7 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, like hashin
 		}
 		return true, nil
 	}
-	obj, err := b.s.encode(ctx, id, data, like, true)
+	obj, err := b.s.encode(ctx, id, data, like, true, &b.gate)
 	if err != nil {
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
 	}
@@ -463,13 +465,19 @@ func (o *encoded) release() {
 // against like — whichever is smallest. With touch, a base it uses is
 // touched, so that a garbage collection's grace period spares it while the
 // delta is not yet committed.
-func (s *Store) encode(ctx context.Context, id hashing.ID, data []byte, like hashing.ID, touch bool) (encoded, error) {
+func (s *Store) encode(ctx context.Context, id hashing.ID, data []byte, like hashing.ID, touch bool, g *gate) (encoded, error) {
 	buf := bufs.Get().(*[]byte)
 	o := encoded{stored: data, enc: packidx.Raw, buf: buf}
-	z, err := compress(data, buf)
-	if err != nil {
-		o.release()
-		return encoded{}, err
+	var z []byte
+	if len(data) < minCompress || g.try() {
+		var err error
+		if z, err = compress(data, buf); err != nil {
+			o.release()
+			return encoded{}, err
+		}
+		if len(data) >= minCompress {
+			g.record(z != nil)
+		}
 	}
 	limit := len(data) - len(data)/minSaving
 	if z != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -220,4 +221,38 @@ func decodeDelta(stored, base []byte, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("decoded %d bytes, want %d", len(out), size)
 	}
 	return out, nil
+}
+
+// gate saves the trial compressions of a batch whose objects do not
+// compress (a commit of LZW or JPEG tiles that the entropy check lets
+// through: ~7% of its CPU time): once gateWarmup objects were tried and
+// fewer than one in gateEvery paid off, only every gateEvery-th is tried;
+// a trial that pays off raises the rate and opens it again. A nil gate
+// tries everything.
+type gate struct {
+	seen, tried, paid atomic.Int64
+}
+
+const (
+	gateWarmup = 64
+	gateEvery  = 16
+)
+
+func (g *gate) try() bool {
+	if g == nil {
+		return true
+	}
+	n := g.seen.Add(1)
+	t, p := g.tried.Load(), g.paid.Load()
+	return t < gateWarmup || p*gateEvery >= t || n%gateEvery == 0
+}
+
+func (g *gate) record(paid bool) {
+	if g == nil {
+		return
+	}
+	g.tried.Add(1)
+	if paid {
+		g.paid.Add(1)
+	}
 }

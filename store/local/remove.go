@@ -267,7 +267,7 @@ func (s *Store) survivor(ctx context.Context, src *os.File, e packidx.Entry, del
 	if del[like] {
 		like = hashing.ID{}
 	}
-	o, err := s.encode(ctx, e.ID, raw, like, false)
+	o, err := s.encode(ctx, e.ID, raw, like, false, nil)
 	if err != nil {
 		return nil, e, err
 	}
