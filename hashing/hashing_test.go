@@ -40,6 +40,18 @@ func TestParseIDRoundTrip(t *testing.T) {
 			t.Errorf("ParseID(%q) err = %v, want ErrBadID", s, err)
 		}
 	}
+	// Every byte value, at the first and the last digit of either half.
+	for c := 0; c < 256; c++ {
+		valid := '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
+		for _, at := range []int{0, 1, 62, 63} {
+			b := []byte(id.String())
+			b[at] = byte(c)
+			_, err := ParseID(string(b))
+			if valid != (err == nil) {
+				t.Fatalf("ParseID with byte %#x at %d: err = %v", c, at, err)
+			}
+		}
+	}
 }
 
 func TestSumMatchesReference(t *testing.T) {

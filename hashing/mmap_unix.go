@@ -38,7 +38,7 @@ func (m *mapper) node(off int64, n int, counter uint64) (_ guts.Node, ok bool) {
 	var data []byte
 	var err error
 	cerr := m.rc.Control(func(fd uintptr) {
-		data, err = syscall.Mmap(int(fd), off, n, syscall.PROT_READ, syscall.MAP_SHARED)
+		data, err = syscall.Mmap(int(fd), off, n, syscall.PROT_READ, syscall.MAP_SHARED|mapPopulate)
 	})
 	if cerr != nil || err != nil {
 		return guts.Node{}, false

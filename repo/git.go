@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -128,9 +129,12 @@ func (g *gitRepo) manifestBlobs(c *object.Commit) (map[string]plumbing.Hash, err
 // readManifestBlob reads and decodes a manifest blob, checking that it
 // describes the path it is stored under.
 func (g *gitRepo) readManifestBlob(h plumbing.Hash, p string) (*manifest.Manifest, []byte, error) {
-	b, err := g.readBlob(h, manifest.MaxManifest)
-	if err != nil {
-		return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
+	b, ok := g.readWorkCopy(h, p)
+	if !ok {
+		var err error
+		if b, err = g.readBlob(h, manifest.MaxManifest); err != nil {
+			return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
+		}
 	}
 	m, err := manifest.Decode(b)
 	if err != nil {
@@ -140,6 +144,25 @@ func (g *gitRepo) readManifestBlob(h plumbing.Hash, p string) (*manifest.Manifes
 		return nil, nil, fmt.Errorf("manifest of %s: %w: it describes %q", p, manifest.ErrInvalid, m.Path)
 	}
 	return m, b, nil
+}
+
+// readWorkCopy returns the work tree's copy of p's manifest if it is blob
+// h: a file read and a SHA-1 instead of an object lookup and an inflate.
+func (g *gitRepo) readWorkCopy(h plumbing.Hash, p string) ([]byte, bool) {
+	f, err := os.Open(filepath.Join(g.root, filepath.FromSlash(manifestPath(p))))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > manifest.MaxManifest {
+		return nil, false
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil || blobHash(b) != h {
+		return nil, false
+	}
+	return b, true
 }
 
 func (g *gitRepo) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/manifest"
 )
 
 // gitCLI runs git in dir and returns its standard output.
@@ -76,5 +79,46 @@ func TestWriteBlobIsGits(t *testing.T) {
 	}
 	if _, err := os.Stat(loose); err == nil {
 		t.Error("writeBlob wrote a loose copy of an object git holds in a pack")
+	}
+}
+
+// TestManifestReadPrefersMatchingWorkCopy: HEAD's manifest is read from the
+// work tree's copy only when that copy is the very blob; an edited copy is
+// ignored.
+func TestManifestReadPrefersMatchingWorkCopy(t *testing.T) {
+	dir := t.TempDir()
+	gitCLI(t, dir, nil, "init", "-q")
+	g, err := openGit(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &manifest.Manifest{Path: "a.bin", Format: "generic", Size: 3, Digest: hashing.Sum([]byte("abc")),
+		Chunks: []manifest.Chunk{{Key: "0", Size: 3, ID: hashing.Sum([]byte("abc"))}}}
+	enc, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := g.writeBlob(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, filepath.FromSlash(manifestPath("a.bin")))
+	if err := os.MkdirAll(filepath.Dir(work), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, copyBytes := range [][]byte{enc, append(bytes.Clone(enc), "# edited\n"...), nil} {
+		os.Remove(work)
+		if copyBytes != nil {
+			if err := os.WriteFile(work, copyBytes, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, got, err := g.readManifestBlob(b.hash, "a.bin")
+		if err != nil || !bytes.Equal(got, enc) {
+			t.Errorf("work copy %q: read %q, %v; want HEAD's blob", copyBytes, got, err)
+		}
+		if _, ok := g.readWorkCopy(b.hash, "a.bin"); ok != bytes.Equal(copyBytes, enc) {
+			t.Errorf("work copy %q: readWorkCopy ok = %v", copyBytes, ok)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 
@@ -46,6 +47,12 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	g := &globalOptions{stdout: os.Stdout, stderr: os.Stderr}
+	if os.Getenv("GOGC") == "" {
+		// The heap is small and bounded (pooled buffers, not file-sized
+		// ones), so collecting at 5× instead of 2× costs a few MB and saves
+		// the collector's share of a commit (~8% of a re-commit's CPU).
+		debug.SetGCPercent(400)
+	}
 	cmd := newRootCmd(g)
 	stopProfile := startProfile(g)
 	err := cmd.ExecuteContext(ctx)
