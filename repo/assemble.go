@@ -10,6 +10,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
+	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
 )
 
@@ -179,6 +180,9 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 		if err != nil {
 			return st, err
 		}
+		// The disk writes while the digest is checked; the caller's fsync
+		// then waits for less.
+		_ = writeback.Start(f)
 		digest, err := r.finishDerived(ctx, m, lay, f)
 		if err != nil || digest == m.Digest {
 			return st, err

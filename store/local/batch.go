@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
@@ -96,14 +97,14 @@ type tmpPack struct {
 }
 
 // early starts writing the pack back to disk in the background unless that
-// is running already (writeBack). Its error is ignored: Commit's own sync
+// is running already. Its error is ignored: Commit's own sync
 // reports.
 func (tp *tmpPack) early() {
 	if !tp.syncing.CompareAndSwap(false, true) {
 		return
 	}
 	tp.bg.Go(func() {
-		_ = writeBack(tp.f)
+		_ = writeback.Start(tp.f)
 		tp.syncing.Store(false)
 	})
 }

@@ -1,4 +1,4 @@
-package local
+package writeback
 
 import (
 	"os"
@@ -6,10 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writeBack starts writing f's dirty pages to disk and returns without
-// waiting for them or for a journal commit, which fsync would: Commit's
-// fsync then finds most of the pack already written.
-func writeBack(f *os.File) error {
+// Start starts writing f's dirty pages to disk and returns without waiting
+// for them or for a journal commit, as fsync would: a later fsync then
+// finds most of the file written.
+func Start(f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
