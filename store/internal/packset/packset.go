@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -35,46 +37,105 @@ func (r Ref) Entry() packidx.Entry { return r.P.Entries[r.I] }
 
 // Set maps objects to the packs that hold them. An object found in several
 // packs (two processes may pack the same object) maps to the copy with the
-// shortest delta chain; on a tie the copy mapped first stays. The zero Set
+// shortest delta chain; on a tie the copy added first stays. The zero Set
 // is empty and ready to use.
 //
 // A Set is not safe for concurrent use: the store guards it with its own
-// lock, which also covers the store's other knowledge of its packs.
+// lock, which also covers the store's other knowledge of its packs. Lookup
+// alone may run concurrently with other Lookups (under a read lock).
+//
+// Lookups first binary-search each pack's sorted index; a map from object
+// to copy is built only once they have outnumbered 1/64 of the entries. A
+// command that looks up a few objects (a re-commit's new chunks) then
+// does not pay for mapping every object of a large store.
 type Set struct {
 	packs   map[string]*Pack
-	objs    map[hashing.ID]Ref
+	order   []*Pack              // as added: the first copy wins a tie
 	deps    map[hashing.ID][]Ref // delta entries by base
 	damaged map[string]error     // pack name → why its index cannot be used
+	entries int
+
+	lookups atomic.Int64                       // since the map was last dropped
+	objs    atomic.Pointer[map[hashing.ID]Ref] // nil until built
+	build   sync.Mutex
 }
 
 // Lookup returns where id is packed.
 func (s *Set) Lookup(id hashing.ID) (Ref, bool) {
-	r, ok := s.objs[id]
-	return r, ok
+	if m := s.objs.Load(); m != nil {
+		r, ok := (*m)[id]
+		return r, ok
+	}
+	if s.lookups.Add(1) > int64(s.entries/64)+64 {
+		r, ok := s.index()[id]
+		return r, ok
+	}
+	return s.search(id)
+}
+
+// search finds id's best copy by binary search in every pack.
+func (s *Set) search(id hashing.ID) (Ref, bool) {
+	var best Ref
+	found := false
+	for _, p := range s.order {
+		if i, ok := p.Search(id); ok && (!found || p.Entries[i].Depth < best.Entry().Depth) {
+			best, found = Ref{p, i}, true
+		}
+	}
+	return best, found
+}
+
+// index returns the map from object to best copy, building it if needed.
+func (s *Set) index() map[hashing.ID]Ref {
+	s.build.Lock()
+	defer s.build.Unlock()
+	if m := s.objs.Load(); m != nil {
+		return *m
+	}
+	m := make(map[hashing.ID]Ref, s.entries)
+	for _, p := range s.order {
+		mapInto(m, p)
+	}
+	s.objs.Store(&m)
+	return m
+}
+
+// mapInto maps p's objects in m where p's copy is better than m's.
+func mapInto(m map[hashing.ID]Ref, p *Pack) {
+	for i, e := range p.Entries {
+		if old, ok := m[e.ID]; ok && old.Entry().Depth <= e.Depth {
+			continue
+		}
+		m[e.ID] = Ref{p, i}
+	}
 }
 
 // Pack returns the pack called name, or nil.
 func (s *Set) Pack(name string) *Pack { return s.packs[name] }
 
 // Add maps p's objects, unless the set has a pack called p.Name already.
+// p's entries must be sorted by ID, as packidx.Encode and Decode leave them.
 func (s *Set) Add(p *Pack) {
 	if s.packs[p.Name] != nil {
 		return
 	}
+	if !slices.IsSortedFunc(p.Entries, func(a, b packidx.Entry) int { return packidx.Compare(a.ID, b.ID) }) {
+		panic("packset: entries of " + p.Name + " are not sorted by ID")
+	}
 	if s.packs == nil {
 		s.packs = make(map[string]*Pack)
-		s.objs = make(map[hashing.ID]Ref)
 		s.deps = make(map[hashing.ID][]Ref)
 	}
 	s.packs[p.Name] = p
+	s.order = append(s.order, p)
+	s.entries += len(p.Entries)
 	for i, e := range p.Entries {
 		if e.Encoding == packidx.Delta {
 			s.deps[e.Base] = append(s.deps[e.Base], Ref{p, i})
 		}
-		if old, ok := s.objs[e.ID]; ok && old.Entry().Depth <= e.Depth {
-			continue
-		}
-		s.objs[e.ID] = Ref{p, i}
+	}
+	if m := s.objs.Load(); m != nil {
+		mapInto(*m, p)
 	}
 }
 
@@ -85,35 +146,22 @@ func (s *Set) Remove(p *Pack) {
 		return
 	}
 	delete(s.packs, p.Name)
-	var orphans []hashing.ID
+	s.order = slices.DeleteFunc(s.order, func(q *Pack) bool { return q == p })
+	s.entries -= len(p.Entries)
 	for _, e := range p.Entries {
-		if e.Encoding == packidx.Delta {
-			deps := slices.DeleteFunc(s.deps[e.Base], func(r Ref) bool { return r.P == p })
-			if len(deps) == 0 {
-				delete(s.deps, e.Base)
-			} else {
-				s.deps[e.Base] = deps
-			}
+		if e.Encoding != packidx.Delta {
+			continue
 		}
-		if r, ok := s.objs[e.ID]; ok && r.P == p {
-			delete(s.objs, e.ID)
-			orphans = append(orphans, e.ID)
+		deps := slices.DeleteFunc(s.deps[e.Base], func(r Ref) bool { return r.P == p })
+		if len(deps) == 0 {
+			delete(s.deps, e.Base)
+		} else {
+			s.deps[e.Base] = deps
 		}
 	}
-	if len(orphans) == 0 {
-		return
-	}
-	for _, other := range s.packs {
-		for _, id := range orphans {
-			i, ok := other.Search(id)
-			if !ok {
-				continue
-			}
-			if old, ok := s.objs[id]; !ok || other.Entries[i].Depth < old.Entry().Depth {
-				s.objs[id] = Ref{other, i}
-			}
-		}
-	}
+	// Rebuilt from the remaining packs when lookups call for it again.
+	s.objs.Store(nil)
+	s.lookups.Store(0)
 }
 
 // Update brings the set in line with a fresh read of the packs: it
@@ -168,11 +216,12 @@ func (s *Set) Dependants(id hashing.ID) []*Pack {
 // entries that are the mapped copy of their object.
 func (s *Set) Snapshot() ([]*Pack, [][]bool) {
 	ps, _ := s.Packs()
+	m := s.index()
 	masks := make([][]bool, len(ps))
 	for k, p := range ps {
 		masks[k] = make([]bool, len(p.Entries))
 		for i, e := range p.Entries {
-			masks[k][i] = s.objs[e.ID] == Ref{p, i}
+			masks[k][i] = m[e.ID] == Ref{p, i}
 		}
 	}
 	return ps, masks

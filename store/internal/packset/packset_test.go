@@ -2,6 +2,8 @@ package packset
 
 import (
 	"errors"
+	"fmt"
+	"math/rand"
 	"slices"
 	"testing"
 
@@ -77,4 +79,83 @@ func TestSet(t *testing.T) {
 	if _, n := s.Packs(); n != 1 {
 		t.Errorf("Packs holds %d entries, want 1", n)
 	}
+}
+
+// TestSearchAndMapAgree: the answers of the binary searches that serve the
+// first lookups and of the map built once lookups pile up are the same,
+// and removing a pack takes effect either way.
+func TestSearchAndMapAgree(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var s Set
+	var all []hashing.ID
+	for k := range 6 {
+		p := &Pack{Name: fmt.Sprintf("p%d", k)}
+		seen := map[hashing.ID]bool{}
+		for range 300 {
+			var id hashing.ID
+			if len(all) > 0 && rng.Intn(3) == 0 {
+				id = all[rng.Intn(len(all))] // a copy of an object another pack holds
+			} else {
+				rng.Read(id[:])
+			}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			all = append(all, id)
+			p.Entries = append(p.Entries, packidx.Entry{ID: id, Depth: uint8(rng.Intn(3))})
+		}
+		slices.SortFunc(p.Entries, func(a, b packidx.Entry) int { return packidx.Compare(a.ID, b.ID) })
+		s.Add(p)
+	}
+	missing := hashing.ID{0xff, 0xfe}
+	check := func(stage string) map[hashing.ID]Ref {
+		t.Helper()
+		got := map[hashing.ID]Ref{}
+		for _, id := range all {
+			r, ok := s.search(id)
+			m, mok := s.index()[id]
+			if ok != mok || r != m {
+				t.Fatalf("%s: %s: search %v %v, map %v %v", stage, id.Short(), r, ok, m, mok)
+			}
+			if ok {
+				got[id] = r
+			}
+		}
+		if _, ok := s.Lookup(missing); ok {
+			t.Fatalf("%s: a missing object was found", stage)
+		}
+		return got
+	}
+	if s.objs.Load() != nil {
+		t.Fatal("the map was built before any lookup")
+	}
+	check("all packs")
+	victim := s.order[2]
+	s.Remove(victim)
+	if s.objs.Load() != nil {
+		t.Fatal("Remove kept a map that still names its pack")
+	}
+	for _, r := range check("after Remove") {
+		if r.P == victim {
+			t.Fatalf("an object still maps to the removed pack")
+		}
+	}
+	// Lookup switches from searching to the map by itself.
+	for range s.entries/64 + 100 {
+		s.Lookup(all[0])
+	}
+	if s.objs.Load() == nil {
+		t.Error("many lookups did not build the map")
+	}
+}
+
+func TestAddRefusesUnsortedEntries(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Add took entries out of order")
+		}
+	}()
+	var s Set
+	s.Add(pack("x", [2]byte{2, 0}, [2]byte{1, 0}))
 }
