@@ -315,8 +315,34 @@ for ((r = 1; r <= BENCH_RUNS + 1; r++)); do
   ((r > 1)) && tiny+=("$T_NS")
 done
 c_tiny=$(minof "${tiny[@]}")
-chmod -R u+w "$tmp/one" "$tmp/cold" "$cogs"
-rm -rf "$tmp/one" "$tmp/cold" "$cogs"
+# Where a cold commit's CPU time goes: one more, under the CPU profiler.
+newrepo "$tmp/prof" '*.tif'
+cp -l "${paths[@]}" "$tmp/prof/"
+sync
+timed env CHUNKVC_CPUPROFILE="$tmp/cold.prof" "$cv" -C "$tmp/prof" -q commit -m prof
+c_prof=$T_NS
+cpusplit=$(go tool pprof -top -cum -nodecount=1000000 "$cv" "$tmp/cold.prof" 2>/dev/null | awk '
+  function secs(v) { if (v ~ /ms$/) return substr(v, 1, length(v) - 2) / 1000; if (v ~ /us$/) return 0; return substr(v, 1, length(v) - 1) + 0 }
+  /Total samples =/ { for (i = 1; i <= NF; i++) if ($i == "=") total = secs($(i+1)) }
+  $NF == "github.com/chunkvc/chunkvc/hashing.subtree" { part["BLAKE3 compression (chunk IDs and whole-file digest)"] += secs($4) }
+  $NF == "os.(*File).WriteAt" { part["writing the pack (pwrite)"] += secs($4) }
+  $NF == "os.(*File).ReadAt" { part["reading tiles and headers (pread)"] += secs($4) }
+  $NF == "github.com/chunkvc/chunkvc/hashing.(*mapper).node.func1" { part["mapping the file for the digest (mmap)"] += secs($4) }
+  $NF == "github.com/chunkvc/chunkvc/store/local.(*Store).encode" { part["compression trials (entropy, zstd)"] += secs($4) }
+  $NF == "github.com/chunkvc/chunkvc/repo.(*gitRepo).writeBlob" || $NF == "github.com/chunkvc/chunkvc/repo.(*gitRepo).commit" { part["manifests into Git"] += secs($4) }
+  $NF == "runtime.gcBgMarkWorker" { part["garbage collector"] += secs($4) }
+  $NF == "github.com/chunkvc/chunkvc/internal/writeback.Start" || $NF == "os.(*File).Sync" { part["writeback and fsync"] += secs($4) }
+  $NF == "github.com/chunkvc/chunkvc/formats.Set.Enumerate" { part["parsing the files (layouts)"] += secs($4) }
+  END {
+    if (total <= 0) exit
+    for (k in part) { printf "| %s | %.2f s | %.0f%% |\n", k, part[k], 100 * part[k] / total; rest += part[k] }
+    printf "| everything else (scheduling, maps, manifests) | %.2f s | %.0f%% |\n", total - rest, 100 * (total - rest) / total
+    printf "TOTAL %.2f\n", total
+  }' | sort -t'|' -k3 -r -n)
+cputotal=$(sed -n 's/^TOTAL //p' <<<"$cpusplit")
+cpusplit=$(grep -v '^TOTAL' <<<"$cpusplit")
+chmod -R u+w "$tmp/one" "$tmp/cold" "$tmp/prof" "$cogs"
+rm -rf "$tmp/one" "$tmp/cold" "$tmp/prof" "$cogs"
 
 c_cold=$(minof "${cold[@]}") c_base=$(minof "${base[@]}") c_bases=$(minof "${bases[@]}") c_b3=$(minof "${b3[@]}") c_cp=$(minof "${cpt[@]}")
 c_re=$(minof "${recommit[@]}") c_st=$(minof "${stat_ns[@]}")
@@ -342,6 +368,11 @@ emit "## Commit cost" "" \
   "Re-commit uploaded $(printf '%s\n' "${reup[@]}" | while read -r b; do hb "$b"; done | paste -sd/ -) per run." \
   "Peak RSS (\`/usr/bin/time -v\`, maximum resident set size): $(mb "$(maxof "${coldrss[@]}")") for the whole set, $(mb "$onerss") for one file" \
   "of $(hb "$onesize"); target ≤ 300 MB: $(awk -v k="$peak" 'BEGIN{ print (k/1024 <= 300 ? "met" : "**missed**") }')." ""
+if [[ -n "$cpusplit" ]]; then
+  emit "Where a cold commit's CPU time goes: one more cold commit of the set under \`CHUNKVC_CPUPROFILE\`" \
+    "(${cputotal} s of CPU in $(secs "$c_prof") of wall time on $(nproc) cores; \`go tool pprof -top -cum\`, parts do not overlap):" "" \
+    "| part | CPU | share |" "|---|---:|---:|" "$cpusplit" ""
+fi
 
 # ---------------------------------------------------------------- bytes stored
 log "bytes stored for a local edit"

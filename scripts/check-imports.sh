@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Layering check: imports point down
 #   cmd/chunkvc → repo → {formats, manifest, store} → hashing
+# (internal/progress and internal/writeback are leaves anyone may import)
 # and only repo imports go-git, only store/s3 imports minio-go, only the
 # gdal build-tagged package imports godal.
 set -euo pipefail
@@ -18,9 +19,9 @@ while read -r pkg imports; do
     esac
     if [[ $imp == "$mod"/* ]]; then
       case "$rel" in
-        hashing|internal/progress) [[ $irel == internal/progress ]] || bad="$rel is a leaf" ;;
+        hashing|internal/progress|internal/writeback) [[ $irel == internal/progress ]] || bad="$rel is a leaf" ;;
         manifest) [[ $irel == hashing ]] || bad="manifest may import only hashing" ;;
-        store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress ]] || bad="store may import only hashing" ;;
+        store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress || $irel == internal/writeback ]] || bad="store may import only hashing and the leaf helpers" ;;
         formats|formats/*) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
         scripts/*) ;;
