@@ -47,11 +47,12 @@ type upload struct {
 	batch   store.Batch
 	mu      sync.Mutex
 	pending map[hashing.ID]int64 // put into batch, verified by finish
+	added   map[hashing.ID]bool  // every chunk this upload stored
 }
 
 // newUpload prepares uploads to st, in a batch when st takes them.
 func newUpload(ctx context.Context, st store.Store, v Verify, prog progress.Counter) (*upload, error) {
-	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog)}
+	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog), added: map[hashing.ID]bool{}}
 	if b, ok := st.(store.Batcher); ok {
 		batch, err := b.Batch(ctx)
 		if err != nil {
@@ -109,6 +110,7 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 		}
 		u.mu.Lock()
 		u.pending[id] = int64(len(data))
+		u.added[id] = true
 		u.mu.Unlock()
 		u.chunks.Add(1)
 		u.bytes.Add(int64(len(data)))
@@ -131,9 +133,29 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 		u.seen.Delete(id)
 		return false, fmt.Errorf("store %s: verify chunk %s: %w", u.st, id, err)
 	}
+	u.mu.Lock()
+	u.added[id] = true
+	u.mu.Unlock()
 	u.chunks.Add(1)
 	u.bytes.Add(int64(len(data)))
 	return true, nil
+}
+
+// credit counts the chunks of m that this upload stored and that no file
+// credited before (credited records them): called for the files of a
+// commit in path order, it gives each new chunk to the first file holding
+// it, whatever order the files were hashed in.
+func (u *upload) credit(m *manifest.Manifest, credited map[hashing.ID]bool) (chunks int, bytes int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, c := range m.Chunks {
+		if u.added[c.ID] && !credited[c.ID] {
+			credited[c.ID] = true
+			chunks++
+			bytes += c.Size
+		}
+	}
+	return chunks, bytes
 }
 
 // touch refreshes the age of a chunk a commit reuses, where the store can,
@@ -149,13 +171,11 @@ func (u *upload) touch(ctx context.Context, id hashing.ID) {
 
 // chunked is one file turned into a manifest whose chunks are all stored.
 type chunked struct {
-	m         *manifest.Manifest
-	encoded   []byte
-	blob      blob // the manifest in Git's object store, when committing
-	stat      fileStat
-	hashed    int64
-	newChunks int
-	newBytes  int64
+	m       *manifest.Manifest
+	encoded []byte
+	blob    blob // the manifest in Git's object store, when committing
+	stat    fileStat
+	hashed  int64
 }
 
 // chunkFile enumerates, hashes and stores file p. loadOld, when not nil,
@@ -235,7 +255,6 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		ranges[i] = hashing.Range{Off: s.Off, Len: s.Len}
 	}
 	ids := make([]hashing.ID, len(segs))
-	var newChunks, newBytes atomic.Int64
 	g.Go(func() error {
 		// Uploads run on their own pool, as wide as the store likes
 		// (S3: 16 connections), so round trips overlap with hashing; the
@@ -256,21 +275,13 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 				// A batch copies data into its pack before Put returns:
 				// no copy, no goroutine per chunk.
 				defer up.progress.Add(int64(len(data)))
-				uploaded, err := up.ensure(uctx, id, data, likes(i))
-				if uploaded {
-					newChunks.Add(1)
-					newBytes.Add(int64(len(data)))
-				}
+				_, err := up.ensure(uctx, id, data, likes(i))
 				return err
 			}
 			buf := append([]byte(nil), data...)
 			uploads.Go(func() error {
 				defer up.progress.Add(int64(len(buf)))
-				uploaded, err := up.ensure(uctx, id, buf, likes(i))
-				if uploaded {
-					newChunks.Add(1)
-					newBytes.Add(int64(len(buf)))
-				}
+				_, err := up.ensure(uctx, id, buf, likes(i))
 				return err
 			})
 			return nil
@@ -347,7 +358,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	ch := &chunked{m: m, encoded: enc, stat: before, hashed: hashedAt, newChunks: int(newChunks.Load()), newBytes: newBytes.Load()}
+	ch := &chunked{m: m, encoded: enc, stat: before, hashed: hashedAt}
 	if !up.dryRun {
 		// Written now, while other files are still hashing; unreachable
 		// until the commit, and git gc prunes it if the commit fails.

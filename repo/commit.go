@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -178,13 +179,15 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			return nil, err
 		}
 	}
-	for _, j := range jobs {
+	credited := map[hashing.ID]bool{}
+	for _, j := range jobs { // in path order
 		p, old, oldBytes, ch := j.p, j.old, j.oldBytes, j.ch
+		newChunks, newBytes := up.credit(ch.m, credited)
 		current[p] = ch.m
 		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed,
 			Manifest: ch.blob.hash.String()}})
 		fr := FileResult{Path: p, Format: ch.m.Format, Fallback: ch.m.Fallback, Size: ch.m.Size, Chunks: len(ch.m.Chunks),
-			NewChunks: ch.newChunks, NewBytes: ch.newBytes}
+			NewChunks: newChunks, NewBytes: newBytes}
 		switch {
 		case old == nil:
 			fr.Status = "added"

@@ -199,3 +199,61 @@ func TestFailedPutKeepsHead(t *testing.T) {
 		t.Fatal("HEAD moved")
 	}
 }
+
+// Two new files that share most of their chunks: commit --json gives each
+// shared chunk to the first file by path, whichever was hashed first, so
+// per-file new_chunks/new_bytes are the same in every run and add up to
+// what was uploaded.
+func TestNewChunksCreditedInPathOrder(t *testing.T) {
+	shared := randomBytes(12<<20, 21)
+	for run := range 3 {
+		r := newRunner(t)
+		r.cv("init")
+		r.cv("track", "*.bin")
+		r.write("a.bin", append(bytes.Clone(shared), randomBytes(1<<20, 22)...))
+		r.write("b.bin", append(bytes.Clone(shared), randomBytes(1<<20, 23)...))
+		var cr commitResult
+		r.jsonOf(&cr, "commit", "-m", "two")
+		type lsChunks struct {
+			Chunks []struct {
+				Size int64  `json:"size"`
+				Hash string `json:"hash"`
+			} `json:"chunks"`
+		}
+		var la, lb lsChunks
+		r.jsonOf(&la, "ls-chunks", "a.bin")
+		r.jsonOf(&lb, "ls-chunks", "b.bin")
+		inA := map[string]bool{}
+		var wantA, wantB int
+		var wantABytes, wantBBytes int64
+		for _, c := range la.Chunks {
+			if !inA[c.Hash] {
+				inA[c.Hash] = true
+				wantA++
+				wantABytes += c.Size
+			}
+		}
+		inB := map[string]bool{}
+		for _, c := range lb.Chunks {
+			if !inA[c.Hash] && !inB[c.Hash] {
+				inB[c.Hash] = true
+				wantB++
+				wantBBytes += c.Size
+			}
+		}
+		if len(inB) == len(lb.Chunks) {
+			t.Fatal("the files share no chunk; the test proves nothing")
+		}
+		got := map[string][2]int64{}
+		for _, f := range cr.Files {
+			got[f.Path] = [2]int64{int64(f.NewChunks), f.NewBytes}
+		}
+		if got["a.bin"] != [2]int64{int64(wantA), wantABytes} || got["b.bin"] != [2]int64{int64(wantB), wantBBytes} {
+			t.Fatalf("run %d: new chunks/bytes a.bin %v, b.bin %v; want %v, %v", run, got["a.bin"], got["b.bin"],
+				[2]int64{int64(wantA), wantABytes}, [2]int64{int64(wantB), wantBBytes})
+		}
+		if sum := int64(wantA + wantB); cr.ChunksUploaded != sum+2 { // + two layout blobs
+			t.Errorf("run %d: %d chunks uploaded, files credited %d (+2 layouts)", run, cr.ChunksUploaded, sum)
+		}
+	}
+}
