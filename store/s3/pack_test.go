@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -439,6 +440,78 @@ func TestPackVanishedBeforeCommit(t *testing.T) {
 			if _, err := store.ReadAll(t.Context(), other, id); err != nil {
 				t.Fatalf("object %s listed but unreadable: %v", id.Short(), err)
 			}
+		}
+	}
+}
+
+// failIndexPuts fails every PUT of a pack index before it reaches the
+// server, while on.
+type failIndexPuts struct {
+	next http.RoundTripper
+	on   atomic.Bool
+	hits atomic.Int64
+}
+
+func (f *failIndexPuts) RoundTrip(req *http.Request) (*http.Response, error) {
+	if f.on.Load() && req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, ".idx") {
+		f.hits.Add(1)
+		return nil, errors.New("injected: index upload refused")
+	}
+	return f.next.RoundTrip(req)
+}
+
+// TestPackIndexPutFails: when a pack's index cannot be stored, Commit
+// fails, the pack stays where it is (the server may hold the index after
+// all, and only gc removes indexless packs, once they are old), its
+// objects are not readable through a new handle, and committing them again
+// later works.
+func TestPackIndexPutFails(t *testing.T) {
+	packLimits(t, 64<<10)
+	fail := &failIndexPuts{}
+	testHookTransport = func(rt http.RoundTripper) http.RoundTripper { fail.next = rt; return fail }
+	t.Cleanup(func() { testHookTransport = nil })
+	s, _ := testStore(t, "s3://idxfail/p", Options{Retries: 2, RetryTime: 5 * time.Second})
+	objs := randomObjects(11, 40, 4<<10)
+	fail.on.Store(true)
+	b, err := s.Batch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, data := range objs {
+		if _, err := b.Put(t.Context(), hashing.Sum(data), data, hashing.ID{}); err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+	}
+	if err := b.Commit(t.Context()); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("commit with every index PUT failing: %v", err)
+	}
+	if fail.hits.Load() == 0 {
+		t.Fatal("no index PUT was attempted")
+	}
+	fail.on.Store(false)
+	var packs, idxs int
+	for _, k := range keys(t, s, packDir) {
+		switch {
+		case strings.HasSuffix(k, ".pack"):
+			packs++
+		case strings.HasSuffix(k, ".idx"):
+			idxs++
+		}
+	}
+	if packs == 0 || idxs != 0 {
+		t.Fatalf("after the failed commit: %d packs, %d indexes; want the packs kept, no index", packs, idxs)
+	}
+	other := openAgain(t, s)
+	for _, data := range objs {
+		if _, err := other.Stat(t.Context(), hashing.Sum(data)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("object of an unindexed pack: Stat = %v, want ErrNotFound", err)
+		}
+	}
+	ids := commit(t, other, objs)
+	third := openAgain(t, s)
+	for i, id := range ids {
+		if got := readAll(t, third, id, 0, -1); !bytes.Equal(got, objs[i]) {
+			t.Fatalf("object %d after the second commit: %d bytes, not the %d put", i, len(got), len(objs[i]))
 		}
 	}
 }
