@@ -189,11 +189,6 @@ func Coalesce(segs []Segment) []Segment {
 	return out
 }
 
-// SortSegments orders segments by offset (stable for equal offsets).
-func SortSegments(segs []Segment) {
-	sort.SliceStable(segs, func(i, j int) bool { return segs[i].Off < segs[j].Off })
-}
-
 // MergeRanges sorts [start, end) ranges and merges overlapping or touching
 // ones, dropping empty ones.
 func MergeRanges(in [][2]int64) [][2]int64 {

@@ -167,15 +167,4 @@ func (r *Repo) addAlternate(p string) error {
 	return err
 }
 
-// has reports whether id is available without the configured store
-// (embedded store or alternates).
-func (rp *readPath) hasNear(ctx context.Context, id hashing.ID) bool {
-	for _, s := range append([]store.Store{rp.local}, rp.alternates...) {
-		if ok, _ := store.Has(ctx, s, id); ok {
-			return true
-		}
-	}
-	return false
-}
-
 var errNoChunk = errors.New("chunk is in no store")

@@ -2,8 +2,6 @@
 // Core packages call a Counter; rendering lives in cmd/chunkvc.
 package progress
 
-import "sync/atomic"
-
 // Counter receives progress. Methods may be called from several goroutines.
 type Counter interface {
 	// Start begins a stage with a label and a total (bytes, or 0 if unknown).
@@ -28,13 +26,3 @@ func OrNoop(c Counter) Counter {
 	}
 	return c
 }
-
-// Tally counts what passes through it, for tests and summaries.
-type Tally struct {
-	Stages atomic.Int64
-	Units  atomic.Int64
-}
-
-func (t *Tally) Start(string, int64) { t.Stages.Add(1) }
-func (t *Tally) Add(n int64)         { t.Units.Add(n) }
-func (t *Tally) Done()               {}

@@ -139,9 +139,6 @@ func RowGroupBBoxes(rows []Row, per int) [][4]float64 {
 	return out
 }
 
-// GeoJSON returns the GeoParquet 1.1 "geo" metadata for rows.
-func GeoJSON(rows []Row) string { return geoJSON(rows, true) }
-
 func geoJSON(rows []Row, covers bool) string {
 	b := [4]float64{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
 	for _, r := range rows {
