@@ -242,7 +242,9 @@ for ((r = 1; r <= BENCH_RUNS; r++)); do
   newrepo "$tmp/cold" '*.tif'
   cp -l "${paths[@]}" "$tmp/cold/"
   sync
-  timed "$cv" -C "$tmp/cold" -q commit -m cold --json
+  # Each run is profiled (SIGPROF at 100 Hz: noise next to the run's own);
+  # the fastest one's profile says where the time goes.
+  timed env CHUNKVC_CPUPROFILE="$tmp/cold$r.prof" "$cv" -C "$tmp/cold" -q commit -m cold --json
   cold+=("$T_NS") coldrss+=("$T_RSS")
   coldjson=$(cat "$tmp/cmd.out")
   rm -rf "$tmp/copy" && mkdir -p "$tmp/copy" && sync
@@ -315,13 +317,11 @@ for ((r = 1; r <= BENCH_RUNS + 1; r++)); do
   ((r > 1)) && tiny+=("$T_NS")
 done
 c_tiny=$(minof "${tiny[@]}")
-# Where a cold commit's CPU time goes: one more, under the CPU profiler.
-newrepo "$tmp/prof" '*.tif'
-cp -l "${paths[@]}" "$tmp/prof/"
-sync
-timed env CHUNKVC_CPUPROFILE="$tmp/cold.prof" "$cv" -C "$tmp/prof" -q commit -m prof
-c_prof=$T_NS
-cpusplit=$(go tool pprof -top -cum -nodecount=1000000 "$cv" "$tmp/cold.prof" 2>/dev/null | awk '
+# Where the fastest cold commit's CPU time went.
+best=1
+for ((r = 2; r <= BENCH_RUNS; r++)); do ((cold[r - 1] < cold[best - 1])) && best=$r; done
+c_prof=${cold[best - 1]}
+cpusplit=$(go tool pprof -top -cum -nodecount=1000000 "$cv" "$tmp/cold$best.prof" 2>/dev/null | awk '
   function secs(v) { if (v ~ /ms$/) return substr(v, 1, length(v) - 2) / 1000; if (v ~ /us$/) return 0; return substr(v, 1, length(v) - 1) + 0 }
   /Total samples =/ { for (i = 1; i <= NF; i++) if ($i == "=") total = secs($(i+1)) }
   $NF == "github.com/chunkvc/chunkvc/hashing.subtree" { part["BLAKE3 compression (chunk IDs and whole-file digest)"] += secs($4) }
@@ -341,8 +341,8 @@ cpusplit=$(go tool pprof -top -cum -nodecount=1000000 "$cv" "$tmp/cold.prof" 2>/
   }' | sort -t'|' -k3 -r -n)
 cputotal=$(sed -n 's/^TOTAL //p' <<<"$cpusplit")
 cpusplit=$(grep -v '^TOTAL' <<<"$cpusplit")
-chmod -R u+w "$tmp/one" "$tmp/cold" "$tmp/prof" "$cogs"
-rm -rf "$tmp/one" "$tmp/cold" "$tmp/prof" "$cogs"
+chmod -R u+w "$tmp/one" "$tmp/cold" "$cogs"
+rm -rf "$tmp/one" "$tmp/cold" "$cogs"
 
 c_cold=$(minof "${cold[@]}") c_base=$(minof "${base[@]}") c_bases=$(minof "${bases[@]}") c_b3=$(minof "${b3[@]}") c_cp=$(minof "${cpt[@]}")
 c_re=$(minof "${recommit[@]}") c_st=$(minof "${stat_ns[@]}")
@@ -369,8 +369,8 @@ emit "## Commit cost" "" \
   "Peak RSS (\`/usr/bin/time -v\`, maximum resident set size): $(mb "$(maxof "${coldrss[@]}")") for the whole set, $(mb "$onerss") for one file" \
   "of $(hb "$onesize"); target ≤ 300 MB: $(awk -v k="$peak" 'BEGIN{ print (k/1024 <= 300 ? "met" : "**missed**") }')." ""
 if [[ -n "$cpusplit" ]]; then
-  emit "Where a cold commit's CPU time goes: one more cold commit of the set under \`CHUNKVC_CPUPROFILE\`" \
-    "(${cputotal} s of CPU in $(secs "$c_prof") of wall time on $(nproc) cores; \`go tool pprof -top -cum\`, parts do not overlap):" "" \
+  emit "Where the fastest cold commit's CPU time went (every run is profiled with \`CHUNKVC_CPUPROFILE\`):" \
+    "${cputotal} s of CPU in $(secs "$c_prof") of wall time on $(nproc) cores; \`go tool pprof -top -cum\`, parts do not overlap." "" \
     "| part | CPU | share |" "|---|---:|---:|" "$cpusplit" ""
 fi
 
@@ -572,12 +572,13 @@ for l in "${losses[@]}" "${gitlosses[@]}"; do emit "- $l"; done
 floor=$(awk -v n="$setsize" -v m="${sumreaderat_mbs:-0}" -v cp="$c_cp" 'BEGIN{ if (m+0 > 0) printf "%.0f\n", 2*n/1e6/m*1e9 + cp }')
 emit "What bounds the commit rows: every byte is hashed twice (the chunk IDs, and the whole-file" \
   "BLAKE3 digest that \`b3sum\` prints: they cover different byte alignments, so neither can be" \
-  "derived from the other) and copied once. At this run's $(printf '%.0f' "${sumreaderat_mbs:-0}") MB/s of hashing on $(nproc) cores and" \
-  "\`cp\`'s $(secs "$c_cp"), hashing twice then copying takes $(secs "${floor:-0}") for the set, $(ratio "${floor:-0}" "$c_base") of \`b3sum + cp\`;" \
-  "the cold commit's remaining time is writing the pack, reading the tiles, zstd's sampling and the" \
-  "manifests in Git (\`CHUNKVC_CPUPROFILE\` shows the split). The re-commit row has the same double" \
+  "derived from the other) and copied once (read into memory, then written into the pack). At this run's" \
+  "$(printf '%.0f' "${sumreaderat_mbs:-0}") MB/s of hashing on $(nproc) cores and \`cp\`'s $(secs "$c_cp"), hashing twice then copying takes" \
+  "$(secs "${floor:-0}") for the set, $(ratio "${floor:-0}" "$c_base") of \`b3sum + cp\`; the CPU table above splits the commit's time." \
+  "A commit is durable when it returns (its pack is fsynced); \`b3sum + cp\` is not, and against" \
+  "\`b3sum + cp + sync\` the cold commit is $(ratio "$c_cold" "$c_bases"). The re-commit row has the same double" \
   "pass over the changed file plus a fixed cost (reading and writing the manifest in Git, loading" \
-  "pack indexes): a commit of one changed one-byte file took $(secs "$c_tiny")." ""
+  "pack indexes, starting the process): a commit of one changed one-byte file took $(secs "$c_tiny")." ""
 
 emit "## Method" "" \
   "- \`make bench\` = \`make build\`, \`scripts/ensure-deps.sh --bench\` (apt-get: b3sum, git-lfs, restic," \
