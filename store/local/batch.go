@@ -17,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
+	"github.com/chunkvc/chunkvc/store/internal/zcodec"
 )
 
 // Pack limits; variables so that tests can shrink them.
@@ -75,7 +76,7 @@ type batch struct {
 	loadErr error         // why it could not be; set before loaded closes
 	fanout  *[256]bool    // which fan-out folders of loose objects exist; set before loaded closes
 
-	gate gate // of trial compressions
+	gate zcodec.Gate // of trial compressions
 
 	mu    sync.Mutex
 	done  bool
@@ -457,7 +458,7 @@ func (o *encoded) entry(id hashing.ID, size int) packidx.Entry {
 func (o *encoded) release() {
 	if o.buf != nil && cap(*o.buf) <= 4<<20 {
 		*o.buf = (*o.buf)[:0]
-		bufs.Put(o.buf)
+		zcodec.Bufs.Put(o.buf)
 	}
 	o.buf = nil
 }
@@ -466,21 +467,21 @@ func (o *encoded) release() {
 // against like — whichever is smallest. With touch, a base it uses is
 // touched, so that a garbage collection's grace period spares it while the
 // delta is not yet committed.
-func (s *Store) encode(ctx context.Context, id hashing.ID, data []byte, like hashing.ID, touch bool, g *gate) (encoded, error) {
-	buf := bufs.Get().(*[]byte)
+func (s *Store) encode(ctx context.Context, id hashing.ID, data []byte, like hashing.ID, touch bool, g *zcodec.Gate) (encoded, error) {
+	buf := zcodec.Bufs.Get().(*[]byte)
 	o := encoded{stored: data, enc: packidx.Raw, buf: buf}
 	var z []byte
-	if len(data) < minCompress || g.try() {
+	if len(data) < zcodec.MinCompress || g.Try() {
 		var err error
-		if z, err = compress(data, buf); err != nil {
+		if z, err = zcodec.Compress(data, buf); err != nil {
 			o.release()
 			return encoded{}, err
 		}
-		if len(data) >= minCompress {
-			g.record(z != nil)
+		if len(data) >= zcodec.MinCompress {
+			g.Record(z != nil)
 		}
 	}
-	limit := len(data) - len(data)/minSaving
+	limit := len(data) - len(data)/zcodec.MinSaving
 	if z != nil {
 		o.stored, o.enc, limit = z, packidx.Zstd, len(z)
 	}
@@ -495,7 +496,7 @@ func (s *Store) encode(ctx context.Context, id hashing.ID, data []byte, like has
 	if err != nil || hashing.Sum(base) != like {
 		return o, nil // like is a hint: an unreadable base only costs the delta
 	}
-	d, err := encodeDelta(data, base, limit)
+	d, err := zcodec.EncodeDelta(data, base, limit)
 	if err != nil {
 		o.release()
 		return encoded{}, err

@@ -14,6 +14,7 @@ import (
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
+	"github.com/chunkvc/chunkvc/store/internal/zcodec"
 )
 
 // maxChain bounds the delta chains that reads follow. Writes keep chains
@@ -123,7 +124,7 @@ func (s *Store) decode(ctx context.Context, p *packset.Pack, e packidx.Entry, bu
 	case packidx.Raw:
 		return stored, nil
 	case packidx.Zstd:
-		raw, err = decompress(stored, e.Size)
+		raw, err = zcodec.Decompress(stored, e.Size)
 	case packidx.Delta:
 		if budget <= 0 {
 			return nil, fmt.Errorf("%w: delta chain longer than %d at %s", store.ErrCorrupt, maxChain, e.ID.Short())
@@ -136,7 +137,7 @@ func (s *Store) decode(ctx context.Context, p *packset.Pack, e packidx.Entry, bu
 			}
 			return nil, err
 		}
-		raw, err = decodeDelta(stored, base, e.Size)
+		raw, err = zcodec.DecodeDelta(stored, base, e.Size)
 	default:
 		err = fmt.Errorf("unknown encoding %d", e.Encoding)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
+	"github.com/chunkvc/chunkvc/store/internal/zcodec"
 )
 
 // Pack limits; variables so that tests can shrink them.
@@ -63,8 +64,9 @@ type batch struct {
 	done bool
 	err  error // of the first failed Put or upload
 	ids  map[hashing.ID]struct{}
-	cur  *tmpPack   // being filled
-	all  []*tmpPack // every pack of the batch
+	cur  *tmpPack    // being filled
+	gate zcodec.Gate // of trial compressions
+	all  []*tmpPack  // every pack of the batch
 }
 
 // tmpPack is a pack being written to a temp file, then uploaded.
@@ -112,9 +114,10 @@ func (s *Store) looseIDs(ctx context.Context, max int) (map[hashing.ID]bool, err
 	return ids, nil
 }
 
-// Put appends data to the batch's current pack unless the store's pack
-// index or the batch already has id, or id is a loose object listed when
-// the batch started. Put makes no request (but for objects above 4 MiB):
+// Put appends data to the batch's current pack, zstd-compressed when it
+// compresses (zcodec.Compress), unless the store's pack index or the batch
+// already has id, or id is a loose object listed when the batch started.
+// Put makes no request (but for objects above 4 MiB):
 // in a store with more than looseListMax loose objects, a loose object
 // put again is packed again, which is harmless.
 func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.ID) (bool, error) {
@@ -134,11 +137,24 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.I
 		}
 		return added, nil
 	}
-	tp, off, err := b.reserve(ctx, id, int64(len(data)))
+	stored, enc := data, packidx.Raw
+	if len(data) >= zcodec.MinCompress && b.gate.Try() {
+		buf := zcodec.Bufs.Get().(*[]byte)
+		defer zcodec.Bufs.Put(buf)
+		z, err := zcodec.Compress(data, buf)
+		if err != nil {
+			return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
+		}
+		b.gate.Record(z != nil)
+		if z != nil {
+			stored, enc = z, packidx.Zstd
+		}
+	}
+	tp, off, err := b.reserve(ctx, packidx.Entry{ID: id, Stored: int64(len(stored)), Size: int64(len(data)), Encoding: enc})
 	if err != nil {
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
 	}
-	_, err = tp.f.WriteAt(data, off)
+	_, err = tp.f.WriteAt(stored, off)
 	tp.writes.Done()
 	if err != nil {
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
@@ -173,11 +189,12 @@ func (b *batch) fail(err error) error {
 	return err
 }
 
-// reserve places n bytes of object id in the current pack, starting a new
-// pack when it is full (which waits while too many packs are still to be
+// reserve places entry e (e.Stored bytes; its Offset is set here) in the
+// current pack, starting a new pack when it is full (which waits while too many packs are still to be
 // uploaded). It returns where to write them; the caller calls
 // tp.writes.Done once they are written.
-func (b *batch) reserve(ctx context.Context, id hashing.ID, n int64) (*tmpPack, int64, error) {
+func (b *batch) reserve(ctx context.Context, e packidx.Entry) (*tmpPack, int64, error) {
+	n := e.Stored
 	for {
 		b.mu.Lock()
 		if b.done {
@@ -188,7 +205,8 @@ func (b *batch) reserve(ctx context.Context, id hashing.ID, n int64) (*tmpPack, 
 			if tp.size == packidx.PackHeaderSize || tp.size+n <= packMax {
 				off := tp.size
 				tp.size += n
-				tp.entries = append(tp.entries, packidx.Entry{ID: id, Offset: off, Stored: n, Size: n, Encoding: packidx.Raw})
+				e.Offset = off
+				tp.entries = append(tp.entries, e)
 				tp.writes.Add(1)
 				if tp.size >= packMax {
 					b.seal(tp)

@@ -8,12 +8,16 @@
 //
 //	<prefix>/<first two hex digits>/<64 hex digits>   one object per chunk (Put)
 //	<prefix>/packs/pack-<hex>.pack                    objects put through a Batch,
-//	                                                  raw, back to back
+//	                                                  raw or zstd, back to back
 //	<prefix>/packs/pack-<hex>.idx                     its index, stored after the pack;
 //	                                                  <hex> is the index's checksum
 //
 // Packs and indexes have the byte layout of store/local's (see
-// store/internal/packidx), with raw objects only. A batch appends objects
+// store/internal/packidx), with raw and zstd objects (zcodec decides, as
+// locally) but no deltas: a delta would make a lazy read fetch its base
+// chain. A zstd object is read with one ranged GET of all its stored bytes
+// and decoded; chunkvc before zstd on S3 refuses such a pack's index
+// loudly rather than misread it. A batch appends objects
 // up to 4 MiB to temp files in os.TempDir(), uploads each 64 MiB pack in the
 // background, and on Commit stores the indexes: a pack's objects are
 // readable exactly when its index exists. Readers keep every index in

@@ -16,7 +16,9 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
+	"github.com/chunkvc/chunkvc/store/internal/zcodec"
 )
 
 // isNotFound reports whether err is S3's answer for a missing object.
@@ -203,8 +205,18 @@ func (s *Store) getPacked(ctx context.Context, id hashing.ID, r packset.Ref, off
 	if n == 0 {
 		return io.NopCloser(strings.NewReader("")), nil
 	}
-	rd := &reader{s: s, ctx: ctx, id: id, key: key, off: e.Offset + off, end: e.Offset + off + n}
+	var rd *reader
+	if e.Encoding == packidx.Zstd {
+		// A compressed entry is fetched whole and decoded; the range is
+		// cut from the result.
+		rd = &reader{s: s, ctx: ctx, id: id, key: key, off: e.Offset, end: e.Offset + e.Stored}
+	} else {
+		rd = &reader{s: s, ctx: ctx, id: id, key: key, off: e.Offset + off, end: e.Offset + off + n}
+	}
 	err := rd.open()
+	if err == nil && e.Encoding == packidx.Zstd {
+		return s.decoded(id, key, rd, e, off, n)
+	}
 	if err == nil {
 		return rd, nil
 	}
@@ -219,6 +231,24 @@ func (s *Store) getPacked(ctx context.Context, id hashing.ID, r packset.Ref, off
 		return s.getPacked(ctx, id, r, off, length, false)
 	}
 	return s.getLoose(ctx, id, off, length)
+}
+
+// decoded reads compressed entry e from rd and returns bytes off..off+n of
+// its decoded content.
+func (s *Store) decoded(id hashing.ID, key string, rd *reader, e packidx.Entry, off, n int64) (io.ReadCloser, error) {
+	stored, err := io.ReadAll(rd)
+	rd.Close()
+	if err == nil && int64(len(stored)) != e.Stored {
+		err = fmt.Errorf("read %d bytes of a %d-byte entry", len(stored), e.Stored)
+	}
+	if err != nil {
+		return nil, s.failedAt("get", id, key, err)
+	}
+	raw, err := zcodec.Decompress(stored, e.Size)
+	if err != nil {
+		return nil, s.failedAt("get", id, key, fmt.Errorf("%w: zstd entry: %w", store.ErrCorrupt, err))
+	}
+	return io.NopCloser(bytes.NewReader(raw[off : off+n])), nil
 }
 
 // reader reads [off, end) of an object (end < 0: to the object's end,

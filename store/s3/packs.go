@@ -238,8 +238,8 @@ func (s *Store) readIndex(ctx context.Context, name string, size int64, hasPack 
 		return nil, damaged("its checksum names %s", got)
 	}
 	for _, e := range ix.Entries {
-		if e.Encoding != packidx.Raw {
-			return nil, damaged("object %s is stored %s; this store reads raw objects only", e.ID.Short(), e.Encoding)
+		if e.Encoding != packidx.Raw && e.Encoding != packidx.Zstd {
+			return nil, damaged("object %s is stored %s; this store reads raw and zstd objects only", e.ID.Short(), e.Encoding)
 		}
 	}
 	switch {

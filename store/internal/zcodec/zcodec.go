@@ -1,4 +1,9 @@
-package local
+// Package zcodec is how the stores keep objects compressed: zstd for an
+// object that compresses (decided on samples, after an entropy check that
+// skips already-compressed tiles), and zstd deltas against a similar object
+// in segments of packidx.DeltaSegment bytes, each with the matching part of
+// the base as its dictionary.
+package zcodec
 
 import (
 	"errors"
@@ -23,11 +28,11 @@ const (
 	// sampleRatio is the compressed fraction (in 1/100) a sample must
 	// reach for the whole object to be compressed.
 	sampleRatio = 85
-	// minSaving: a compressed or delta encoding is kept only when it saves
+	// MinSaving: a compressed or delta encoding is kept only when it saves
 	// at least 1/minSaving of the raw size.
-	minSaving = 32
-	// minCompress: smaller objects are stored raw.
-	minCompress = 64
+	MinSaving = 32
+	// MinCompress: smaller objects are stored raw.
+	MinCompress = 64
 	// smallDelta: a delta whose dictionary and segment together fit here
 	// uses zstd's default level, a larger one the better level (the
 	// default level's match finder loses track in larger dictionaries).
@@ -42,8 +47,8 @@ var codec struct {
 	err   error
 }
 
-// bufs recycles encode buffers.
-var bufs = sync.Pool{New: func() any { return new([]byte) }}
+// Bufs recycles encode buffers.
+var Bufs = sync.Pool{New: func() any { return new([]byte) }}
 
 func initCodec() error {
 	codec.once.Do(func() {
@@ -58,10 +63,12 @@ func initCodec() error {
 	return codec.err
 }
 
-// compress returns data zstd-compressed into *buf, or nil when that is not
-// worth it. A sample decides cheaply for larger objects.
-func compress(data []byte, buf *[]byte) ([]byte, error) {
-	if len(data) < minCompress {
+// Compress returns data zstd-compressed, in *buf's storage (grown as
+// needed), or nil when data is too small, looks already compressed, or
+// would not save 1/MinSaving of its size. A sample decides cheaply for
+// larger objects.
+func Compress(data []byte, buf *[]byte) ([]byte, error) {
+	if len(data) < MinCompress {
 		return nil, nil
 	}
 	if err := initCodec(); err != nil {
@@ -86,7 +93,7 @@ func compress(data []byte, buf *[]byte) ([]byte, error) {
 	}
 	out := codec.full.EncodeAll(data, (*buf)[:0])
 	*buf = out
-	if len(out) > len(data)-len(data)/minSaving {
+	if len(out) > len(data)-len(data)/MinSaving {
 		return nil, nil
 	}
 	return out, nil
@@ -129,8 +136,8 @@ var klogk = func() (t [entropyMax + 1]float64) {
 	return t
 }()
 
-// decompress decodes one zstd frame of size raw bytes.
-func decompress(stored []byte, size int64) ([]byte, error) {
+// Decompress decodes one zstd frame of size raw bytes.
+func Decompress(stored []byte, size int64) ([]byte, error) {
 	if err := initCodec(); err != nil {
 		return nil, err
 	}
@@ -151,9 +158,9 @@ func deltaDict(base []byte, i int) []byte {
 	return base[lo:hi]
 }
 
-// encodeDelta encodes data against base, or returns nil if the result would
+// EncodeDelta encodes data against base, or returns nil if the result would
 // not be shorter than limit.
-func encodeDelta(data, base []byte, limit int) ([]byte, error) {
+func EncodeDelta(data, base []byte, limit int) ([]byte, error) {
 	if len(data) == 0 || len(base) == 0 {
 		return nil, nil
 	}
@@ -198,8 +205,8 @@ func encodeDelta(data, base []byte, limit int) ([]byte, error) {
 	return out, nil
 }
 
-// decodeDelta decodes a delta of size raw bytes against base.
-func decodeDelta(stored, base []byte, size int64) ([]byte, error) {
+// DecodeDelta decodes a delta of size raw bytes against base.
+func DecodeDelta(stored, base []byte, size int64) ([]byte, error) {
 	n := int((size + packidx.DeltaSegment - 1) / packidx.DeltaSegment)
 	opts := []zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecodeAllCapLimit(true),
 		zstd.WithDecoderMaxMemory(store.MaxObject)}
@@ -223,13 +230,13 @@ func decodeDelta(stored, base []byte, size int64) ([]byte, error) {
 	return out, nil
 }
 
-// gate saves the trial compressions of a batch whose objects do not
+// Gate saves the trial compressions of a batch whose objects do not
 // compress (a commit of LZW or JPEG tiles that the entropy check lets
 // through: ~7% of its CPU time): once gateWarmup objects were tried and
 // fewer than one in gateEvery paid off, only every gateEvery-th is tried;
 // a trial that pays off raises the rate and opens it again. A nil gate
 // tries everything.
-type gate struct {
+type Gate struct {
 	seen, tried, paid atomic.Int64
 }
 
@@ -238,7 +245,8 @@ const (
 	gateEvery  = 16
 )
 
-func (g *gate) try() bool {
+// Try reports whether to try compressing the next object.
+func (g *Gate) Try() bool {
 	if g == nil {
 		return true
 	}
@@ -247,7 +255,8 @@ func (g *gate) try() bool {
 	return t < gateWarmup || p*gateEvery >= t || n%gateEvery == 0
 }
 
-func (g *gate) record(paid bool) {
+// Record counts a trial and whether it paid off.
+func (g *Gate) Record(paid bool) {
 	if g == nil {
 		return
 	}

@@ -1,17 +1,17 @@
-package local
+package zcodec
 
 import "testing"
 
 // TestGate: everything is tried until the warm-up; a run that never pays
 // is then tried once in gateEvery; trials that pay open the gate again.
 func TestGate(t *testing.T) {
-	var g gate
+	var g Gate
 	tries := func(n int, paid bool) int {
 		k := 0
 		for range n {
-			if g.try() {
+			if g.Try() {
 				k++
-				g.record(paid)
+				g.Record(paid)
 			}
 		}
 		return k
@@ -26,9 +26,9 @@ func TestGate(t *testing.T) {
 	if k := tries(100, true); k != 100 {
 		t.Errorf("once trials pay again: %d of 100 tried, want all", k)
 	}
-	var none *gate
-	if !none.try() {
+	var none *Gate
+	if !none.Try() {
 		t.Error("a nil gate skipped a trial")
 	}
-	none.record(true)
+	none.Record(true)
 }
