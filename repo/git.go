@@ -149,7 +149,11 @@ func (g *gitRepo) readManifestBlob(h plumbing.Hash, p string) (*manifest.Manifes
 // readWorkCopy returns the work tree's copy of p's manifest if it is blob
 // h: a file read and a SHA-1 instead of an object lookup and an inflate.
 func (g *gitRepo) readWorkCopy(h plumbing.Hash, p string) ([]byte, bool) {
-	f, err := os.Open(filepath.Join(g.root, filepath.FromSlash(manifestPath(p))))
+	path := filepath.Join(g.root, filepath.FromSlash(manifestPath(p)))
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, false // not even opened: a FIFO would block
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, false
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -24,25 +25,29 @@ type blob struct {
 // level and hashes with collision-detecting SHA-1: that was ~12 ms of a
 // ~100 ms re-commit for one 300 KB manifest. Like git itself
 // (core.looseCompression defaults to 1) it writes a loose object at zlib's
-// best speed; git gc packs it properly later. An object already present is
-// not written again. Safe for concurrent use.
+// best speed; git gc packs it properly later. Safe for concurrent use.
+//
+// Like git, it freshens an object that is already there: a loose one gets
+// a new mtime, and one that may be packed is written loose again, so that
+// a git gc running before the commit that will reference it (it may be an
+// old unreachable blob) does not prune it.
 func (g *gitRepo) writeBlob(data []byte) (blob, error) {
 	b := blob{hash: blobHash(data), size: len(data)}
 	fsys, ok := g.r.Storer.(*filesystem.Storage)
 	if !ok {
 		return g.writeBlobGoGit(data)
 	}
+	// go-git reads objects from the .git folder it opened (openGit does
+	// not enable the common dir of linked worktrees), so this is where
+	// they must go.
 	hex := b.hash.String()
 	dir := filepath.Join(fsys.Filesystem().Root(), "objects", hex[:2])
 	final := filepath.Join(dir, hex[2:])
-	if _, err := os.Lstat(final); err == nil {
-		return b, nil
-	}
-	g.mu.Lock()
-	packed := g.r.Storer.HasEncodedObject(b.hash) == nil
-	g.mu.Unlock()
-	if packed {
-		return b, nil
+	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() {
+		now := time.Now()
+		if os.Chtimes(final, now, now) == nil {
+			return b, nil
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return blob{}, fmt.Errorf("git object %s: %w", hex, err)
@@ -80,6 +85,8 @@ func (g *gitRepo) writeBlob(data []byte) (blob, error) {
 // writeBlobGoGit is writeBlob for object stores that are not a .git
 // folder on disk.
 func (g *gitRepo) writeBlobGoGit(data []byte) (blob, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	obj := g.r.Storer.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)
 	obj.SetSize(int64(len(data)))

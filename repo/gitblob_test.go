@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -26,8 +27,8 @@ func gitCLI(t *testing.T, dir string, stdin []byte, args ...string) []byte {
 }
 
 // TestWriteBlobIsGits: the loose objects chunkvc writes itself are the ones
-// git writes: same id, readable by git, not written twice, and not written
-// at all when git already holds them in a pack.
+// git writes (same id, readable by git), and writing one that is already
+// there, loose or packed, freshens it as git does.
 func TestWriteBlobIsGits(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git not found:", err)
@@ -56,7 +57,25 @@ func TestWriteBlobIsGits(t *testing.T) {
 	}
 	gitCLI(t, dir, nil, "fsck", "--strict")
 
-	// Packed by git: not written loose again.
+	// Present already: freshened (git gc must not prune an old unreachable
+	// blob that a commit is about to reference). Loose: a new mtime.
+	enc := []byte("loose already\n")
+	b, err := g.writeBlob(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose := filepath.Join(dir, ".git", "objects", b.hash.String()[:2], b.hash.String()[2:])
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(loose, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.writeBlob(enc); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(loose); err != nil || fi.ModTime().Before(time.Now().Add(-time.Hour)) {
+		t.Errorf("an existing loose object was not freshened: %v, %v", fi.ModTime(), err)
+	}
+	// Packed by git: written loose again, readable by git.
 	data := []byte("packed already\n")
 	h := strings.TrimSpace(string(gitCLI(t, dir, data, "hash-object", "--stdin")))
 	if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
@@ -66,20 +85,17 @@ func TestWriteBlobIsGits(t *testing.T) {
 	gitCLI(t, dir, nil, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "f")
 	gitCLI(t, dir, nil, "repack", "-a", "-d", "-q")
 	gitCLI(t, dir, nil, "prune-packed")
-	loose := filepath.Join(dir, ".git", "objects", h[:2], h[2:])
+	loose = filepath.Join(dir, ".git", "objects", h[:2], h[2:])
 	if _, err := os.Stat(loose); err == nil {
 		t.Fatal("git left the object loose; the test proves nothing")
-	}
-	g, err = openGit(dir) // go-git lists packs when it opens
-	if err != nil {
-		t.Fatal(err)
 	}
 	if b, err := g.writeBlob(data); err != nil || b.hash.String() != h {
 		t.Fatalf("writeBlob of a packed object = %s, %v; want %s", b.hash, err, h)
 	}
-	if _, err := os.Stat(loose); err == nil {
-		t.Error("writeBlob wrote a loose copy of an object git holds in a pack")
+	if _, err := os.Stat(loose); err != nil {
+		t.Errorf("a packed object was not freshened by a loose copy: %v", err)
 	}
+	gitCLI(t, dir, nil, "fsck", "--strict")
 }
 
 // TestManifestReadPrefersMatchingWorkCopy: HEAD's manifest is read from the

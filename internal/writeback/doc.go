@@ -1,5 +1,6 @@
 // Package writeback starts a file's writeback early, so that the fsync
 // that makes it durable later has little left to wait for: store/local's
 // packs while a commit is still hashing, a checked-out file while its
-// digest is verified.
+// digest is verified. Linux only (sync_file_range); elsewhere Start does
+// nothing.
 package writeback

@@ -22,9 +22,33 @@ func TestGate(t *testing.T) {
 	if k := tries(16*gateEvery, false); k != 16 {
 		t.Errorf("after the warm-up, with nothing paying: %d of %d tried, want 16", k, 16*gateEvery)
 	}
-	tries(20*gateEvery, true) // compressible objects arrive
+	// untilTried offers compressible objects until one is tried; it
+	// returns how many were offered.
+	untilTried := func() int {
+		for n := 1; ; n++ {
+			if g.Try() {
+				g.Record(true)
+				return n
+			}
+		}
+	}
+	// Compressible objects arrive: the first one tried opens the gate.
+	if n := untilTried(); n > gateEvery {
+		t.Errorf("%d compressible objects offered before one was tried", n)
+	}
 	if k := tries(100, true); k != 100 {
-		t.Errorf("once trials pay again: %d of 100 tried, want all", k)
+		t.Errorf("once a trial paid: %d of 100 tried, want all", k)
+	}
+	// A long incompressible run closes it again: once the ~101 trials that
+	// paid are outnumbered 16 to 1.
+	if k := tries(100000, false); k > 101*gateEvery+100000/gateEvery {
+		t.Errorf("100000 incompressible objects: %d tried", k)
+	}
+	if n := untilTried(); n > gateEvery {
+		t.Errorf("after a long run, %d compressible objects offered before one was tried", n)
+	}
+	if k := tries(100, true); k != 100 {
+		t.Errorf("reopened: %d of 100 tried", k)
 	}
 	var none *Gate
 	if !none.Try() {

@@ -233,8 +233,10 @@ func DecodeDelta(stored, base []byte, size int64) ([]byte, error) {
 // Gate saves the trial compressions of a batch whose objects do not
 // compress (a commit of LZW or JPEG tiles that the entropy check lets
 // through: ~7% of its CPU time): once gateWarmup objects were tried and
-// fewer than one in gateEvery paid off, only every gateEvery-th is tried;
-// a trial that pays off raises the rate and opens it again. A nil gate
+// fewer than one in gateEvery paid off, only every gateEvery-th is tried.
+// A trial that pays while the gate is closed opens it again at once (the
+// counts start over), so compressible objects that follow a long run of
+// incompressible ones lose at most gateEvery-1 of their number. A nil Gate
 // tries everything.
 type Gate struct {
 	seen, tried, paid atomic.Int64
@@ -251,13 +253,22 @@ func (g *Gate) Try() bool {
 		return true
 	}
 	n := g.seen.Add(1)
+	return g.open() || n%gateEvery == 0
+}
+
+func (g *Gate) open() bool {
 	t, p := g.tried.Load(), g.paid.Load()
-	return t < gateWarmup || p*gateEvery >= t || n%gateEvery == 0
+	return t < gateWarmup || p*gateEvery >= t
 }
 
 // Record counts a trial and whether it paid off.
 func (g *Gate) Record(paid bool) {
 	if g == nil {
+		return
+	}
+	if paid && !g.open() {
+		g.tried.Store(0)
+		g.paid.Store(0)
 		return
 	}
 	g.tried.Add(1)
