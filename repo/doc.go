@@ -4,7 +4,7 @@
 //	<root>/.chunkvc/config                 tracked patterns and store URL (committed)
 //	<root>/.chunkvc/manifests/<path>       one manifest per tracked file (committed)
 //	<root>/.git/chunkvc/store/             the embedded local store (default)
-//	<root>/.git/chunkvc/statcache          stat cache: unchanged files are not re-read
+//	<root>/.git/chunkvc/statcache          stat cache (binary, checksummed): unchanged files are not re-read
 //	<root>/.git/chunkvc/lock               held while a command writes
 //
 // It owns the pipelines (commit, checkout, status, fsck, log) and is the only

@@ -1,11 +1,13 @@
 package repo
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -52,7 +54,7 @@ type cacheEntry struct {
 // file system's granularity is not known to be fine (see fsWindow).
 const racyWindow = int64(2 * time.Second)
 
-// statCache is .git/chunkvc/statcache.json.
+// statCache is .git/chunkvc/statcache (statcache.json before).
 type statCache struct {
 	mu      sync.Mutex
 	path    string
@@ -66,8 +68,16 @@ func (r *Repo) loadStatCache() *statCache {
 	if err != nil {
 		return c
 	}
-	c.path = filepath.Join(dir, "statcache.json")
+	c.path = filepath.Join(dir, "statcache")
 	if data, err := os.ReadFile(c.path); err == nil {
+		if entries, err := decodeStatCache(data); err == nil {
+			c.Entries = entries
+		}
+		return c
+	}
+	// The JSON cache of earlier versions, read once: starting over would
+	// re-read every tracked file.
+	if data, err := os.ReadFile(filepath.Join(dir, "statcache.json")); err == nil {
 		var onDisk statCache
 		if json.Unmarshal(data, &onDisk) == nil && onDisk.Entries != nil {
 			c.Entries = onDisk.Entries
@@ -118,12 +128,157 @@ func (c *statCache) save() error {
 		return errors.New("no state directory")
 	}
 	c.mu.Lock()
-	data, err := json.Marshal(c)
+	data := encodeStatCache(c.Entries)
 	c.mu.Unlock()
-	if err != nil {
+	if err := writeFileAtomic(c.path, data); err != nil {
 		return err
 	}
-	return writeFileAtomic(c.path, data)
+	_ = os.Remove(c.path + ".json") // the old format, now migrated
+	return nil
+}
+
+// The stat cache on disk: "chunkvc-statcache 1\n", a uvarint count, the
+// entries sorted by path, and the BLAKE3 of everything before it. JSON took
+// 140 ms to read for 20,000 files (half of status).
+//
+//	entry: uvarint len, path; varint size, mtime, ctime; uvarint ino;
+//	       digest [32]; flags (1 layout, 2 manifest, 4 lazy);
+//	       layout [32] if flagged; varint hashed;
+//	       uvarint len, manifest if flagged
+const statCacheMagic = "chunkvc-statcache 1\n"
+
+// idLen is the size of a hashing.ID (the assignment below checks it).
+const idLen = 32
+
+var _ hashing.ID = [idLen]byte{}
+
+const (
+	scLayout = 1 << iota
+	scManifest
+	scLazy
+)
+
+func encodeStatCache(entries map[string]cacheEntry) []byte {
+	paths := make([]string, 0, len(entries))
+	for p := range entries {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	b := make([]byte, 0, len(statCacheMagic)+len(entries)*128+idLen)
+	b = append(b, statCacheMagic...)
+	b = binary.AppendUvarint(b, uint64(len(paths)))
+	for _, p := range paths {
+		e := entries[p]
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+		b = binary.AppendVarint(b, e.Size)
+		b = binary.AppendVarint(b, e.Mtime)
+		b = binary.AppendVarint(b, e.Ctime)
+		b = binary.AppendUvarint(b, e.Ino)
+		b = append(b, e.Digest[:]...)
+		var flags byte
+		if !e.Layout.IsZero() {
+			flags |= scLayout
+		}
+		if e.Manifest != "" {
+			flags |= scManifest
+		}
+		if e.Lazy {
+			flags |= scLazy
+		}
+		b = append(b, flags)
+		if flags&scLayout != 0 {
+			b = append(b, e.Layout[:]...)
+		}
+		b = binary.AppendVarint(b, e.Hashed)
+		if flags&scManifest != 0 {
+			b = binary.AppendUvarint(b, uint64(len(e.Manifest)))
+			b = append(b, e.Manifest...)
+		}
+	}
+	sum := hashing.Sum(b)
+	return append(b, sum[:]...)
+}
+
+var errStatCache = errors.New("stat cache damaged")
+
+func decodeStatCache(b []byte) (map[string]cacheEntry, error) {
+	if len(b) < len(statCacheMagic)+idLen || string(b[:len(statCacheMagic)]) != statCacheMagic {
+		return nil, errStatCache
+	}
+	body := b[:len(b)-idLen]
+	if hashing.ID(b[len(body):]) != hashing.Sum(body) {
+		return nil, errStatCache
+	}
+	d := scDecoder{b: body[len(statCacheMagic):]}
+	n := d.uvarint()
+	if n > uint64(len(d.b)) { // every entry takes more than a byte
+		return nil, errStatCache
+	}
+	out := make(map[string]cacheEntry, n)
+	for range n {
+		p := string(d.bytes(d.uvarint()))
+		var e cacheEntry
+		e.Size, e.Mtime, e.Ctime = d.varint(), d.varint(), d.varint()
+		e.Ino = d.uvarint()
+		copy(e.Digest[:], d.bytes(idLen))
+		flags := d.bytes(1)
+		if len(flags) == 1 {
+			if flags[0]&scLayout != 0 {
+				copy(e.Layout[:], d.bytes(idLen))
+			}
+			e.Hashed = d.varint()
+			if flags[0]&scManifest != 0 {
+				e.Manifest = string(d.bytes(d.uvarint()))
+			}
+			e.Lazy = flags[0]&scLazy != 0
+		}
+		if d.bad {
+			return nil, errStatCache
+		}
+		out[p] = e
+	}
+	if d.bad || len(d.b) != 0 {
+		return nil, errStatCache
+	}
+	return out, nil
+}
+
+// scDecoder reads the stat cache's fields; a short or malformed field sets
+// bad and yields zeros.
+type scDecoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *scDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *scDecoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *scDecoder) bytes(n uint64) []byte {
+	if d.bad || n > uint64(len(d.b)) {
+		d.bad = true
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
 }
 
 // isLazy reports whether p is a not-yet-materialised file.
