@@ -77,12 +77,12 @@ func (pf *partialFile) set(p string, e *partialEntry) error {
 	return writeFileAtomic(pf.path, data)
 }
 
-// IsPartial reports whether the work-tree file p was written by
-// checkout --bbox (and not since replaced by a full checkout). Edits to a
-// partial file do not make it whole: it stays partial. A partial file that
-// was deleted is not partial any more.
-func (r *Repo) IsPartial(p string) bool {
-	if _, ok := r.loadPartial().Entries[p]; !ok {
+// isPartial reports, from pf (loadPartial), whether the work-tree file p
+// was written by checkout --bbox (and not since replaced by a full
+// checkout). Edits to a partial file do not make it whole: it stays
+// partial. A partial file that was deleted is not partial any more.
+func (r *Repo) isPartial(pf *partialFile, p string) bool {
+	if _, ok := pf.Entries[p]; !ok {
 		return false
 	}
 	ok, _ := exists(r.abs(p))
