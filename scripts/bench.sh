@@ -12,6 +12,7 @@
 #   BENCH_HASH_MB     size of the random file for the hashing benchmarks
 #   BENCH_GOTIME      -benchtime of the Go micro-benchmarks
 #   BENCH_PQ_ROWS, BENCH_FGB_POINTS, BENCH_CSV_POINTS   sizes of the edit rows
+#   BENCH_TREE_FILES  small files of the large-tree rows
 #
 # Needs bin/chunkvc (make build), Go, GDAL tools and jq; the peers come from
 # scripts/ensure-deps.sh --bench, and a missing peer prints n/a in its cells.
@@ -30,11 +31,11 @@ quick=${BENCH_QUICK:-0}
 if [[ $quick == 1 ]]; then
   mode="quick (BENCH_QUICK=1)"
   : "${BENCH_COG_SIZE:=2750}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=4096}" "${BENCH_RUNS:=2}" "${BENCH_HASH_MB:=256}"
-  : "${BENCH_GOTIME:=0.3s}" "${BENCH_PQ_ROWS:=200000}" "${BENCH_FGB_POINTS:=100000}" "${BENCH_CSV_POINTS:=50000}"
+  : "${BENCH_GOTIME:=0.3s}" "${BENCH_PQ_ROWS:=200000}" "${BENCH_FGB_POINTS:=100000}" "${BENCH_CSV_POINTS:=50000}" "${BENCH_TREE_FILES:=2000}"
 else
   mode="default"
   : "${BENCH_COG_SIZE:=9900}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=8192}" "${BENCH_RUNS:=3}" "${BENCH_HASH_MB:=1024}"
-  : "${BENCH_GOTIME:=1s}" "${BENCH_PQ_ROWS:=1000000}" "${BENCH_FGB_POINTS:=200000}" "${BENCH_CSV_POINTS:=100000}"
+  : "${BENCH_GOTIME:=1s}" "${BENCH_PQ_ROWS:=1000000}" "${BENCH_FGB_POINTS:=200000}" "${BENCH_CSV_POINTS:=100000}" "${BENCH_TREE_FILES:=20000}"
 fi
 out=${BENCH_OUT:-$top/docs/BENCHMARKS.md}
 
@@ -373,6 +374,50 @@ if [[ -n "$cpusplit" ]]; then
     "${cputotal} s of CPU in $(secs "$c_prof") of wall time on $(nproc) cores; \`go tool pprof -top -cum\`, parts do not overlap." "" \
     "| part | CPU | share |" "|---|---:|---:|" "$cpusplit" ""
 fi
+
+# ---------------------------------------------------------------- large tree
+# Many small files: what costs per file (stat, manifest, Git index), next
+# to git itself on the same files.
+log "large tree: $BENCH_TREE_FILES small files"
+tree_cv=() tree_git=() tst_cv=() tst_git=() tre_cv=() tre_git=()
+for ((r = 1; r <= BENCH_RUNS; r++)); do
+  newrepo "$tmp/tree" '*.csv'
+  rm -rf "$tmp/gtree" && mkdir -p "$tmp/gtree" && git -C "$tmp/gtree" init -q &&
+    git -C "$tmp/gtree" config user.name "chunkvc bench" && git -C "$tmp/gtree" config user.email "bench@chunkvc.invalid"
+  "$gen/bench" tree -dir "$tmp/tree" -files "$BENCH_TREE_FILES"
+  "$gen/bench" tree -dir "$tmp/gtree" -files "$BENCH_TREE_FILES"
+  sync
+  timed "$cv" -C "$tmp/tree" -q commit -m tree --json
+  tree_cv+=("$T_NS")
+  timed bash -c 'git -C "$1" add -A && git -C "$1" commit -qm tree' _ "$tmp/gtree"
+  tree_git+=("$T_NS")
+  for _ in 1 2; do
+    timed "$cv" -C "$tmp/tree" -q status --json
+    tst_cv+=("$T_NS")
+    timed git -C "$tmp/gtree" status --porcelain
+    tst_git+=("$T_NS")
+  done
+  sleep 1 # a new mtime for the edits below
+  "$gen/bench" tree -dir "$tmp/tree" -files "$BENCH_TREE_FILES" -edit 10 -seed $((r + 1))
+  "$gen/bench" tree -dir "$tmp/gtree" -files "$BENCH_TREE_FILES" -edit 10 -seed $((r + 1))
+  sync
+  timed "$cv" -C "$tmp/tree" -q commit -m edit --json
+  tre_cv+=("$T_NS")
+  treeup=$(jq '[.files[] | select(.status == "modified")] | length' "$tmp/cmd.out")
+  timed bash -c 'git -C "$1" add -A && git -C "$1" commit -qm edit' _ "$tmp/gtree"
+  tre_git+=("$T_NS")
+done
+rm -rf "$tmp/tree" "$tmp/gtree"
+c_tcv=$(minof "${tree_cv[@]}") c_tgit=$(minof "${tree_git[@]}") c_tscv=$(minof "${tst_cv[@]}") c_tsgit=$(minof "${tst_git[@]}")
+c_trcv=$(minof "${tre_cv[@]}") c_trgit=$(minof "${tre_git[@]}")
+emit "## Large tree" "" \
+  "$BENCH_TREE_FILES small CSV files (1–4 KiB, 500 per folder), tracked by chunkvc in one repository and by" \
+  "plain Git in another (git add -A and git commit; Git stores them whole, chunkvc stores chunks and" \
+  "commits a manifest per file). Best of $BENCH_RUNS runs; wall time." "" \
+  "| operation | chunkvc | git | chunkvc ÷ git |" "|---|---:|---:|---:|" \
+  "| commit of $BENCH_TREE_FILES new files | $(secs "$c_tcv") | $(secs "$c_tgit") | $(ratio "$c_tcv" "$c_tgit") |" \
+  "| \`status\`, nothing changed | $(secs "$c_tscv") | $(secs "$c_tsgit") | $(ratio "$c_tscv" "$c_tsgit") |" \
+  "| commit after rewriting 10 of them ($treeup modified) | $(secs "$c_trcv") | $(secs "$c_trgit") | $(ratio "$c_trcv" "$c_trgit") |" ""
 
 # ---------------------------------------------------------------- bytes stored
 log "bytes stored for a local edit"
