@@ -44,21 +44,22 @@ type upload struct {
 	progress progress.Counter
 	dryRun   bool // compute manifests only, store nothing
 
-	batch   store.Batch
-	mu      sync.Mutex
-	pending map[hashing.ID]int64 // put into batch, verified by finish
-	added   map[hashing.ID]bool  // every chunk this upload stored
+	batch store.Batch
+	mu    sync.Mutex
+	// stored holds every chunk this upload stored, by size. Without a batch
+	// each was verified when put; with one, finish verifies them all.
+	stored map[hashing.ID]int64
 }
 
 // newUpload prepares uploads to st, in a batch when st takes them.
 func newUpload(ctx context.Context, st store.Store, v Verify, prog progress.Counter) (*upload, error) {
-	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog), added: map[hashing.ID]bool{}}
+	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog), stored: map[hashing.ID]int64{}}
 	if b, ok := st.(store.Batcher); ok {
 		batch, err := b.Batch(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", st, err)
 		}
-		u.batch, u.pending = batch, map[hashing.ID]int64{}
+		u.batch = batch
 	}
 	return u, nil
 }
@@ -74,7 +75,7 @@ func (u *upload) finish(ctx context.Context) error {
 	if err := b.Commit(ctx); err != nil {
 		return fmt.Errorf("store %s: %w", u.st, err)
 	}
-	if err := store.VerifyMany(ctx, u.st, u.pending, u.verify == VerifyFull); err != nil {
+	if err := store.VerifyMany(ctx, u.st, u.stored, u.verify == VerifyFull); err != nil {
 		return fmt.Errorf("store %s: verify chunks: %w", u.st, err)
 	}
 	return nil
@@ -109,8 +110,7 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 			return false, nil
 		}
 		u.mu.Lock()
-		u.pending[id] = int64(len(data))
-		u.added[id] = true
+		u.stored[id] = int64(len(data))
 		u.mu.Unlock()
 		u.chunks.Add(1)
 		u.bytes.Add(int64(len(data)))
@@ -134,7 +134,7 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 		return false, fmt.Errorf("store %s: verify chunk %s: %w", u.st, id, err)
 	}
 	u.mu.Lock()
-	u.added[id] = true
+	u.stored[id] = int64(len(data))
 	u.mu.Unlock()
 	u.chunks.Add(1)
 	u.bytes.Add(int64(len(data)))
@@ -149,7 +149,7 @@ func (u *upload) credit(m *manifest.Manifest, credited map[hashing.ID]bool) (chu
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, c := range m.Chunks {
-		if u.added[c.ID] && !credited[c.ID] {
+		if _, ok := u.stored[c.ID]; ok && !credited[c.ID] {
 			credited[c.ID] = true
 			chunks++
 			bytes += c.Size

@@ -167,8 +167,11 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			g.Go(func() error {
 				for {
 					i := int(next.Add(1) - 1)
-					if i >= len(jobs) || gctx.Err() != nil {
+					if i >= len(jobs) {
 						return nil
+					}
+					if err := gctx.Err(); err != nil {
+						return err // a file left unchunked must fail the commit
 					}
 					j := jobs[i]
 					load := func() (*manifest.Manifest, error) {

@@ -1,6 +1,11 @@
 package repo
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +109,36 @@ func TestStatCacheRacyEntriesNotTrusted(t *testing.T) {
 	}
 	if w := fsWindow(t.TempDir()); w != racyWindow && w != int64(50*time.Millisecond) {
 		t.Fatalf("fsWindow = %v", time.Duration(w))
+	}
+}
+
+// cancelOnStart cancels a context when the commit starts chunking.
+type cancelOnStart struct{ cancel context.CancelFunc }
+
+func (c cancelOnStart) Start(string, int64) { c.cancel() }
+func (c cancelOnStart) Add(int64)           {}
+func (c cancelOnStart) Done()               {}
+
+// TestCommitCanceledBetweenFiles: a commit canceled after its files were
+// listed but before any was chunked fails; it neither commits nor panics
+// on the files it never chunked.
+func TestCommitCanceledBetweenFiles(t *testing.T) {
+	r := testRepo(t, randomData(1<<16, 3))
+	for i := range 4 {
+		if err := os.WriteFile(filepath.Join(r.Root, "sub", fmt.Sprintf("n%d.bin", i)), randomData(1<<12, int64(10+i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head, err := r.git.head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := r.Commit(ctx, CommitOptions{Message: "v2", Progress: cancelOnStart{cancel}}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("commit canceled before chunking: %v, want context.Canceled", err)
+	}
+	if now, err := r.git.head(); err != nil || now.Hash != head.Hash {
+		t.Errorf("HEAD moved after a canceled commit (%v)", err)
 	}
 }
