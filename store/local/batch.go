@@ -470,16 +470,10 @@ func (o *encoded) release() {
 func (s *Store) encode(ctx context.Context, id hashing.ID, data []byte, like hashing.ID, touch bool, g *zcodec.Gate) (encoded, error) {
 	buf := zcodec.Bufs.Get().(*[]byte)
 	o := encoded{stored: data, enc: packidx.Raw, buf: buf}
-	var z []byte
-	if len(data) < zcodec.MinCompress || g.Try() {
-		var err error
-		if z, err = zcodec.Compress(data, buf); err != nil {
-			o.release()
-			return encoded{}, err
-		}
-		if len(data) >= zcodec.MinCompress {
-			g.Record(z != nil)
-		}
+	z, err := g.Compress(data, buf)
+	if err != nil {
+		o.release()
+		return encoded{}, err
 	}
 	limit := len(data) - len(data)/zcodec.MinSaving
 	if z != nil {

@@ -137,18 +137,15 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.I
 		}
 		return added, nil
 	}
+	buf := zcodec.Bufs.Get().(*[]byte)
+	defer zcodec.Bufs.Put(buf)
+	z, err := b.gate.Compress(data, buf)
+	if err != nil {
+		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
+	}
 	stored, enc := data, packidx.Raw
-	if len(data) >= zcodec.MinCompress && b.gate.Try() {
-		buf := zcodec.Bufs.Get().(*[]byte)
-		defer zcodec.Bufs.Put(buf)
-		z, err := zcodec.Compress(data, buf)
-		if err != nil {
-			return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
-		}
-		b.gate.Record(z != nil)
-		if z != nil {
-			stored, enc = z, packidx.Zstd
-		}
+	if z != nil {
+		stored, enc = z, packidx.Zstd
 	}
 	tp, off, err := b.reserve(ctx, packidx.Entry{ID: id, Stored: int64(len(stored)), Size: int64(len(data)), Encoding: enc})
 	if err != nil {
@@ -190,9 +187,9 @@ func (b *batch) fail(err error) error {
 }
 
 // reserve places entry e (e.Stored bytes; its Offset is set here) in the
-// current pack, starting a new pack when it is full (which waits while too many packs are still to be
-// uploaded). It returns where to write them; the caller calls
-// tp.writes.Done once they are written.
+// current pack, starting a new pack when it is full (which waits while too
+// many packs are still to be uploaded). It returns where to write the
+// bytes; the caller calls tp.writes.Done once they are written.
 func (b *batch) reserve(ctx context.Context, e packidx.Entry) (*tmpPack, int64, error) {
 	n := e.Stored
 	for {

@@ -9,9 +9,9 @@ func TestGate(t *testing.T) {
 	tries := func(n int, paid bool) int {
 		k := 0
 		for range n {
-			if g.Try() {
+			if g.try() {
 				k++
-				g.Record(paid)
+				g.record(paid)
 			}
 		}
 		return k
@@ -26,8 +26,8 @@ func TestGate(t *testing.T) {
 	// returns how many were offered.
 	untilTried := func() int {
 		for n := 1; ; n++ {
-			if g.Try() {
-				g.Record(true)
+			if g.try() {
+				g.record(true)
 				return n
 			}
 		}
@@ -51,8 +51,8 @@ func TestGate(t *testing.T) {
 		t.Errorf("reopened: %d of 100 tried", k)
 	}
 	var none *Gate
-	if !none.Try() {
+	if !none.try() {
 		t.Error("a nil gate skipped a trial")
 	}
-	none.Record(true)
+	none.record(true)
 }

@@ -247,8 +247,8 @@ const (
 	gateEvery  = 16
 )
 
-// Try reports whether to try compressing the next object.
-func (g *Gate) Try() bool {
+// try reports whether to try compressing the next object.
+func (g *Gate) try() bool {
 	if g == nil {
 		return true
 	}
@@ -261,8 +261,21 @@ func (g *Gate) open() bool {
 	return t < gateWarmup || p*gateEvery >= t
 }
 
-// Record counts a trial and whether it paid off.
-func (g *Gate) Record(paid bool) {
+// Compress is Compress, tried only when the gate says so (objects too small
+// to compress are neither tried nor counted).
+func (g *Gate) Compress(data []byte, buf *[]byte) ([]byte, error) {
+	if len(data) < MinCompress || !g.try() {
+		return nil, nil
+	}
+	z, err := Compress(data, buf)
+	if err == nil {
+		g.record(z != nil)
+	}
+	return z, err
+}
+
+// record counts a trial and whether it paid off.
+func (g *Gate) record(paid bool) {
 	if g == nil {
 		return
 	}
