@@ -56,3 +56,24 @@ func TestGate(t *testing.T) {
 	}
 	none.record(true)
 }
+
+// TestGateCompress: small objects are neither tried nor counted; others are
+// compressed when the gate is open.
+func TestGateCompress(t *testing.T) {
+	var g Gate
+	buf := new([]byte)
+	if z, err := g.Compress([]byte("tiny"), buf); z != nil || err != nil || g.tried.Load() != 0 {
+		t.Fatalf("tiny object: %d bytes, %v, %d trials counted", len(z), err, g.tried.Load())
+	}
+	text := []byte{}
+	for len(text) < 64<<10 {
+		text = append(text, "station 7, temperature 12.5, humidity 40\n"...)
+	}
+	z, err := g.Compress(text, buf)
+	if err != nil || z == nil || len(z) >= len(text)/2 || g.tried.Load() != 1 || g.paid.Load() != 1 {
+		t.Fatalf("text: %d bytes of %d, %v; %d tried, %d paid", len(z), len(text), err, g.tried.Load(), g.paid.Load())
+	}
+	if back, err := Decompress(z, int64(len(text))); err != nil || string(back) != string(text) {
+		t.Fatalf("decompress: %d bytes, %v", len(back), err)
+	}
+}
