@@ -2,6 +2,7 @@ package hashing
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -120,43 +121,124 @@ var blocks = sync.Pool{New: func() any { return new(block) }}
 // buffer. A read error is wrapped with the byte range; cancelling ctx stops
 // the work and returns ctx.Err().
 func SumReaderAt(ctx context.Context, r io.ReaderAt, size int64) (ID, error) {
-	return sumReaderAt(ctx, r, size, runtime.GOMAXPROCS(0))
+	id, _, err := sumReaderAt(ctx, r, size, runtime.GOMAXPROCS(0), nil, false)
+	return id, err
 }
 
-func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int) (ID, error) {
+// BlockLen is the span of the blocks whose chaining values SumBlocks
+// returns and reuses: 1 MiB, a complete BLAKE3 subtree when aligned.
+const BlockLen = blockLen
+
+// CV is the BLAKE3 chaining value of one block of a file: it stands for the
+// block's bytes at the block's place in the file's tree. The digest of a
+// file follows from the CVs of its blocks (BlockRoot).
+type CV [32]byte
+
+// SumBlocks is SumReaderAt that also returns the CV of every BlockLen block
+// of a file of more than one block (the last one may be short); files of
+// one block or less return no CVs. For block i with reuse(i) true it takes
+// the CV reuse gives instead of reading the block: the caller vouches that
+// the block's bytes are those that CV was computed from, at the same
+// offset. reuse may be nil.
+func SumBlocks(ctx context.Context, r io.ReaderAt, size int64, reuse func(i int) (CV, bool)) (ID, []CV, error) {
+	var have func(i int64) ([8]uint32, bool)
+	if reuse != nil {
+		have = func(i int64) ([8]uint32, bool) {
+			cv, ok := reuse(int(i))
+			return cv.words(), ok
+		}
+	}
+	return sumReaderAt(ctx, r, size, runtime.GOMAXPROCS(0), have, true)
+}
+
+// BlockRoot returns the digest of a file of more than one block from the CVs
+// of all its blocks, as SumBlocks returned them.
+func BlockRoot(cvs []CV) (ID, error) {
+	if len(cvs) < 2 {
+		return ID{}, fmt.Errorf("a digest from %d block CVs: need 2 or more", len(cvs))
+	}
+	var s cvStack
+	for _, cv := range cvs[:len(cvs)-1] {
+		s.push(cv.words())
+	}
+	return rootID(s.foldCV(cvs[len(cvs)-1].words())), nil
+}
+
+func blocksOf(size int64) int64 { return (size + blockLen - 1) / blockLen }
+
+func (c CV) words() (w [8]uint32) {
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(c[4*i:])
+	}
+	return w
+}
+
+func cvOf(w [8]uint32) (c CV) {
+	for i, x := range w {
+		binary.LittleEndian.PutUint32(c[4*i:], x)
+	}
+	return c
+}
+
+// sumReaderAt is SumReaderAt on workers goroutines. For a file of more than
+// one block, have (when not nil) gives the chaining values of blocks it
+// need not read, and with wantCVs every block's CV is returned.
+func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int, have func(i int64) ([8]uint32, bool), wantCVs bool) (ID, []CV, error) {
 	if size <= 0 {
-		return Sum(nil), nil
+		return Sum(nil), nil, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return ID{}, err
+		return ID{}, nil, err
 	}
 	if size <= blockLen {
 		br := blockReader{r: r, size: size}
 		defer br.close()
 		b, err := br.read(0)
 		if err != nil {
-			return ID{}, err
+			return ID{}, nil, err
 		}
-		return Sum(b), nil
+		return Sum(b), nil, nil
 	}
-	nblocks := (size + blockLen - 1) / blockLen
+	nblocks := blocksOf(size)
+	var cvs []CV
+	if wantCVs {
+		cvs = make([]CV, nblocks)
+	}
 	m := newMapper(r)
+	// cv returns block i's chaining value, from have or hashed.
+	cv := func(br *blockReader, i int64) ([8]uint32, error) {
+		if have != nil {
+			if w, ok := have(i); ok {
+				return w, nil
+			}
+		}
+		n, err := br.node(i)
+		if err != nil {
+			return [8]uint32{}, err
+		}
+		return guts.ChainingValue(n), nil
+	}
+	// The last block's CV stands in for its node: with more than one block
+	// it is a child of a parent, never the root.
 	if workers <= 1 {
 		br := blockReader{r: r, size: size, m: m}
 		defer br.close()
 		var s cvStack
 		for i := int64(0); ; i++ {
 			if err := ctx.Err(); err != nil {
-				return ID{}, err
+				return ID{}, nil, err
 			}
-			n, err := br.node(i)
+			w, err := cv(&br, i)
 			if err != nil {
-				return ID{}, err
+				return ID{}, nil, err
+			}
+			if cvs != nil {
+				cvs[i] = cvOf(w)
 			}
 			if i == nblocks-1 {
-				return rootID(s.fold(n)), nil
+				return rootID(s.foldCV(w)), cvs, nil
 			}
-			s.push(guts.ChainingValue(n))
+			s.push(w)
 		}
 	}
 
@@ -166,8 +248,7 @@ func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int) (I
 	// of the slowest block.
 	type job struct {
 		i    int64
-		cv   [8]uint32 // chaining value of block i, or
-		last guts.Node // its top node if it is the last block
+		cv   [8]uint32 // chaining value of block i
 		done chan struct{}
 	}
 	if int64(workers) > nblocks {
@@ -199,15 +280,11 @@ func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int) (I
 			br := blockReader{r: r, size: size, m: m}
 			defer br.close()
 			for j := range jobs {
-				n, err := br.node(j.i)
+				w, err := cv(&br, j.i)
 				if err != nil {
 					return err
 				}
-				if j.i == nblocks-1 {
-					j.last = n
-				} else {
-					j.cv = guts.ChainingValue(n)
-				}
+				j.cv = w
 				close(j.done)
 				if err := gctx.Err(); err != nil {
 					return err
@@ -225,8 +302,11 @@ func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int) (I
 			case <-gctx.Done():
 				return gctx.Err()
 			}
+			if cvs != nil {
+				cvs[j.i] = cvOf(j.cv)
+			}
 			if j.i == nblocks-1 {
-				id = rootID(s.fold(j.last))
+				id = rootID(s.foldCV(j.cv))
 				return nil
 			}
 			s.push(j.cv)
@@ -234,9 +314,9 @@ func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int) (I
 		return gctx.Err()
 	})
 	if err := g.Wait(); err != nil {
-		return ID{}, err
+		return ID{}, nil, err
 	}
-	return id, nil
+	return id, cvs, nil
 }
 
 // blockReader gets the blocks of a size-byte file for one goroutine.

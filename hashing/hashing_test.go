@@ -151,7 +151,7 @@ func TestSumReaderAtSizes(t *testing.T) {
 	sizes = append(sizes, 7<<20+12345, len(data))
 	for _, workers := range []int{1, 2, 3, 7, 16} {
 		for _, n := range sizes {
-			got, err := sumReaderAt(t.Context(), bytes.NewReader(data), int64(n), workers)
+			got, _, err := sumReaderAt(t.Context(), bytes.NewReader(data), int64(n), workers, nil, false)
 			if want := ref(data[:n]); err != nil || got != want {
 				t.Fatalf("workers=%d size=%d: SumReaderAt = %s, %v; want %s", workers, n, got.Short(), err, want.Short())
 			}
@@ -201,7 +201,7 @@ func TestSumReaderAtFile(t *testing.T) {
 	defer f.Close()
 	for _, workers := range []int{1, 2, 3} {
 		for _, n := range []int{0, 100, blockLen, blockLen + 1, 3*blockLen - 5, 4 * blockLen, len(data)} {
-			got, err := sumReaderAt(t.Context(), f, int64(n), workers)
+			got, _, err := sumReaderAt(t.Context(), f, int64(n), workers, nil, false)
 			if want := ref(data[:n]); err != nil || got != want {
 				t.Fatalf("workers=%d size=%d: SumReaderAt = %s, %v; want %s", workers, n, got.Short(), err, want.Short())
 			}
@@ -214,7 +214,7 @@ func TestSumReaderAtFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, workers := range []int{1, 2} {
-		_, err := sumReaderAt(t.Context(), f, int64(len(data)), workers)
+		_, _, err := sumReaderAt(t.Context(), f, int64(len(data)), workers, nil, false)
 		if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "read bytes 3145728..4194304") && !strings.Contains(err.Error(), "read bytes 4194304..5242880") {
 			t.Errorf("workers=%d: shrunk file: err = %v, want ErrUnexpectedEOF reading block 3 or 4", workers, err)
 		}
@@ -256,7 +256,7 @@ func TestSumReaderAtErrors(t *testing.T) {
 	data := make([]byte, 6<<20)
 	for _, workers := range []int{1, 3} {
 		// A file shorter than size.
-		_, err := sumReaderAt(t.Context(), bytes.NewReader(data), int64(len(data))+5, workers)
+		_, _, err := sumReaderAt(t.Context(), bytes.NewReader(data), int64(len(data))+5, workers, nil, false)
 		if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "read bytes 6291456..6291461") {
 			t.Errorf("workers=%d: short file: err = %v, want ErrUnexpectedEOF with the range", workers, err)
 		}
@@ -264,7 +264,7 @@ func TestSumReaderAtErrors(t *testing.T) {
 		// A read error is wrapped with its range.
 		boom := errors.New("boom")
 		r := &readerAt{data: data, failAt: 2 << 20, err: boom}
-		_, err = sumReaderAt(t.Context(), r, int64(len(data)), workers)
+		_, _, err = sumReaderAt(t.Context(), r, int64(len(data)), workers, nil, false)
 		if !errors.Is(err, boom) || !strings.Contains(err.Error(), "read bytes 2097152..3145728") {
 			t.Errorf("workers=%d: read error: err = %v", workers, err)
 		}
@@ -272,12 +272,12 @@ func TestSumReaderAtErrors(t *testing.T) {
 		// Cancelling stops the work with ctx.Err().
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		if _, err := sumReaderAt(ctx, bytes.NewReader(data), int64(len(data)), workers); !errors.Is(err, context.Canceled) {
+		if _, _, err := sumReaderAt(ctx, bytes.NewReader(data), int64(len(data)), workers, nil, false); !errors.Is(err, context.Canceled) {
 			t.Errorf("workers=%d: cancelled before: err = %v", workers, err)
 		}
 		ctx, cancel = context.WithCancel(t.Context())
 		r = &readerAt{data: data, failAt: 3 << 20, err: context.Canceled, hook: cancel}
-		if _, err := sumReaderAt(ctx, r, int64(len(data)), workers); !errors.Is(err, context.Canceled) {
+		if _, _, err := sumReaderAt(ctx, r, int64(len(data)), workers, nil, false); !errors.Is(err, context.Canceled) {
 			t.Errorf("workers=%d: cancelled during: err = %v", workers, err)
 		}
 		cancel()
@@ -289,7 +289,7 @@ func TestSumReaderAtBounded(t *testing.T) {
 	rand.New(rand.NewSource(11)).Read(data)
 	for _, workers := range []int{2, 5} {
 		r := &readerAt{data: data}
-		got, err := sumReaderAt(t.Context(), r, int64(len(data)), workers)
+		got, _, err := sumReaderAt(t.Context(), r, int64(len(data)), workers, nil, false)
 		if err != nil || got != ref(data) {
 			t.Fatalf("workers=%d: %s, %v", workers, got.Short(), err)
 		}

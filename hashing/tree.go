@@ -98,6 +98,18 @@ func (s *cvStack) fold(last guts.Node) guts.Node {
 	return last
 }
 
+// foldCV returns the node over everything pushed followed by the subtree
+// whose chaining value is last; s must hold at least one entry, as then last
+// is a child and its CV all its parent needs.
+func (s *cvStack) foldCV(last [8]uint32) guts.Node {
+	i := s.n - 1
+	n := guts.ParentNode(s.cvs[i], last, &guts.IV, 0)
+	for i--; i >= 0; i-- {
+		n = guts.ParentNode(s.cvs[i], guts.ChainingValue(n), &guts.IV, 0)
+	}
+	return n
+}
+
 func (s *cvStack) reset() { s.n, s.count = 0, 0 }
 
 // New returns a streaming BLAKE3-256 hasher whose Sum is an ID.

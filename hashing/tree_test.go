@@ -74,7 +74,7 @@ func TestSumVectors(t *testing.T) {
 			t.Errorf("zeebo/blake3 on %d bytes = %s, want %s", v.n, got, v.want)
 		}
 		checkSum(t, b)
-		id, err := sumReaderAt(t.Context(), bytes.NewReader(b), int64(len(b)), 2)
+		id, _, err := sumReaderAt(t.Context(), bytes.NewReader(b), int64(len(b)), 2, nil, false)
 		if err != nil || id.String() != v.want {
 			t.Errorf("SumReaderAt on %d bytes = %s, %v; want %s", v.n, id, err, v.want)
 		}

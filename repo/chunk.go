@@ -179,10 +179,12 @@ type chunked struct {
 }
 
 // chunkFile enumerates, hashes and stores file p. loadOld, when not nil,
-// returns the previous version (nil if none); it runs while the file's
-// digest is computed. Chunks of the previous version are not even looked
-// up in the store, and a new chunk is offered to the store with the old
-// chunk it most likely resembles, as a delta base.
+// returns the previous version (nil if none). Chunks of the previous
+// version are not even looked up in the store, and a new chunk is offered
+// to the store with the old chunk it most likely resembles, as a delta
+// base. When the block cache holds the previous version, the file's digest
+// is computed after its chunks, from the cached blocks their pieces show
+// unchanged and the others; otherwise alongside them, from every byte.
 //
 // With up nil nothing is stored: the manifest is computed only (diff of
 // the working tree).
@@ -206,17 +208,31 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	hashedAt := time.Now().UnixNano()
 	size := fi.Size()
 
-	// The digest needs nothing else: it starts first, and reading the
-	// file's layout and the previous manifest overlap with it.
+	var old *manifest.Manifest
+	if loadOld != nil {
+		if old, err = loadOld(); err != nil {
+			return nil, err
+		}
+	}
+	var prev *blockSet
+	if old != nil && old.Size > hashing.BlockLen && size > hashing.BlockLen {
+		prev = r.loadBlocks(old.Digest, old.Size)
+	}
+
+	// Without cached blocks the digest needs nothing else: it starts
+	// first, and reading the file's layout overlaps with it.
 	cctx, abort := context.WithCancel(ctx)
 	defer abort()
 	g, gctx := errgroup.WithContext(cctx)
 	var digest hashing.ID
-	g.Go(func() error {
-		var err error
-		digest, err = hashing.SumReaderAt(gctx, f, size)
-		return err
-	})
+	var cvs []hashing.CV
+	if prev == nil {
+		g.Go(func() error {
+			var err error
+			digest, cvs, err = hashing.SumBlocks(gctx, f, size, nil)
+			return err
+		})
+	}
 	defer func() {
 		if err != nil { // stop the digest before f closes
 			abort()
@@ -234,12 +250,6 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	derived, err := r.checkDerived(gctx, l, f, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	var old *manifest.Manifest
-	if loadOld != nil {
-		if old, err = loadOld(); err != nil {
-			return nil, err
-		}
 	}
 	known := map[hashing.ID]bool{}
 	if old != nil {
@@ -301,16 +311,19 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	// The layout blob: inline bytes read now, chunks by id.
 	var lay manifest.Layout
 	byRange := map[[2]int64]hashing.ID{}
+	pieces := make([]piece, 0, len(l.Segments))
 	ci := 0
 	for _, s := range l.Segments {
 		if s.IsChunk() {
 			lay.Append(manifest.Piece{Len: s.Len, Chunk: true, ID: ids[ci]})
 			byRange[[2]int64{s.Off, s.Len}] = ids[ci]
+			pieces = append(pieces, piece{s.Off, s.Len, ids[ci]})
 			ci++
 			continue
 		}
 		if s.IsDerived() {
 			lay.Append(manifest.Piece{Len: s.Len, Derive: s.Derive, ID: derived[s.Off]})
+			pieces = append(pieces, piece{s.Off, s.Len, derived[s.Off]})
 			continue
 		}
 		buf := make([]byte, s.Len)
@@ -318,6 +331,28 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			return nil, fmt.Errorf("%s: read bytes %d..%d: %w", p, s.Off, s.Off+s.Len, err)
 		}
 		lay.Append(manifest.Piece{Len: s.Len, Inline: buf})
+		pieces = append(pieces, piece{s.Off, s.Len, hashing.Sum(buf)})
+	}
+	var prints []fingerprint
+	if size > hashing.BlockLen {
+		prints = blockPrints(pieces, size)
+	}
+	if prev != nil {
+		var reused atomic.Int64
+		reuse := prev.reuse(prints)
+		digest, cvs, err = hashing.SumBlocks(ctx, f, size, func(i int) (hashing.CV, bool) {
+			cv, ok := reuse(i)
+			if ok {
+				reused.Add(1)
+			}
+			return cv, ok
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if testHookBlocksReused != nil {
+			testHookBlocksReused(p, int(reused.Load()))
+		}
 	}
 	layBlob := lay.Encode()
 	layID := hashing.Sum(layBlob)
@@ -360,6 +395,11 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	}
 	ch := &chunked{m: m, encoded: enc, stat: before, hashed: hashedAt}
 	if !up.dryRun {
+		var replaced hashing.ID
+		if old != nil {
+			replaced = old.Digest
+		}
+		r.saveBlocks(digest, size, &blockSet{prints: prints, cvs: cvs}, replaced)
 		// Written now, while other files are still hashing; unreachable
 		// until the commit, and git gc prunes it if the commit fails.
 		if ch.blob, err = r.git.writeBlob(enc); err != nil {

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 
 	"github.com/chunkvc/chunkvc/repo"
@@ -81,8 +82,32 @@ func startProfile(g *globalOptions) (stop func()) {
 		fmt.Fprintf(g.stderr, "chunkvc: CHUNKVC_CPUPROFILE: %v\n", err)
 		return func() {}
 	}
+	stopTrace := startTrace(g)
 	return func() {
+		stopTrace()
 		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+// startTrace writes an execution trace to $CHUNKVC_TRACE when it is set
+// along with CHUNKVC_CPUPROFILE: where a command waits rather than computes
+// (go tool trace).
+func startTrace(g *globalOptions) (stop func()) {
+	path := os.Getenv("CHUNKVC_TRACE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = trace.Start(f)
+	}
+	if err != nil {
+		fmt.Fprintf(g.stderr, "chunkvc: CHUNKVC_TRACE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
 		f.Close()
 	}
 }

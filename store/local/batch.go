@@ -9,11 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
-	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
@@ -26,10 +24,6 @@ var (
 	packMax int64 = 512 << 20
 	// packMaxObject: larger objects are stored loose.
 	packMaxObject = 16 << 20
-	// syncEvery: a pack's writeback is started in the background each
-	// time this much more of it is reserved, so that the disk writes while
-	// the batch is still being put and Commit's sync has little left to do.
-	syncEvery int64 = 16 << 20
 )
 
 const (
@@ -69,8 +63,7 @@ func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
 }
 
 type batch struct {
-	s      *Store
-	writes sync.WaitGroup // Puts between reserving and writing their bytes
+	s *Store
 
 	loaded  chan struct{} // closed when the packs folder has been read
 	loadErr error         // why it could not be; set before loaded closes
@@ -90,24 +83,9 @@ type batch struct {
 // tmpPack is a pack file being written.
 type tmpPack struct {
 	f       *os.File
-	size    int64 // bytes reserved so far
-	synced  int64 // size when the last background sync started
-	bg      sync.WaitGroup
-	syncing atomic.Bool
+	size    int64 // bytes written or staged so far
 	entries []packidx.Entry
-}
-
-// early starts writing the pack back to disk in the background unless that
-// is running already. Its error is ignored: Commit's own sync
-// reports.
-func (tp *tmpPack) early() {
-	if !tp.syncing.CompareAndSwap(false, true) {
-		return
-	}
-	tp.bg.Go(func() {
-		_ = writeback.Start(tp.f)
-		tp.syncing.Store(false)
-	})
+	st      *stager // of a batch's pack; nil when written with add
 }
 
 // Put stores data in the batch's pack unless the store holds id already.
@@ -153,12 +131,7 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, like hashin
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
 	}
 	defer obj.release()
-	tp, off, err := b.reserve(obj.entry(id, len(data)))
-	if err != nil {
-		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
-	}
-	defer b.writes.Done()
-	if _, err := tp.f.WriteAt(obj.stored, off); err != nil {
+	if err := b.place(obj.entry(id, len(data)), obj.stored); err != nil {
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
 	}
 	return true, nil
@@ -188,33 +161,31 @@ func (b *batch) fail(err error) error {
 	return err
 }
 
-// reserve places e in the current pack (starting a new one if full) and
-// returns where to write its bytes. The caller calls b.writes.Done once
-// they are written.
-func (b *batch) reserve(e packidx.Entry) (*tmpPack, int64, error) {
+// place appends e with its stored bytes to the current pack, starting a new
+// one if that is full. The bytes are copied into the pack's segment under
+// the lock: a memory copy, cheaper than the write it saves.
+func (b *batch) place(e packidx.Entry, stored []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.done {
-		return nil, 0, errFinished
+		return errFinished
 	}
 	tp := b.cur
 	if tp == nil || tp.size > packidx.PackHeaderSize && tp.size+e.Stored > packMax {
 		var err error
-		if tp, err = b.s.newTmpPack(); err != nil {
-			return nil, 0, err
+		if tp, err = b.s.newTmpPack(true); err != nil {
+			return err
 		}
 		b.cur = tp
 		b.packs = append(b.packs, tp)
 	}
+	if err := tp.st.append(stored); err != nil {
+		return err
+	}
 	e.Offset = tp.size
 	tp.size += e.Stored
 	tp.entries = append(tp.entries, e)
-	if tp.size-tp.synced >= syncEvery {
-		tp.synced = tp.size
-		tp.early()
-	}
-	b.writes.Add(1)
-	return tp, e.Offset, nil
+	return nil
 }
 
 // Commit publishes the batch's packs: each is synced and renamed into
@@ -245,7 +216,12 @@ func (b *batch) Commit(ctx context.Context) error {
 			discard(packs[i : i+1])
 			continue
 		}
-		tp.bg.Wait()
+		err = tp.st.finish()
+		tp.st.release()
+		if err != nil {
+			discard(packs[i:])
+			break
+		}
 		_, err = b.s.publish(tp.f, tp.size, tp.entries, time.Time{})
 	}
 	if err != nil {
@@ -269,19 +245,16 @@ func (b *batch) Abort() error {
 
 var errFinished = errors.New("batch already committed or aborted")
 
-// finish ends the batch, waits for Puts still writing and returns its packs
-// and the error of a failed Put.
+// finish ends the batch and returns its packs and the error of a failed
+// Put.
 func (b *batch) finish() ([]*tmpPack, error) {
 	b.mu.Lock()
 	if b.done {
 		b.mu.Unlock()
 		return nil, errFinished
 	}
-	b.done = true
-	b.mu.Unlock()
-	b.writes.Wait()
-	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.done = true
 	if b.err != nil {
 		return b.packs, fmt.Errorf("a put failed: %w", b.err)
 	}
@@ -292,7 +265,9 @@ func (b *batch) finish() ([]*tmpPack, error) {
 func discard(packs []*tmpPack) error {
 	var errs []error
 	for _, tp := range packs {
-		tp.bg.Wait()
+		if tp.st != nil {
+			tp.st.release()
+		}
 		tp.f.Close()
 		if err := os.Remove(tp.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
@@ -313,8 +288,9 @@ func (tp *tmpPack) add(e packidx.Entry, stored []byte) error {
 	return nil
 }
 
-// newTmpPack creates a temp pack file in tmp/ and writes its header.
-func (s *Store) newTmpPack() (*tmpPack, error) {
+// newTmpPack creates a temp pack file in tmp/ and writes its header; staged
+// packs are written through a stager (a batch's), the others with add.
+func (s *Store) newTmpPack(staged bool) (*tmpPack, error) {
 	dir := filepath.Join(s.root, TmpDir)
 	f, err := os.CreateTemp(dir, "pack-*.tmp")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -325,12 +301,19 @@ func (s *Store) newTmpPack() (*tmpPack, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.WriteAt([]byte(packidx.PackHeader), 0); err != nil {
+	tp := &tmpPack{f: f, size: packidx.PackHeaderSize}
+	if staged {
+		tp.st = newStager(f)
+		err = tp.st.append([]byte(packidx.PackHeader))
+	} else {
+		_, err = f.WriteAt([]byte(packidx.PackHeader), 0)
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, err
 	}
-	return &tmpPack{f: f, size: packidx.PackHeaderSize}, nil
+	return tp, nil
 }
 
 // publish makes the temp pack f durable under its final name, writes its

@@ -3,12 +3,14 @@ package local
 import "testing"
 
 // SetPackLimits shrinks, for the duration of a test, the size at which
-// batches start a new pack (max) and above which objects go loose
-// (maxObject); packs are then synced early every max/4 bytes.
-func SetPackLimits(t testing.TB, max int64, maxObject int) {
-	oldMax, oldObject, oldSync := packMax, packMaxObject, syncEvery
-	packMax, packMaxObject, syncEvery = max, maxObject, max/4
-	t.Cleanup(func() { packMax, packMaxObject, syncEvery = oldMax, oldObject, oldSync })
+// batches start a new pack (packLimit) and above which objects go loose
+// (maxObject); packs are then gathered in segments of packLimit/4 bytes (rounded
+// down to a multiple of 4 KiB) of which at most two are held at once.
+func SetPackLimits(t testing.TB, packLimit int64, maxObject int) {
+	oldMax, oldObject, oldSeg, oldSegs := packMax, packMaxObject, segmentSize, segments
+	packMax, packMaxObject = packLimit, maxObject
+	segmentSize, segments = max(int(packLimit/4)&^(directAlign-1), directAlign), 2
+	t.Cleanup(func() { packMax, packMaxObject, segmentSize, segments = oldMax, oldObject, oldSeg, oldSegs })
 }
 
 // MaxDepth is the bound on delta chains.
@@ -19,4 +21,11 @@ const MaxDepth = maxDepth
 func SetHookBeforeRecheck(t testing.TB, fn func()) {
 	testHookBeforeRecheck = fn
 	t.Cleanup(func() { testHookBeforeRecheck = nil })
+}
+
+// SetNoDirect makes batches write their packs through the page cache, as
+// where O_DIRECT is refused, for the test's duration.
+func SetNoDirect(t testing.TB) {
+	noDirect = true
+	t.Cleanup(func() { noDirect = false })
 }

@@ -210,7 +210,7 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 		return nil, err
 	}
 	defer src.Close()
-	tp, err := s.newTmpPack()
+	tp, err := s.newTmpPack(false)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (s *Store) Repack(ctx context.Context) (int, error) {
 	if len(small) < repackMin {
 		return 0, nil
 	}
-	tp, err := s.newTmpPack()
+	tp, err := s.newTmpPack(false)
 	if err != nil {
 		return 0, fmt.Errorf("repack %s: %w", s.root, err)
 	}

@@ -1,0 +1,182 @@
+package repo
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+// The block cache lets a commit of a file edited in a few tiles hash only
+// the 1 MiB blocks around them for the file's digest, instead of the whole
+// file a second time (its chunks are hashed once either way). For each
+// committed file digest it keeps, in .git/chunkvc/blocks/<digest>, the
+// chaining value of every block and a fingerprint of the pieces of the
+// layout that cover it. When the next version's pieces over a block have the
+// same fingerprint, the block's bytes are the same (the pieces name their
+// bytes by BLAKE3), and so is its chaining value.
+//
+// File layout, all integers little-endian:
+//
+//	"chunkvc-blocks 1\n"
+//	file size     uint64
+//	block count   uint32
+//	per block:    fingerprint [16]byte, chaining value [32]byte
+//	BLAKE3 of everything above [32]byte
+//
+// It is a cache: written without fsync, and a file that is missing, damaged,
+// for another size or whose chaining values do not give its digest is not
+// used (the digest is then computed from every byte, as without it).
+const blocksMagic = "chunkvc-blocks 1\n"
+
+// testHookBlocksReused, when set, learns how many blocks of file p a
+// commit took from the block cache.
+var testHookBlocksReused func(p string, reused int)
+
+// fingerprint identifies the bytes of one block through the pieces that
+// cover it; the zero value is never reused.
+type fingerprint [16]byte
+
+// piece is one segment of a file as the block cache sees it: its place and
+// the BLAKE3 of its bytes.
+type piece struct {
+	off, len int64
+	id       hashing.ID
+}
+
+// blockPrints returns the fingerprint of each BlockLen block of a size-byte
+// file whose pieces, in file order, cover it exactly.
+func blockPrints(pieces []piece, size int64) []fingerprint {
+	n := (size + hashing.BlockLen - 1) / hashing.BlockLen
+	out := make([]fingerprint, n)
+	buf := make([]byte, 0, 4096)
+	j := 0
+	for b := range n {
+		start, end := b*hashing.BlockLen, min((b+1)*hashing.BlockLen, size)
+		for j < len(pieces) && pieces[j].off+pieces[j].len <= start {
+			j++
+		}
+		// Every piece that starts before the block's end is in the print,
+		// so equal prints mean equal ends too (a short last block that
+		// grew gained a piece).
+		buf = buf[:0]
+		covered := start
+		for k := j; k < len(pieces) && pieces[k].off < end; k++ {
+			p := pieces[k]
+			if p.off > covered {
+				break // a gap: cannot happen with a checked layout
+			}
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(p.off))
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(p.len))
+			buf = append(buf, p.id[:]...)
+			covered = p.off + p.len
+		}
+		if covered < end {
+			continue
+		}
+		id := hashing.Sum(buf)
+		copy(out[b][:], id[:])
+	}
+	return out
+}
+
+// blockSet is one file version's entry in the block cache.
+type blockSet struct {
+	prints []fingerprint
+	cvs    []hashing.CV
+}
+
+// reuse returns, for block i of a new version with the given prints, the
+// chaining value this set holds for it when the block is unchanged.
+func (s *blockSet) reuse(prints []fingerprint) func(i int) (hashing.CV, bool) {
+	return func(i int) (hashing.CV, bool) {
+		if s == nil || i >= len(s.prints) || i >= len(prints) || prints[i] == (fingerprint{}) || prints[i] != s.prints[i] {
+			return hashing.CV{}, false
+		}
+		return s.cvs[i], true
+	}
+}
+
+func (r *Repo) blocksPath(digest hashing.ID) string {
+	return filepath.Join(r.gitDir(), "chunkvc", "blocks", digest.String())
+}
+
+// loadBlocks returns the cached blocks of the version of a size-byte file
+// whose digest is digest, or nil when there is no usable entry.
+func (r *Repo) loadBlocks(digest hashing.ID, size int64) *blockSet {
+	data, err := os.ReadFile(r.blocksPath(digest))
+	if err != nil {
+		return nil
+	}
+	s, err := decodeBlocks(data, size)
+	if err != nil {
+		return nil
+	}
+	if root, err := hashing.BlockRoot(s.cvs); err != nil || root != digest {
+		return nil
+	}
+	return s
+}
+
+// saveBlocks caches the blocks of a file version and drops the entry of the
+// version it replaces (replaced may be zero). Failures are ignored: the
+// cache only saves time.
+func (r *Repo) saveBlocks(digest hashing.ID, size int64, s *blockSet, replaced hashing.ID) {
+	if len(s.cvs) < 2 || len(s.prints) != len(s.cvs) {
+		return
+	}
+	path := r.blocksPath(digest)
+	if err := writeCopy(path, encodeBlocks(size, s)); errors.Is(err, fs.ErrNotExist) {
+		if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+			_ = writeCopy(path, encodeBlocks(size, s))
+		}
+	}
+	if !replaced.IsZero() && replaced != digest {
+		// Another file with the same bytes loses its entry too; it
+		// is hashed whole once, no more.
+		_ = os.Remove(r.blocksPath(replaced))
+	}
+}
+
+func encodeBlocks(size int64, s *blockSet) []byte {
+	out := make([]byte, 0, len(blocksMagic)+12+len(s.cvs)*48+32)
+	out = append(out, blocksMagic...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(size))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(s.cvs)))
+	for i := range s.cvs {
+		out = append(out, s.prints[i][:]...)
+		out = append(out, s.cvs[i][:]...)
+	}
+	sum := hashing.Sum(out)
+	return append(out, sum[:]...)
+}
+
+func decodeBlocks(data []byte, size int64) (*blockSet, error) {
+	const head = len(blocksMagic) + 12
+	if len(data) < head+32 || !bytes.HasPrefix(data, []byte(blocksMagic)) {
+		return nil, errors.New("not a block cache entry")
+	}
+	body, sum := data[:len(data)-32], data[len(data)-32:]
+	if got := hashing.Sum(body); !bytes.Equal(got[:], sum) {
+		return nil, errors.New("block cache entry: checksum mismatch")
+	}
+	if got := int64(binary.LittleEndian.Uint64(body[len(blocksMagic):])); got != size {
+		return nil, fmt.Errorf("block cache entry for %d bytes, file has %d", got, size)
+	}
+	n := int64(binary.LittleEndian.Uint32(body[len(blocksMagic)+8:]))
+	if want := (size + hashing.BlockLen - 1) / hashing.BlockLen; n != want || int64(len(body)-head) != n*48 {
+		return nil, fmt.Errorf("block cache entry: %d blocks in %d bytes for a %d-byte file", n, len(body)-head, size)
+	}
+	s := &blockSet{prints: make([]fingerprint, n), cvs: make([]hashing.CV, n)}
+	for i := range n {
+		rec := body[head+int(i)*48:]
+		copy(s.prints[i][:], rec[:16])
+		copy(s.cvs[i][:], rec[16:48])
+	}
+	return s, nil
+}

@@ -1,0 +1,18 @@
+//go:build !linux
+
+package local
+
+import "os"
+
+// setDirect reports that O_DIRECT is not used off Linux: packs are written
+// through the page cache there.
+func setDirect(f *os.File, on bool) error {
+	if on {
+		return errNoDirect
+	}
+	return nil
+}
+
+func mapSegment(n int) ([]byte, error) { return make([]byte, n), nil }
+
+func unmapSegment([]byte) {}

@@ -1,0 +1,206 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/chunkvc/chunkvc/internal/writeback"
+)
+
+// Segments of a batch's pack; variables so that tests can shrink them.
+var (
+	// segmentSize: a batch gathers its pack in segments of this many bytes
+	// (a multiple of directAlign) and writes each one whole.
+	segmentSize = 4 << 20
+	// segments: at most this many are held at once, one filling and the
+	// rest being written.
+	segments = 4
+)
+
+// noDirect makes stagers write through the page cache (tests).
+var noDirect bool
+
+// directAlign is what O_DIRECT asks of buffer addresses, file offsets and
+// lengths on the file systems chunkvc meets (logical block sizes of 512 or
+// 4096 bytes).
+const directAlign = 4096
+
+// stager writes a batch's pack in whole segments from aligned buffers, with
+// O_DIRECT where the file system allows it. A commit's pack is written once
+// and read rarely, so going around the page cache saves copying it there,
+// the writeback work and, on a 1 GB commit, about half a second of CPU;
+// Commit's fsync then has only the file's metadata and last bytes left.
+// Where O_DIRECT is refused, the same segments are written through the page
+// cache and their writeback is started at once.
+//
+// append is called with the batch's lock held, so the bytes of a pack are
+// appended in order by one goroutine at a time; segments are written in the
+// background, at most segments-1 at once.
+type stager struct {
+	f      *os.File
+	direct atomic.Bool // f has O_DIRECT set
+
+	buf []byte // segment being filled, cap segmentSize
+	off int64  // file offset of buf[0]
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	free   [][]byte // written segments' buffers
+	maps   [][]byte // every buffer, to unmap
+	made   int      // buffers allocated
+	flying int      // segments being written
+	err    error    // of the first failed write
+}
+
+func newStager(f *os.File) *stager {
+	s := &stager{f: f}
+	s.direct.Store(!noDirect && setDirect(f, true) == nil)
+	s.cond.L = &s.mu
+	return s
+}
+
+// append adds p at the end of the pack.
+func (s *stager) append(p []byte) error {
+	for len(p) > 0 {
+		if s.buf == nil {
+			b, err := s.take()
+			if err != nil {
+				return err
+			}
+			s.buf = b
+		}
+		n := copy(s.buf[len(s.buf):cap(s.buf)], p)
+		s.buf = s.buf[:len(s.buf)+n]
+		p = p[n:]
+		if len(s.buf) == cap(s.buf) {
+			s.send()
+		}
+	}
+	return nil
+}
+
+// take returns an empty buffer, waiting for a segment write to free one
+// once segments are allocated.
+func (s *stager) take() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.free) == 0 && s.made == segments && s.err == nil {
+		s.cond.Wait()
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	if n := len(s.free); n > 0 {
+		b := s.free[n-1]
+		s.free = s.free[:n-1]
+		return b[:0], nil
+	}
+	b, err := mapSegment(segmentSize)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", s.f.Name(), err)
+	}
+	s.made++
+	s.maps = append(s.maps, b)
+	return b[:0], nil
+}
+
+// send writes the full segment in buf in the background.
+func (s *stager) send() {
+	b, off := s.buf, s.off
+	s.buf, s.off = nil, s.off+int64(len(b))
+	s.mu.Lock()
+	s.flying++
+	s.mu.Unlock()
+	go func() {
+		err := s.write(b, off)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		s.free = append(s.free, b)
+		s.flying--
+		s.cond.Broadcast()
+	}()
+}
+
+func (s *stager) write(b []byte, off int64) error {
+	_, err := s.f.WriteAt(b, off)
+	if errors.Is(err, syscall.EINVAL) && s.direct.Load() {
+		// Some file systems take the flag and then refuse the writes:
+		// write through the page cache from now on.
+		if err = setDirect(s.f, false); err == nil {
+			s.direct.Store(false)
+			_, err = s.f.WriteAt(b, off)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write %s at %d: %w", s.f.Name(), off, err)
+	}
+	if !s.direct.Load() {
+		_ = writeback.StartRange(s.f, off, int64(len(b))) // a hint; Commit's fsync reports
+	}
+	return nil
+}
+
+// wait waits for the segments being written and returns the first error.
+func (s *stager) wait() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.flying > 0 {
+		s.cond.Wait()
+	}
+	return s.err
+}
+
+// finish writes what is left of the last segment and waits for all writes;
+// the caller then syncs f. The part of the last segment that does not fill
+// a whole directAlign block is written through the page cache, which
+// O_DIRECT cannot do.
+func (s *stager) finish() error {
+	if err := s.wait(); err != nil {
+		return err
+	}
+	b := s.buf
+	s.buf = nil
+	if len(b) == 0 {
+		return nil
+	}
+	whole := len(b) &^ (directAlign - 1)
+	if whole > 0 {
+		if err := s.write(b[:whole], s.off); err != nil {
+			return err
+		}
+	}
+	if whole < len(b) {
+		if s.direct.Load() {
+			if err := setDirect(s.f, false); err != nil {
+				return fmt.Errorf("write %s: %w", s.f.Name(), err)
+			}
+			s.direct.Store(false)
+		}
+		if _, err := s.f.WriteAt(b[whole:], s.off+int64(whole)); err != nil {
+			return fmt.Errorf("write %s at %d: %w", s.f.Name(), s.off+int64(whole), err)
+		}
+	}
+	s.off += int64(len(b))
+	return nil
+}
+
+// release waits for the segment writes and unmaps the buffers; the stager
+// is not used again.
+func (s *stager) release() {
+	_ = s.wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range s.maps {
+		unmapSegment(b)
+	}
+	s.maps, s.free, s.buf = nil, nil, nil
+}
+
+var errNoDirect = errors.New("O_DIRECT is not available here")

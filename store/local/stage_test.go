@@ -1,0 +1,85 @@
+package local_test
+
+import (
+	"bytes"
+	"math/rand"
+	"path/filepath"
+	"testing"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/local"
+	"golang.org/x/sync/errgroup"
+)
+
+// TestBatchSegments puts objects of many sizes from two goroutines into
+// packs gathered in 100 KiB segments, two held at once, so that objects
+// straddle segments and Puts wait for segment writes; with O_DIRECT and
+// through the page cache. A fresh handle must read every object back, and
+// every pack must be as long as its index says.
+func TestBatchSegments(t *testing.T) {
+	for _, mode := range []string{"direct", "page cache"} {
+		t.Run(mode, func(t *testing.T) {
+			local.SetPackLimits(t, 400<<10, 200<<10)
+			if mode == "page cache" {
+				local.SetNoDirect(t)
+			}
+			root := filepath.Join(t.TempDir(), "store")
+			s, err := local.Open(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewSource(1))
+			var objs [][]byte
+			for range 60 {
+				data, _ := object(rng.Int63(), 1+rng.Intn(150<<10))
+				objs = append(objs, data)
+			}
+			b, err := s.Batch(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g errgroup.Group
+			for w := range 2 {
+				g.Go(func() error {
+					for i := w; i < len(objs); i += 2 {
+						if _, err := b.Put(t.Context(), hashing.Sum(objs[i]), objs[i], hashing.ID{}); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			}
+			if err := g.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Commit(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			fresh, err := local.Open(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, data := range objs {
+				if got, err := store.ReadAll(t.Context(), fresh, hashing.Sum(data)); err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("object %d (%d bytes): read %d bytes, %v", i, len(data), len(got), err)
+				}
+			}
+			// Confirm checks each pack's length against its index.
+			want := map[hashing.ID]int64{}
+			for _, data := range objs {
+				want[hashing.Sum(data)] = int64(len(data))
+			}
+			if err := store.VerifyMany(t.Context(), fresh, want, false); err != nil {
+				t.Fatal(err)
+			}
+			if packs, _ := filepath.Glob(filepath.Join(root, local.PackDir, "pack-*.pack")); len(packs) < 3 {
+				t.Errorf("%d packs of at most 400 KiB for %d objects", len(packs), len(objs))
+			}
+			left, _ := filepath.Glob(filepath.Join(root, local.TmpDir, "*"))
+			if len(left) != 0 {
+				t.Errorf("temp files left: %v", left)
+			}
+		})
+	}
+}
