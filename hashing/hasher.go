@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 	"lukechampine.com/blake3/guts"
@@ -53,26 +54,25 @@ func hashRanges(ctx context.Context, r io.ReaderAt, ranges []Range, opt Options,
 			return fmt.Errorf("range %d (offset %d, length %d): outside 0..%d bytes", i, rg.Off, rg.Len, MaxRange)
 		}
 	}
-	workers := opt.workers()
+	workers := min(opt.workers(), max(len(ranges), 1))
 	g, ctx := errgroup.WithContext(ctx)
-	jobs := make(chan int)
 	pool := sync.Pool{New: func() any { return new([]byte) }}
-	g.Go(func() error {
-		defer close(jobs)
-		for i := range ranges {
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		return nil
-	})
+	// Workers take the next range from a counter: a goroutine handing out
+	// indexes through a channel has to be scheduled for every range, and
+	// with every core hashing it waits for one (25,000 tiles a gigabyte).
+	var next atomic.Int64
 	for w := 0; w < workers; w++ {
 		g.Go(func() error {
 			bp := pool.Get().(*[]byte)
 			defer pool.Put(bp)
-			for i := range jobs {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(ranges) {
+					return nil
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				rg := ranges[i]
 				if int64(cap(*bp)) < rg.Len {
 					*bp = make([]byte, rg.Len)
@@ -84,11 +84,7 @@ func hashRanges(ctx context.Context, r io.ReaderAt, ranges []Range, opt Options,
 				if err := fn(i, sum(buf), buf); err != nil {
 					return err
 				}
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
 			}
-			return nil
 		})
 	}
 	return g.Wait()

@@ -71,13 +71,18 @@ type batch struct {
 
 	gate zcodec.Gate // of trial compressions
 
-	mu    sync.Mutex
-	done  bool
-	err   error                   // of the first failed Put
-	ids   map[hashing.ID]struct{} // put or being put
-	dirs  map[string]bool         // fan-out folders of loose objects found present
-	cur   *tmpPack
-	packs []*tmpPack
+	mu   sync.Mutex
+	done bool
+	err  error                   // of the first failed Put
+	ids  map[hashing.ID]struct{} // put or being put
+	dirs map[string]bool         // fan-out folders of loose objects found present
+
+	// packMu, held while an object's bytes are copied into the current
+	// pack, is apart from mu so that claims do not wait for copies.
+	packMu sync.Mutex
+	closed bool // set under packMu when the batch is done
+	cur    *tmpPack
+	packs  []*tmpPack
 }
 
 // tmpPack is a pack file being written.
@@ -165,9 +170,9 @@ func (b *batch) fail(err error) error {
 // one if that is full. The bytes are copied into the pack's segment under
 // the lock: a memory copy, cheaper than the write it saves.
 func (b *batch) place(e packidx.Entry, stored []byte) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.done {
+	b.packMu.Lock()
+	defer b.packMu.Unlock()
+	if b.closed {
 		return errFinished
 	}
 	tp := b.cur
@@ -255,10 +260,14 @@ func (b *batch) finish() ([]*tmpPack, error) {
 	}
 	defer b.mu.Unlock()
 	b.done = true
+	b.packMu.Lock() // after a copy in progress
+	b.closed = true
+	packs := b.packs
+	b.packMu.Unlock()
 	if b.err != nil {
-		return b.packs, fmt.Errorf("a put failed: %w", b.err)
+		return packs, fmt.Errorf("a put failed: %w", b.err)
 	}
-	return b.packs, nil
+	return packs, nil
 }
 
 // discard closes and removes temp packs.
