@@ -180,3 +180,21 @@ func decodeBlocks(data []byte, size int64) (*blockSet, error) {
 	}
 	return s, nil
 }
+
+// pruneBlocks removes the block cache entries of versions that no working
+// file has any more (deleted files, commits that failed): gc's job, as the
+// entries of replaced versions are removed by the commits that replace
+// them.
+func (r *Repo) pruneBlocks(current map[hashing.ID]bool) {
+	dir := filepath.Join(r.gitDir(), "chunkvc", "blocks")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if id, err := hashing.ParseID(e.Name()); err == nil && current[id] {
+			continue
+		}
+		_ = os.Remove(filepath.Join(dir, e.Name()))
+	}
+}

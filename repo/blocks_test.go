@@ -123,6 +123,21 @@ func TestBlockCacheDigests(t *testing.T) {
 		t.Errorf("entry with a wrong chaining value: %d blocks reused", reused)
 	}
 	_ = d2
+
+	// gc keeps the entry of the working file's version and removes others.
+	orphan := r.blocksPath(hashing.Sum([]byte("a version no file has")))
+	if err := os.WriteFile(orphan, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.GC(context.Background(), GCOptions{NoFetch: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(orphan); err == nil {
+		t.Error("gc left an orphan block cache entry")
+	}
+	if _, err := os.Stat(r.blocksPath(hashing.ID(blake3.Sum256(v6)))); err != nil {
+		t.Errorf("gc removed the working file's entry: %v", err)
+	}
 }
 
 func TestBlockPrints(t *testing.T) {

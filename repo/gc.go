@@ -80,10 +80,15 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 	// Working files reference their layout and chunks through the stat
 	// cache (a checkout of a version no ref names any more still reads
 	// from them); keep those layouts too.
+	current := map[hashing.ID]bool{}
 	for _, e := range r.loadStatCache().Entries {
 		if !e.Layout.IsZero() {
 			need[e.Layout] = chunkUse{}
 		}
+		current[e.Digest] = true
+	}
+	if !opt.DryRun {
+		r.pruneBlocks(current)
 	}
 	res := &GCResult{DryRun: opt.DryRun, Referenced: len(need)}
 	want := func(name string) bool { return len(opt.Stores) == 0 || contains(opt.Stores, name) }
