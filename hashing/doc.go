@@ -21,7 +21,11 @@
 // eigentrees folded from the right; then the stack folds onto that node
 // and the last parent gets the root flag. SumReaderAt hashes 1 MiB blocks
 // (complete 1024-chunk subtrees) on a worker pool and pushes their chaining
-// values onto the same kind of stack in file order.
+// values onto the same kind of stack in file order. SumBlocks also returns
+// those chaining values (CV), and takes a block's CV instead of reading it
+// when the caller vouches that its bytes did not change: the digest of a
+// file edited in place then costs the changed blocks only (BlockRoot
+// rebuilds a digest from CVs, to check them).
 //
 // Memory: HashRanges holds at most workers+1 buffers, each as large as the
 // largest range, so memory is bounded by MaxRange × (workers+1), never by the

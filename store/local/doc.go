@@ -19,6 +19,10 @@
 //	       | count × (id[32] offset:u64 stored:u64 size:u64 encoding:u8 depth:u8 base[32]), sorted by id
 //	       | BLAKE3 of all the above [32]
 //
+// A batch gathers its pack in 4 MiB segments and writes each whole from a
+// page-aligned buffer, with O_DIRECT on Linux where the file system takes
+// it (the last, partial block of the pack through the page cache).
+//
 // Encodings are 0 raw, 1 one zstd frame, 2 zstd delta: frames of 2 MiB
 // segments whose dictionaries are the like object's bytes around the same
 // offset. Delta chains are at most 10 deep. A batch's
