@@ -27,8 +27,8 @@
 // file edited in place then costs the changed blocks only (BlockRoot
 // rebuilds a digest from CVs, to check them).
 //
-// Memory: HashRanges holds at most workers+1 buffers, each as large as the
-// largest range, so memory is bounded by MaxRange × (workers+1), never by the
+// Memory: HashRanges holds at most one buffer per worker, each as large as the
+// largest range, so memory is bounded by MaxRange × workers, never by the
 // file size. SumReaderAt holds one 1 MiB block per worker: a read-only
 // mapping of an *os.File on Unix (no copy), else a pooled buffer.
 package hashing

@@ -41,7 +41,7 @@ func (o Options) workers() int {
 // fn runs on worker goroutines, possibly concurrently with itself, in no
 // particular order; data is only valid until fn returns. The first error
 // from reading or from fn cancels the rest and is returned. Memory is bounded
-// by (workers+1) buffers of the largest range.
+// by one buffer of the largest range per worker.
 func HashRanges(ctx context.Context, r io.ReaderAt, ranges []Range, opt Options, fn func(i int, id ID, data []byte) error) error {
 	return hashRanges(ctx, r, ranges, opt, Sum, fn)
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/zeebo/blake3"
@@ -435,4 +436,51 @@ func BenchmarkZeebo(b *testing.B) {
 			d.Sum(nil)
 		}
 	})
+}
+
+// TestHashRangesStops: a cancelled context or an error from fn stops the
+// workers before their next range, and is what HashRanges returns.
+func TestHashRangesStops(t *testing.T) {
+	data := pattern(1 << 20)
+	var ranges []Range
+	for off := int64(0); off < int64(len(data)); off += 1000 {
+		ranges = append(ranges, Range{Off: off, Len: min(1000, int64(len(data))-off)})
+	}
+	for _, workers := range []int{1, 2, 4} {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		calls := 0
+		err := HashRanges(ctx, bytes.NewReader(data), ranges, Options{Workers: workers}, func(int, ID, []byte) error { calls++; return nil })
+		if !errors.Is(err, context.Canceled) || calls != 0 {
+			t.Errorf("workers=%d, cancelled before: err %v, %d calls", workers, err, calls)
+		}
+
+		ctx, cancel = context.WithCancel(t.Context())
+		var n atomic.Int64
+		err = HashRanges(ctx, bytes.NewReader(data), ranges, Options{Workers: workers}, func(int, ID, []byte) error {
+			if n.Add(1) == 10 {
+				cancel()
+			}
+			return nil
+		})
+		cancel()
+		if !errors.Is(err, context.Canceled) || n.Load() > 10+int64(workers) {
+			t.Errorf("workers=%d, cancelled during: err %v after %d of %d calls", workers, err, n.Load(), len(ranges))
+		}
+
+		boom := errors.New("boom")
+		n.Store(0)
+		err = HashRanges(t.Context(), bytes.NewReader(data), ranges, Options{Workers: workers}, func(i int, id ID, b []byte) error {
+			if id != ref(b) {
+				t.Errorf("range %d: wrong ID", i)
+			}
+			if n.Add(1) == 5 {
+				return boom
+			}
+			return nil
+		})
+		if !errors.Is(err, boom) || n.Load() > 5+int64(workers) {
+			t.Errorf("workers=%d, fn failed: err %v after %d calls", workers, err, n.Load())
+		}
+	}
 }

@@ -26,13 +26,25 @@ import (
 //	"chunkvc-blocks 1\n"
 //	file size     uint64
 //	block count   uint32
+//	generation    uint32   commits since the chaining values were all computed
 //	per block:    fingerprint [16]byte, chaining value [32]byte
 //	BLAKE3 of everything above [32]byte
 //
 // It is a cache: written without fsync, and a file that is missing, damaged,
 // for another size or whose chaining values do not give its digest is not
 // used (the digest is then computed from every byte, as without it).
-const blocksMagic = "chunkvc-blocks 1\n"
+//
+// The fingerprints come from the chunk pass and the chaining values from the
+// digest pass, two reads of the file. A write between them that changes no
+// timestamp (through a shared mapping) would pair a print with a stale
+// value; the commit it happens in is wrong either way, but a reused value
+// would carry the error on. So no entry is saved for a file modified within
+// the racy window before it was hashed (as the stat cache does), and every
+// maxGeneration-th commit of a file computes its digest from every byte.
+const (
+	blocksMagic   = "chunkvc-blocks 1\n"
+	maxGeneration = 16
+)
 
 // testHookBlocksReused, when set, learns how many blocks of file p a
 // commit took from the block cache.
@@ -87,6 +99,7 @@ func blockPrints(pieces []piece, size int64) []fingerprint {
 
 // blockSet is one file version's entry in the block cache.
 type blockSet struct {
+	gen    uint32 // commits whose digests reused values since all were computed
 	prints []fingerprint
 	cvs    []hashing.CV
 }
@@ -114,7 +127,7 @@ func (r *Repo) loadBlocks(digest hashing.ID, size int64) *blockSet {
 		return nil
 	}
 	s, err := decodeBlocks(data, size)
-	if err != nil {
+	if err != nil || s.gen >= maxGeneration-1 {
 		return nil
 	}
 	if root, err := hashing.BlockRoot(s.cvs); err != nil || root != digest {
@@ -144,10 +157,11 @@ func (r *Repo) saveBlocks(digest hashing.ID, size int64, s *blockSet, replaced h
 }
 
 func encodeBlocks(size int64, s *blockSet) []byte {
-	out := make([]byte, 0, len(blocksMagic)+12+len(s.cvs)*48+32)
+	out := make([]byte, 0, len(blocksMagic)+16+len(s.cvs)*48+32)
 	out = append(out, blocksMagic...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(size))
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(s.cvs)))
+	out = binary.LittleEndian.AppendUint32(out, s.gen)
 	for i := range s.cvs {
 		out = append(out, s.prints[i][:]...)
 		out = append(out, s.cvs[i][:]...)
@@ -157,7 +171,7 @@ func encodeBlocks(size int64, s *blockSet) []byte {
 }
 
 func decodeBlocks(data []byte, size int64) (*blockSet, error) {
-	const head = len(blocksMagic) + 12
+	const head = len(blocksMagic) + 16
 	if len(data) < head+32 || !bytes.HasPrefix(data, []byte(blocksMagic)) {
 		return nil, errors.New("not a block cache entry")
 	}
@@ -172,7 +186,7 @@ func decodeBlocks(data []byte, size int64) (*blockSet, error) {
 	if want := (size + hashing.BlockLen - 1) / hashing.BlockLen; n != want || int64(len(body)-head) != n*48 {
 		return nil, fmt.Errorf("block cache entry: %d blocks in %d bytes for a %d-byte file", n, len(body)-head, size)
 	}
-	s := &blockSet{prints: make([]fingerprint, n), cvs: make([]hashing.CV, n)}
+	s := &blockSet{gen: binary.LittleEndian.Uint32(body[len(blocksMagic)+12:]), prints: make([]fingerprint, n), cvs: make([]hashing.CV, n)}
 	for i := range n {
 		rec := body[head+int(i)*48:]
 		copy(s.prints[i][:], rec[:16])

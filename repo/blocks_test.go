@@ -4,107 +4,166 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/chunkvc/chunkvc/formats/parquet"
+	"github.com/chunkvc/chunkvc/formats/parquet/pqgen"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/zeebo/blake3"
 )
 
-// TestBlockCacheDigests commits versions of a 5 MiB file that keep, shift
-// or extend its bytes, and checks every committed digest against BLAKE3 of
-// the file, and how many blocks each commit took from the cache.
-func TestBlockCacheDigests(t *testing.T) {
-	v1 := randomData(5<<20+777, 7)
-	r := testRepo(t, v1)
-	path := filepath.Join(r.Root, "sub", "x.bin")
-	reused := -1
-	testHookBlocksReused = func(_ string, n int) { reused = n }
+// blockCommits commits versions of the tracked file rel in r, checking
+// each committed digest against BLAKE3 of the bytes and returning how many
+// blocks the commit took from the block cache (-1: no cache entry used).
+type blockCommits struct {
+	t      *testing.T
+	r      *Repo
+	rel    string
+	mtime  time.Time
+	reused int
+}
+
+func newBlockCommits(t *testing.T, r *Repo, rel string) *blockCommits {
+	c := &blockCommits{t: t, r: r, rel: rel, mtime: time.Now().Add(-time.Hour), reused: -1}
+	testHookBlocksReused = func(_ string, n int) { c.reused = n }
 	t.Cleanup(func() { testHookBlocksReused = nil })
-	mtime := time.Now().Add(time.Hour)
+	return c
+}
 
-	commit := func(name string, data []byte) hashing.ID {
-		t.Helper()
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		mtime = mtime.Add(time.Minute) // a new mtime even if the bytes and size are the same
-		if err := os.Chtimes(path, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-		reused = -1
-		// A touched file is re-hashed and found unchanged.
-		if _, err := r.Commit(context.Background(), CommitOptions{Message: name}); err != nil && !(name == "touch" && errors.Is(err, ErrNothingToCommit)) {
-			t.Fatalf("%s: %v", name, err)
-		}
-		m, err := r.Manifest("", "sub/x.bin")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := hashing.ID(blake3.Sum256(data)); m.Digest != want {
-			t.Fatalf("%s: committed digest %s, BLAKE3 of the file %s", name, m.Digest.Short(), want.Short())
-		}
-		if _, err := os.Stat(r.blocksPath(m.Digest)); err != nil {
-			t.Fatalf("%s: no block cache entry: %v", name, err)
-		}
-		return m.Digest
+// commit writes data, waits out the racy window unless racy, commits and
+// returns the committed digest and the blocks reused.
+func (c *blockCommits) commit(name string, data []byte, racy bool) (hashing.ID, int) {
+	t := c.t
+	t.Helper()
+	path := filepath.Join(c.r.Root, filepath.FromSlash(c.rel))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	blocks := func(b []byte) int { return (len(b) + hashing.BlockLen - 1) / hashing.BlockLen }
+	c.mtime = c.mtime.Add(time.Minute) // a new mtime even if the bytes and size are the same
+	if err := os.Chtimes(path, c.mtime, c.mtime); err != nil {
+		t.Fatal(err)
+	}
+	if !racy {
+		// Past the racy window of the change time: a file written
+		// just before its commit gets no entry.
+		time.Sleep(time.Duration(fsWindow(c.r.Root)) + 10*time.Millisecond)
+	}
+	c.reused = -1
+	// A touched file is re-hashed and found unchanged.
+	if _, err := c.r.Commit(context.Background(), CommitOptions{Message: name}); err != nil && !errors.Is(err, ErrNothingToCommit) {
+		t.Fatalf("%s: %v", name, err)
+	}
+	m, err := c.r.Manifest("", c.rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := hashing.ID(blake3.Sum256(data)); m.Digest != want {
+		t.Fatalf("%s: committed digest %s, BLAKE3 of the file %s", name, m.Digest.Short(), want.Short())
+	}
+	_, err = os.Stat(c.r.blocksPath(m.Digest))
+	switch {
+	case racy && err == nil:
+		t.Fatalf("%s: a block cache entry for a file written just before", name)
+	case !racy && err != nil:
+		t.Fatalf("%s: no block cache entry: %v", name, err)
+	}
+	return m.Digest, c.reused
+}
 
-	// Same bytes, new mtime: every block from the cache.
+func blocksOf(b []byte) int { return (len(b) + hashing.BlockLen - 1) / hashing.BlockLen }
+
+// TestBlockCacheDigests commits versions of a 5 MiB file that keep, shift,
+// extend or cut its bytes, and checks every committed digest against BLAKE3
+// of the file, and how many blocks each commit took from the cache.
+func TestBlockCacheDigests(t *testing.T) {
+	const B = hashing.BlockLen
+	v1 := randomData(5*B+777, 7)
+	r := testRepo(t, v1) // racy: no entry yet
+	c := newBlockCommits(t, r, "sub/x.bin")
+
+	// Same bytes, new mtime: hashed again, now past the racy window, which
+	// records the entry; then every block comes from the cache.
 	d1 := hashing.ID(blake3.Sum256(v1))
-	commit("touch", v1)
-	if reused != blocks(v1) {
-		t.Errorf("touch: %d of %d blocks reused", reused, blocks(v1))
+	if _, n := c.commit("touch", v1, false); n != -1 {
+		t.Errorf("touch of a version committed racy: %d blocks reused", n)
+	}
+	if _, n := c.commit("touch again", v1, false); n != blocksOf(v1) {
+		t.Errorf("touch: %d of %d blocks reused", n, blocksOf(v1))
 	}
 
 	// One byte changed in place: only the blocks its chunk spans are hashed.
 	v2 := bytes.Clone(v1)
-	v2[3<<20+100] ^= 1
-	d2 := commit("in place", v2)
-	if reused < blocks(v2)-2 || reused == blocks(v2) {
-		t.Errorf("one byte changed in place: %d of %d blocks reused", reused, blocks(v2))
+	v2[3*B+100] ^= 1
+	if _, n := c.commit("in place", v2, false); n < blocksOf(v2)-2 || n == blocksOf(v2) {
+		t.Errorf("one byte changed in place: %d of %d blocks reused", n, blocksOf(v2))
 	}
 	if _, err := os.Stat(r.blocksPath(d1)); err == nil {
 		t.Errorf("entry of the replaced version %s left behind", d1.Short())
 	}
 
 	// 1000 bytes inserted in block 1: everything after moved.
-	v3 := append(append(bytes.Clone(v2[:1<<20+5000]), randomData(1000, 8)...), v2[1<<20+5000:]...)
-	commit("insert", v3)
-	if reused > 1 {
-		t.Errorf("bytes inserted in block 1: %d blocks reused", reused)
+	v3 := append(append(bytes.Clone(v2[:B+5000]), randomData(1000, 8)...), v2[B+5000:]...)
+	if _, n := c.commit("insert", v3, false); n > 1 {
+		t.Errorf("bytes inserted in block 1: %d blocks reused", n)
 	}
 
 	// Appended: the old short last block is now whole and differs.
-	v4 := append(bytes.Clone(v3), randomData(1<<20, 9)...)
-	d4 := commit("append", v4)
-	if reused < blocks(v3)-2 || reused > blocks(v3)-1 {
-		t.Errorf("append: %d blocks reused, want %d or %d", reused, blocks(v3)-2, blocks(v3)-1)
+	v4 := append(bytes.Clone(v3), randomData(B, 9)...)
+	if _, n := c.commit("append", v4, false); n < blocksOf(v3)-2 || n > blocksOf(v3)-1 {
+		t.Errorf("append: %d blocks reused, want %d or %d", n, blocksOf(v3)-2, blocksOf(v3)-1)
+	}
+
+	// Cut to a whole number of blocks, then grown from there, then cut so
+	// that a whole block becomes a short last one.
+	c.commit("cut to 4 MiB", v4[:4*B], false)
+	c.commit("grown from 4 MiB", v4[:6*B+10], false)
+	c.commit("cut into block 3", v4[:3*B+10], false)
+
+	// A file written just before its commit gets no entry, and the next
+	// commit hashes every byte.
+	v5 := bytes.Clone(v4[:3*B+10])
+	v5[10] ^= 1
+	c.commit("racy", v5, true)
+	v5[20] ^= 1
+	if _, n := c.commit("after racy", v5, false); n != -1 {
+		t.Errorf("after a racy commit: %d blocks reused", n)
+	}
+
+	// Every maxGeneration-th commit computes every chaining value afresh.
+	fresh := 0
+	for i := range 2*maxGeneration + 1 {
+		v5[B+i] ^= 1
+		if _, n := c.commit(fmt.Sprintf("generation %d", i), v5, false); n == -1 {
+			fresh++
+		}
+	}
+	if fresh != 2 {
+		t.Errorf("%d of %d commits without reuse, want 2", fresh, 2*maxGeneration+1)
 	}
 
 	// A damaged entry is not used.
-	entry := r.blocksPath(d4)
-	raw, err := os.ReadFile(entry)
+	d, _ := c.commit("settle", v5, false)
+	raw, err := os.ReadFile(r.blocksPath(d))
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw[len(blocksMagic)+20] ^= 1
-	if err := os.WriteFile(entry, raw, 0o644); err != nil {
+	if err := os.WriteFile(r.blocksPath(d), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	v5 := bytes.Clone(v4)
 	v5[100] ^= 1
-	d5 := commit("damaged entry", v5)
-	if reused != -1 {
-		t.Errorf("damaged entry: %d blocks reused", reused)
+	d, n := c.commit("damaged entry", v5, false)
+	if n != -1 {
+		t.Errorf("damaged entry: %d blocks reused", n)
 	}
 
 	// An entry whose checksum is right but whose chaining values do not
 	// give its digest (a bug, another tool) is not used either.
-	raw, err = os.ReadFile(r.blocksPath(d5))
+	raw, err = os.ReadFile(r.blocksPath(d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,16 +172,14 @@ func TestBlockCacheDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.cvs[2][0] ^= 1
-	if err := os.WriteFile(r.blocksPath(d5), encodeBlocks(int64(len(v5)), s), 0o644); err != nil {
+	if err := os.WriteFile(r.blocksPath(d), encodeBlocks(int64(len(v5)), s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	v6 := bytes.Clone(v5)
-	v6[len(v6)-1] ^= 1
-	commit("wrong chaining value", v6)
-	if reused != -1 {
-		t.Errorf("entry with a wrong chaining value: %d blocks reused", reused)
+	v5[len(v5)-1] ^= 1
+	d, n = c.commit("wrong chaining value", v5, false)
+	if n != -1 {
+		t.Errorf("entry with a wrong chaining value: %d blocks reused", n)
 	}
-	_ = d2
 
 	// gc keeps the entry of the working file's version and removes others.
 	orphan := r.blocksPath(hashing.Sum([]byte("a version no file has")))
@@ -135,8 +192,52 @@ func TestBlockCacheDigests(t *testing.T) {
 	if _, err := os.Stat(orphan); err == nil {
 		t.Error("gc left an orphan block cache entry")
 	}
-	if _, err := os.Stat(r.blocksPath(hashing.ID(blake3.Sum256(v6)))); err != nil {
+	if _, err := os.Stat(r.blocksPath(d)); err != nil {
 		t.Errorf("gc removed the working file's entry: %v", err)
+	}
+}
+
+// TestBlockCacheInlineBytes edits only a Parquet file's footer, which is
+// inline bytes of its layout, not a chunk: the blocks it touches must be
+// hashed again and the others reused.
+func TestBlockCacheInlineBytes(t *testing.T) {
+	t.Setenv("GIT_AUTHOR_NAME", "Test")
+	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+	r, err := Init(t.TempDir(), "", Adapters{parquet.Adapter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Track([]string{"*.parquet"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(r.Root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := pqgen.Write(&buf, pqgen.Config{Rows: 120000, RowGroups: 6, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := buf.Bytes()
+	if blocksOf(v1) < 3 {
+		t.Fatalf("test file of %d bytes: want 3 blocks or more", len(v1))
+	}
+	c := newBlockCommits(t, r, "sub/x.parquet")
+	c.commit("v1", v1, false)
+	m, err := r.Manifest("", "sub/x.parquet")
+	if err != nil || m.Format != "parquet" {
+		t.Fatalf("committed as %q (%v), want parquet: the footer must be inline bytes", m.Format, err)
+	}
+	// A digit after a decimal point in the footer's geo metadata: the
+	// same length, still valid.
+	v2 := bytes.Clone(v1)
+	at := bytes.LastIndex(v2, []byte(`"bbox":[`))
+	if at < 0 {
+		t.Fatal("no bbox in the footer")
+	}
+	dot := at + bytes.IndexByte(v2[at:], '.')
+	v2[dot+1] = '0' + (v2[dot+1]-'0'+1)%10
+	if _, n := c.commit("footer edit", v2, false); n < blocksOf(v2)-2 || n == blocksOf(v2) {
+		t.Errorf("footer edited: %d of %d blocks reused", n, blocksOf(v2))
 	}
 }
 

@@ -399,7 +399,15 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		if old != nil {
 			replaced = old.Digest
 		}
-		r.saveBlocks(digest, size, &blockSet{prints: prints, cvs: cvs}, replaced)
+		var gen uint32
+		if prev != nil {
+			gen = prev.gen + 1
+		}
+		// Not for a file written to just before it was read: its
+		// chunk pass and digest pass may have seen different bytes.
+		if quiet := max(before.Mtime, before.Ctime)+fsWindow(r.Root) < hashedAt; quiet {
+			r.saveBlocks(digest, size, &blockSet{gen: gen, prints: prints, cvs: cvs}, replaced)
+		}
 		// Written now, while other files are still hashing; unreachable
 		// until the commit, and git gc prunes it if the commit fails.
 		if ch.blob, err = r.git.writeBlob(enc); err != nil {

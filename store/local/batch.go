@@ -177,6 +177,16 @@ func (b *batch) place(e packidx.Entry, stored []byte) error {
 	}
 	tp := b.cur
 	if tp == nil || tp.size > packidx.PackHeaderSize && tp.size+e.Stored > packMax {
+		if tp != nil {
+			// The full pack's last bytes go out now and its buffers are
+			// freed: memory stays at one pack's segments, however
+			// large the batch. Commit syncs and publishes it.
+			err := tp.st.finish()
+			tp.st.release()
+			if err != nil {
+				return err
+			}
+		}
 		var err error
 		if tp, err = b.s.newTmpPack(true); err != nil {
 			return err
@@ -312,7 +322,7 @@ func (s *Store) newTmpPack(staged bool) (*tmpPack, error) {
 	}
 	tp := &tmpPack{f: f, size: packidx.PackHeaderSize}
 	if staged {
-		tp.st = newStager(f)
+		tp.st = newStager(f, s.useDirect(), &s.refused)
 		err = tp.st.append([]byte(packidx.PackHeader))
 	} else {
 		_, err = f.WriteAt([]byte(packidx.PackHeader), 0)

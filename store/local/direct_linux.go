@@ -39,3 +39,16 @@ func mapSegment(n int) ([]byte, error) {
 }
 
 func unmapSegment(b []byte) { _ = unix.Munmap(b[:cap(b)]) }
+
+// localDiskFS reports whether dir is on ext4, XFS, Btrfs or F2FS.
+func localDiskFS(dir string) bool {
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return false
+	}
+	switch uint32(st.Type) {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC:
+		return true
+	}
+	return false
+}

@@ -29,3 +29,27 @@ func SetNoDirect(t testing.TB) {
 	noDirect = true
 	t.Cleanup(func() { noDirect = false })
 }
+
+// SetSegmentSize sets the size of batch segments for the test's duration;
+// one that is not a multiple of 512 makes O_DIRECT writes fail with EINVAL.
+func SetSegmentSize(t testing.TB, n int) {
+	old := segmentSize
+	segmentSize = n
+	t.Cleanup(func() { segmentSize = old })
+}
+
+// DirectWrites counts the segments written with O_DIRECT so far.
+func DirectWrites() int64 { return directWrites.Load() }
+
+// DirectFS reports whether batches in a store at dir try O_DIRECT.
+func DirectFS(dir string) bool { return localDiskFS(dir) }
+
+// DirectRefused reports whether s saw its file system refuse O_DIRECT.
+func DirectRefused(s *Store) bool { return s.refused.Load() }
+
+// ResetPeakSegments zeroes the count of segment buffers held at once that
+// PeakSegments returns.
+func ResetPeakSegments() { peakSegments.Store(liveSegments.Load()) }
+
+// PeakSegments is the most segment buffers held at once since the reset.
+func PeakSegments() int64 { return peakSegments.Load() }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -32,6 +33,19 @@ type Store struct {
 
 	deleting  sync.Mutex // one DeleteMany at a time
 	lastClean time.Time  // of temp files; guarded by deleting
+
+	directOnce sync.Once
+	direct     bool        // packs are written with O_DIRECT: a local disk file system
+	refused    atomic.Bool // the file system refused an O_DIRECT write
+}
+
+// useDirect reports whether a batch should try O_DIRECT for its packs: only
+// on the local disk file systems known to do it well (on NFS and other
+// network file systems every segment would be a synchronous round trip),
+// and not after one refused it.
+func (s *Store) useDirect() bool {
+	s.directOnce.Do(func() { s.direct = localDiskFS(filepath.Join(s.root, TmpDir)) })
+	return s.direct && !s.refused.Load()
 }
 
 var (

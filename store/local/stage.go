@@ -24,6 +24,10 @@ var (
 // noDirect makes stagers write through the page cache (tests).
 var noDirect bool
 
+// directWrites counts segments written with O_DIRECT; liveSegments and
+// peakSegments the segment buffers held (tests).
+var directWrites, liveSegments, peakSegments atomic.Int64
+
 // directAlign is what O_DIRECT asks of buffer addresses, file offsets and
 // lengths on the file systems chunkvc meets (logical block sizes of 512 or
 // 4096 bytes).
@@ -41,8 +45,9 @@ const directAlign = 4096
 // appended in order by one goroutine at a time; segments are written in the
 // background, at most segments-1 at once.
 type stager struct {
-	f      *os.File
-	direct atomic.Bool // f has O_DIRECT set
+	f       *os.File
+	direct  atomic.Bool  // f has O_DIRECT set
+	refused *atomic.Bool // set when a write with O_DIRECT was refused
 
 	buf []byte // segment being filled, cap segmentSize
 	off int64  // file offset of buf[0]
@@ -56,9 +61,12 @@ type stager struct {
 	err    error    // of the first failed write
 }
 
-func newStager(f *os.File) *stager {
-	s := &stager{f: f}
-	s.direct.Store(!noDirect && setDirect(f, true) == nil)
+// newStager returns a stager for the pack file f. It tries O_DIRECT when
+// direct says to; refused, when not nil, records that the file system
+// refused it, so that the store's later packs do not try again.
+func newStager(f *os.File, direct bool, refused *atomic.Bool) *stager {
+	s := &stager{f: f, refused: refused}
+	s.direct.Store(direct && !noDirect && setDirect(f, true) == nil)
 	s.cond.L = &s.mu
 	return s
 }
@@ -105,6 +113,9 @@ func (s *stager) take() ([]byte, error) {
 	}
 	s.made++
 	s.maps = append(s.maps, b)
+	if n := liveSegments.Add(1); n > peakSegments.Load() {
+		peakSegments.Store(n)
+	}
 	return b[:0], nil
 }
 
@@ -129,19 +140,28 @@ func (s *stager) send() {
 }
 
 func (s *stager) write(b []byte, off int64) error {
+	direct := s.direct.Load()
 	_, err := s.f.WriteAt(b, off)
-	if errors.Is(err, syscall.EINVAL) && s.direct.Load() {
+	if errors.Is(err, syscall.EINVAL) && direct {
 		// Some file systems take the flag and then refuse the writes:
-		// write through the page cache from now on.
+		// write through the page cache from now on. Several writes in
+		// flight can each see EINVAL; turning the flag off again is
+		// harmless.
 		if err = setDirect(s.f, false); err == nil {
 			s.direct.Store(false)
+			if s.refused != nil {
+				s.refused.Store(true)
+			}
+			direct = false
 			_, err = s.f.WriteAt(b, off)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("write %s at %d: %w", s.f.Name(), off, err)
 	}
-	if !s.direct.Load() {
+	if direct {
+		directWrites.Add(1)
+	} else {
 		_ = writeback.StartRange(s.f, off, int64(len(b))) // a hint; Commit's fsync reports
 	}
 	return nil
@@ -199,6 +219,7 @@ func (s *stager) release() {
 	defer s.mu.Unlock()
 	for _, b := range s.maps {
 		unmapSegment(b)
+		liveSegments.Add(-1)
 	}
 	s.maps, s.free, s.buf = nil, nil, nil
 }

@@ -18,13 +18,22 @@ import (
 // through the page cache. A fresh handle must read every object back, and
 // every pack must be as long as its index says.
 func TestBatchSegments(t *testing.T) {
-	for _, mode := range []string{"direct", "page cache"} {
+	for _, mode := range []string{"direct", "page cache", "direct refused"} {
 		t.Run(mode, func(t *testing.T) {
 			local.SetPackLimits(t, 400<<10, 200<<10)
-			if mode == "page cache" {
+			switch mode {
+			case "page cache":
 				local.SetNoDirect(t)
+			case "direct refused":
+				// Not a multiple of 512: every O_DIRECT write fails
+				// with EINVAL, several at once, and must be redone
+				// through the page cache.
+				local.SetSegmentSize(t, 100<<10+100)
 			}
-			root := filepath.Join(t.TempDir(), "store")
+			tmp := t.TempDir()
+			root := filepath.Join(tmp, "store")
+			directBefore := local.DirectWrites()
+			local.ResetPeakSegments()
 			s, err := local.Open(root)
 			if err != nil {
 				t.Fatal(err)
@@ -72,6 +81,20 @@ func TestBatchSegments(t *testing.T) {
 			}
 			if err := store.VerifyMany(t.Context(), fresh, want, false); err != nil {
 				t.Fatal(err)
+			}
+			direct := local.DirectWrites() - directBefore
+			switch {
+			case mode == "direct" && local.DirectFS(tmp) && direct == 0:
+				t.Errorf("no segment written with O_DIRECT on a file system that has it")
+			case mode != "direct" && direct != 0:
+				t.Errorf("%d segments written with O_DIRECT", direct)
+			case mode == "direct refused" && local.DirectFS(tmp) && !local.DirectRefused(s):
+				t.Errorf("EINVAL from O_DIRECT writes not remembered")
+			}
+			// A full pack's buffers are freed when the next one starts:
+			// memory does not grow with the batch.
+			if peak := local.PeakSegments(); peak > 2 {
+				t.Errorf("%d segment buffers held at once, at most 2 allowed", peak)
 			}
 			if packs, _ := filepath.Glob(filepath.Join(root, local.PackDir, "pack-*.pack")); len(packs) < 3 {
 				t.Errorf("%d packs of at most 400 KiB for %d objects", len(packs), len(objs))
