@@ -183,7 +183,12 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 		// The disk writes while the digest is checked; the caller's fsync
 		// then waits for less.
 		_ = writeback.Start(f)
-		digest, err := r.finishDerived(ctx, m, lay, f)
+		digest, cvs, err := r.finishDerived(ctx, m, lay, f)
+		if err == nil && digest == m.Digest {
+			// The file now holds exactly the committed version, whose
+			// blocks the next commit of an edit in place can reuse.
+			r.saveBlocks(m.Digest, m.Size, &blockSet{prints: layoutPrints(lay, m.Size), cvs: cvs})
+		}
 		if err != nil || digest == m.Digest {
 			return st, err
 		}
@@ -203,7 +208,7 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 		return st, err
 	}
 	if lay.HasDerived() {
-		if digest, err = r.patchDerived(ctx, m, lay, f); err != nil {
+		if digest, _, err = r.patchDerived(ctx, m, lay, f); err != nil {
 			return st, err
 		}
 	}
@@ -297,38 +302,40 @@ func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.La
 }
 
 // finishDerived regenerates lay's derived pieces into f, if any, and
-// returns the digest of the whole file.
-func (r *Repo) finishDerived(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File) (hashing.ID, error) {
+// returns the digest of the whole file and the chaining values of its
+// blocks.
+func (r *Repo) finishDerived(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File) (hashing.ID, []hashing.CV, error) {
 	if lay.HasDerived() {
 		return r.patchDerived(ctx, m, lay, f)
 	}
-	return hashing.SumReaderAt(ctx, f, m.Size)
+	return hashing.SumBlocks(ctx, f, m.Size, nil)
 }
 
 // patchDerived regenerates every derived piece of lay into f with the
 // format adapter's recipe, checks each against its recorded hash, and
-// returns the digest of the finished file.
-func (r *Repo) patchDerived(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File) (hashing.ID, error) {
+// returns the digest of the finished file and the chaining values of its
+// blocks.
+func (r *Repo) patchDerived(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File) (hashing.ID, []hashing.CV, error) {
 	a := r.formats.ByName(m.Format)
 	d, ok := a.(formats.Deriver)
 	if !ok {
-		return hashing.ID{}, fmt.Errorf("%s: format %q has derived bytes but this chunkvc cannot regenerate them", m.Path, m.Format)
+		return hashing.ID{}, nil, fmt.Errorf("%s: format %q has derived bytes but this chunkvc cannot regenerate them", m.Path, m.Format)
 	}
 	var off int64
 	for _, pc := range lay.Pieces {
 		if pc.Derive != "" {
 			b, err := d.Derive(ctx, f, m.Size, formats.Segment{Off: off, Len: pc.Len, Derive: pc.Derive})
 			if err != nil {
-				return hashing.ID{}, fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, pc.Derive, off, err)
+				return hashing.ID{}, nil, fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, pc.Derive, off, err)
 			}
 			if int64(len(b)) != pc.Len || hashing.Sum(b) != pc.ID {
-				return hashing.ID{}, fmt.Errorf("%s: %w: regenerated %s at byte %d does not match its recorded hash %s", m.Path, ErrIntegrity, pc.Derive, off, pc.ID)
+				return hashing.ID{}, nil, fmt.Errorf("%s: %w: regenerated %s at byte %d does not match its recorded hash %s", m.Path, ErrIntegrity, pc.Derive, off, pc.ID)
 			}
 			if _, err := f.WriteAt(b, off); err != nil {
-				return hashing.ID{}, err
+				return hashing.ID{}, nil, err
 			}
 		}
 		off += pc.Len
 	}
-	return hashing.SumReaderAt(ctx, f, m.Size)
+	return hashing.SumBlocks(ctx, f, m.Size, nil)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/manifest"
 )
 
 // The block cache lets a commit of a file edited in a few tiles hash only
@@ -97,6 +98,25 @@ func blockPrints(pieces []piece, size int64) []fingerprint {
 	return out
 }
 
+// layoutPrints returns the block fingerprints of a size-byte file that lay
+// describes, as a commit of its bytes would compute them.
+func layoutPrints(lay *manifest.Layout, size int64) []fingerprint {
+	if size <= hashing.BlockLen {
+		return nil
+	}
+	pieces := make([]piece, 0, len(lay.Pieces))
+	var off int64
+	for _, pc := range lay.Pieces {
+		id := pc.ID // a chunk's, or a derived piece's recorded hash
+		if !pc.Chunk && pc.Derive == "" {
+			id = hashing.Sum(pc.Inline)
+		}
+		pieces = append(pieces, piece{off, pc.Len, id})
+		off += pc.Len
+	}
+	return blockPrints(pieces, size)
+}
+
 // blockSet is one file version's entry in the block cache.
 type blockSet struct {
 	gen    uint32 // commits whose digests reused values since all were computed
@@ -136,10 +156,16 @@ func (r *Repo) loadBlocks(digest hashing.ID, size int64) *blockSet {
 	return s
 }
 
-// saveBlocks caches the blocks of a file version and drops the entry of the
-// version it replaces (replaced may be zero). Failures are ignored: the
-// cache only saves time.
-func (r *Repo) saveBlocks(digest hashing.ID, size int64, s *blockSet, replaced hashing.ID) {
+// version names one version of a file: its digest and size.
+type version struct {
+	digest hashing.ID
+	size   int64
+}
+
+// saveBlocks caches the blocks of a file version and drops the entries of
+// the versions it replaces (zero IDs are skipped). Failures are ignored:
+// the cache only saves time.
+func (r *Repo) saveBlocks(digest hashing.ID, size int64, s *blockSet, replaced ...hashing.ID) {
 	if len(s.cvs) < 2 || len(s.prints) != len(s.cvs) {
 		return
 	}
@@ -149,10 +175,12 @@ func (r *Repo) saveBlocks(digest hashing.ID, size int64, s *blockSet, replaced h
 			_ = writeCopy(path, encodeBlocks(size, s))
 		}
 	}
-	if !replaced.IsZero() && replaced != digest {
-		// Another file with the same bytes loses its entry too; it
-		// is hashed whole once, no more.
-		_ = os.Remove(r.blocksPath(replaced))
+	for _, old := range replaced {
+		if !old.IsZero() && old != digest {
+			// Another file with the same bytes loses its entry too;
+			// it is hashed whole once, no more.
+			_ = os.Remove(r.blocksPath(old))
+		}
 	}
 }
 

@@ -181,6 +181,30 @@ func TestBlockCacheDigests(t *testing.T) {
 		t.Errorf("entry with a wrong chaining value: %d blocks reused", n)
 	}
 
+	// A checkout over the working file records the blocks of the version it
+	// writes, so that an edit in place of that version is hashed once.
+	old, err := r.Manifest("HEAD~3", "sub/x.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.blocksPath(old.Digest)); err == nil {
+		t.Fatal("test setup: HEAD~3's entry is still there")
+	}
+	if _, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD~3", Paths: []string{"sub/x.bin"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.blocksPath(old.Digest)); err != nil {
+		t.Fatalf("checkout of HEAD~3 recorded no blocks: %v", err)
+	}
+	v6, err := os.ReadFile(filepath.Join(r.Root, "sub", "x.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v6[B/2] ^= 1
+	if d, n = c.commit("edit after checkout", v6, false); n < blocksOf(v6)-2 || n == blocksOf(v6) {
+		t.Errorf("edit in place after a checkout: %d of %d blocks reused", n, blocksOf(v6))
+	}
+
 	// gc keeps the entry of the working file's version and removes others.
 	orphan := r.blocksPath(hashing.Sum([]byte("a version no file has")))
 	if err := os.WriteFile(orphan, []byte("x"), 0o644); err != nil {

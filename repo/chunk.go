@@ -188,7 +188,7 @@ type chunked struct {
 //
 // With up nil nothing is stored: the manifest is computed only (diff of
 // the working tree).
-func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifest.Manifest, error), up *upload, workers int) (_ *chunked, err error) {
+func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifest.Manifest, error), base version, up *upload, workers int) (_ *chunked, err error) {
 	if up == nil {
 		up = &upload{progress: progress.Noop{}, dryRun: true}
 	}
@@ -214,9 +214,16 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			return nil, err
 		}
 	}
+	// The cached blocks of the version the file last was (a checkout
+	// writes them too), else of the committed one.
 	var prev *blockSet
-	if old != nil && old.Size > hashing.BlockLen && size > hashing.BlockLen {
-		prev = r.loadBlocks(old.Digest, old.Size)
+	if size > hashing.BlockLen {
+		if base.size > hashing.BlockLen {
+			prev = r.loadBlocks(base.digest, base.size)
+		}
+		if prev == nil && old != nil && old.Size > hashing.BlockLen && old.Digest != base.digest {
+			prev = r.loadBlocks(old.Digest, old.Size)
+		}
 	}
 
 	// Without cached blocks the digest needs nothing else: it starts
@@ -395,9 +402,9 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	}
 	ch := &chunked{m: m, encoded: enc, stat: before, hashed: hashedAt}
 	if !up.dryRun {
-		var replaced hashing.ID
+		replaced := []hashing.ID{base.digest}
 		if old != nil {
-			replaced = old.Digest
+			replaced = append(replaced, old.Digest)
 		}
 		var gen uint32
 		if prev != nil {
@@ -406,7 +413,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		// Not for a file written to just before it was read: its
 		// chunk pass and digest pass may have seen different bytes.
 		if quiet := max(before.Mtime, before.Ctime)+fsWindow(r.Root) < hashedAt; quiet {
-			r.saveBlocks(digest, size, &blockSet{gen: gen, prints: prints, cvs: cvs}, replaced)
+			r.saveBlocks(digest, size, &blockSet{gen: gen, prints: prints, cvs: cvs}, replaced...)
 		}
 		// Written now, while other files are still hashing; unreachable
 		// until the commit, and git gc prunes it if the commit fails.

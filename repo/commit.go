@@ -107,6 +107,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	// path order.
 	type job struct {
 		p        string
+		base     version       // the version chunkvc last wrote or hashed at p
 		prev     plumbing.Hash // HEAD's manifest blob; zero if none
 		old      *manifest.Manifest
 		oldBytes []byte
@@ -146,6 +147,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			continue
 		}
 		j := &job{p: p, old: old, oldBytes: oldBytes}
+		if e, ok := cache.last(p); ok {
+			j.base = version{e.Digest, e.Size}
+		}
 		if inPrev && old == nil {
 			j.prev = h
 		}
@@ -183,7 +187,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 						return j.old, nil
 					}
 					var err error
-					if j.ch, err = r.chunkFile(gctx, j.p, load, up, opt.Workers); err != nil {
+					if j.ch, err = r.chunkFile(gctx, j.p, load, j.base, up, opt.Workers); err != nil {
 						return err
 					}
 				}

@@ -390,7 +390,7 @@ func (r *Repo) worktreeManifests(ctx context.Context, opt DiffOptions, oldBlobs 
 // peekFile is chunkFile without the store: it enumerates and hashes working
 // file p and returns the manifest a commit would write.
 func (r *Repo) peekFile(ctx context.Context, p string, workers int) (*manifest.Manifest, fileStat, int64, error) {
-	ch, err := r.chunkFile(ctx, p, nil, nil, workers)
+	ch, err := r.chunkFile(ctx, p, nil, version{}, nil, workers)
 	if err != nil {
 		return nil, fileStat{}, 0, err
 	}

@@ -110,6 +110,15 @@ func (c *statCache) layoutOf(p string, st fileStat) (cacheEntry, bool) {
 	return e, ok && e.fileStat == st
 }
 
+// last returns p's entry whatever the file's stat now: the version the
+// file had when chunkvc last hashed or wrote it.
+func (c *statCache) last(p string) (cacheEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.Entries[p]
+	return e, ok
+}
+
 func (c *statCache) put(p string, e cacheEntry) {
 	c.mu.Lock()
 	c.Entries[p] = e
