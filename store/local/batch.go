@@ -167,15 +167,26 @@ func (b *batch) fail(err error) error {
 }
 
 // place appends e with its stored bytes to the current pack, starting a new
-// one if that is full. The bytes are copied into the pack's segment under
-// the lock: a memory copy, cheaper than the write it saves.
+// one if that is full. Space is reserved under the lock and the bytes are
+// copied into the pack's segment after it is released, unless they cross
+// into the next segment.
 func (b *batch) place(e packidx.Entry, stored []byte) error {
+	tp, sp, ok, err := b.reserve(e, stored)
+	if ok {
+		tp.st.fill(sp, stored)
+	}
+	return err
+}
+
+// reserve places e in the current pack and either reserves the space for
+// stored (ok true: the caller copies it) or copies it there at once.
+func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, sp span, ok bool, err error) {
 	b.packMu.Lock()
 	defer b.packMu.Unlock()
 	if b.closed {
-		return errFinished
+		return nil, span{}, false, errFinished
 	}
-	tp := b.cur
+	tp = b.cur
 	if tp == nil || tp.size > packidx.PackHeaderSize && tp.size+e.Stored > packMax {
 		if tp != nil {
 			// The full pack's last bytes go out now and its buffers are
@@ -184,23 +195,25 @@ func (b *batch) place(e packidx.Entry, stored []byte) error {
 			err := tp.st.finish()
 			tp.st.release()
 			if err != nil {
-				return err
+				return nil, span{}, false, err
 			}
 		}
-		var err error
 		if tp, err = b.s.newTmpPack(true); err != nil {
-			return err
+			return nil, span{}, false, err
 		}
 		b.cur = tp
 		b.packs = append(b.packs, tp)
 	}
-	if err := tp.st.append(stored); err != nil {
-		return err
+	if sp, ok, err = tp.st.reserve(len(stored)); err == nil && !ok {
+		err = tp.st.append(stored)
+	}
+	if err != nil {
+		return nil, span{}, false, err
 	}
 	e.Offset = tp.size
 	tp.size += e.Stored
 	tp.entries = append(tp.entries, e)
-	return nil
+	return tp, sp, ok, nil
 }
 
 // Commit publishes the batch's packs: each is synced and renamed into

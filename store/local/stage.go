@@ -41,24 +41,27 @@ const directAlign = 4096
 // Where O_DIRECT is refused, the same segments are written through the page
 // cache and their writeback is started at once.
 //
-// append is called with the batch's lock held, so the bytes of a pack are
-// appended in order by one goroutine at a time; segments are written in the
-// background, at most segments-1 at once.
+// reserve (and append) are called with the batch's lock held, so space in
+// a pack is handed out in order; the bytes are copied into their spans
+// without it, by the Puts in parallel, and the last copy into a full
+// segment sends it to be written in the background, at most segments-1 at
+// once.
 type stager struct {
 	f       *os.File
 	direct  atomic.Bool  // f has O_DIRECT set
 	refused *atomic.Bool // set when a write with O_DIRECT was refused
 
-	buf []byte // segment being filled, cap segmentSize
-	off int64  // file offset of buf[0]
+	cur *segment // being reserved; nil before the first and when full
+	off int64    // file offset of the next segment to start
 
-	mu     sync.Mutex
-	cond   sync.Cond
-	free   [][]byte // written segments' buffers
-	maps   [][]byte // every buffer, to unmap
-	made   int      // buffers allocated
-	flying int      // segments being written
-	err    error    // of the first failed write
+	mu      sync.Mutex
+	cond    sync.Cond
+	free    [][]byte // written segments' buffers
+	maps    [][]byte // every buffer, to unmap
+	made    int      // buffers allocated
+	flying  int      // segments being written
+	copying int      // reserved spans not yet copied
+	err     error    // of the first failed write
 }
 
 // newStager returns a stager for the pack file f. It tries O_DIRECT when
@@ -71,22 +74,92 @@ func newStager(f *os.File, direct bool, refused *atomic.Bool) *stager {
 	return s
 }
 
-// append adds p at the end of the pack.
+// segment is one buffer of the pack being filled.
+type segment struct {
+	buf     []byte // segmentSize bytes; the header never changes
+	n       int    // bytes reserved; guarded by the batch's lock
+	off     int64  // file offset of buf[0]
+	pending int    // reservations not yet copied; guarded by stager.mu
+	sealed  bool   // no more reservations; guarded by stager.mu
+}
+
+// span is a reserved part of a segment.
+type span struct {
+	seg *segment
+	b   []byte // within seg.buf
+}
+
+// reserve reserves the next n bytes of the pack in the current segment, if
+// they fit there, and returns where they go; the caller copies them in
+// without the lock and calls done. Bytes that would cross into another
+// segment are not reserved (ok false): append copies them at once instead,
+// as a caller holding a span must not wait for a buffer that its own copy
+// frees. Called with the batch's lock held.
+func (s *stager) reserve(n int) (sp span, ok bool, err error) {
+	if s.cur == nil {
+		b, err := s.take()
+		if err != nil {
+			return span{}, false, err
+		}
+		s.cur = &segment{buf: b[:cap(b)], off: s.off}
+	}
+	seg := s.cur
+	lo := seg.n
+	if n > len(seg.buf)-lo {
+		return span{}, false, nil
+	}
+	seg.n += n
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seg.pending++
+	s.copying++
+	if seg.n == len(seg.buf) {
+		seg.sealed = true
+		s.cur, s.off = nil, s.off+int64(len(seg.buf))
+	}
+	return span{seg, seg.buf[lo : lo+n]}, true, nil
+}
+
+// fill copies p into sp, which reserve returned for it, and marks it done.
+func (s *stager) fill(sp span, p []byte) {
+	copy(sp.b, p)
+	s.done(sp)
+}
+
+// done records that a span was copied; the last copy into a sealed segment
+// sends it.
+func (s *stager) done(sp span) {
+	s.mu.Lock()
+	sp.seg.pending--
+	s.copying--
+	ready := sp.seg.sealed && sp.seg.pending == 0
+	if s.copying == 0 {
+		s.cond.Broadcast()
+	}
+	s.mu.Unlock()
+	if ready {
+		s.send(sp.seg)
+	}
+}
+
+// append adds p at the end of the pack, copying it before it returns (and
+// before it waits for each next buffer). Called with the batch's lock held.
 func (s *stager) append(p []byte) error {
 	for len(p) > 0 {
-		if s.buf == nil {
+		if s.cur == nil {
 			b, err := s.take()
 			if err != nil {
 				return err
 			}
-			s.buf = b
+			s.cur = &segment{buf: b[:cap(b)], off: s.off}
 		}
-		n := copy(s.buf[len(s.buf):cap(s.buf)], p)
-		s.buf = s.buf[:len(s.buf)+n]
-		p = p[n:]
-		if len(s.buf) == cap(s.buf) {
-			s.send()
+		k := min(len(p), len(s.cur.buf)-s.cur.n)
+		sp, _, err := s.reserve(k) // fits: no wait
+		if err != nil {
+			return err
 		}
+		s.fill(sp, p[:k])
+		p = p[k:]
 	}
 	return nil
 }
@@ -119,10 +192,9 @@ func (s *stager) take() ([]byte, error) {
 	return b[:0], nil
 }
 
-// send writes the full segment in buf in the background.
-func (s *stager) send() {
-	b, off := s.buf, s.off
-	s.buf, s.off = nil, s.off+int64(len(b))
+// send writes a full segment in the background.
+func (s *stager) send(seg *segment) {
+	b, off := seg.buf[:seg.n], seg.off
 	s.mu.Lock()
 	s.flying++
 	s.mu.Unlock()
@@ -167,11 +239,12 @@ func (s *stager) write(b []byte, off int64) error {
 	return nil
 }
 
-// wait waits for the segments being written and returns the first error.
+// wait waits for the copies into segments and the segment writes in
+// flight, and returns the first error.
 func (s *stager) wait() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.flying > 0 {
+	for s.flying > 0 || s.copying > 0 {
 		s.cond.Wait()
 	}
 	return s.err
@@ -185,8 +258,11 @@ func (s *stager) finish() error {
 	if err := s.wait(); err != nil {
 		return err
 	}
-	b := s.buf
-	s.buf = nil
+	if s.cur == nil {
+		return nil
+	}
+	b := s.cur.buf[:s.cur.n]
+	s.cur = nil
 	if len(b) == 0 {
 		return nil
 	}
@@ -221,7 +297,7 @@ func (s *stager) release() {
 		unmapSegment(b)
 		liveSegments.Add(-1)
 	}
-	s.maps, s.free, s.buf = nil, nil, nil
+	s.maps, s.free, s.cur = nil, nil, nil
 }
 
 var errNoDirect = errors.New("O_DIRECT is not available here")
