@@ -238,81 +238,51 @@ func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int, ha
 		}
 	}
 
-	// A producer hands block numbers to the workers and, in the same order,
-	// to the collector, which pushes the chaining values onto the tree as
-	// they complete. order's capacity bounds how far the workers run ahead
-	// of the slowest block.
-	type job struct {
-		i    int64
-		cv   [8]uint32 // chaining value of block i
-		done chan struct{}
-	}
+	// Workers take block numbers from a counter and leave each block's
+	// chaining value in its slot; the tree over them is folded at the end
+	// (a parent compression per block, next to 1024 chunk compressions).
+	// No goroutine hands out work or collects it in order: with every core
+	// hashing, such a goroutine would wait to be scheduled for each block.
 	if int64(workers) > nblocks {
 		workers = int(nblocks)
 	}
+	words := make([][8]uint32, nblocks)
+	var next atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
-	jobs := make(chan *job)
-	order := make(chan *job, 2*workers)
-	g.Go(func() error {
-		defer close(jobs)
-		defer close(order)
-		for i := int64(0); i < nblocks; i++ {
-			j := &job{i: i, done: make(chan struct{})}
-			select {
-			case order <- j:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-			select {
-			case jobs <- j:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-		}
-		return nil
-	})
 	for range workers {
 		g.Go(func() error {
 			br := blockReader{r: r, size: size, m: m}
 			defer br.close()
-			for j := range jobs {
-				w, err := cv(&br, j.i)
-				if err != nil {
-					return err
+			for {
+				i := next.Add(1) - 1
+				if i >= nblocks {
+					return nil
 				}
-				j.cv = w
-				close(j.done)
 				if err := gctx.Err(); err != nil {
 					return err
 				}
+				w, err := cv(&br, i)
+				if err != nil {
+					return err
+				}
+				words[i] = w
 			}
-			return nil
 		})
 	}
-	var id ID
-	g.Go(func() error {
-		var s cvStack
-		for j := range order {
-			select {
-			case <-j.done:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-			if cvs != nil {
-				cvs[j.i] = cvOf(j.cv)
-			}
-			if j.i == nblocks-1 {
-				id = rootID(s.foldCV(j.cv))
-				return nil
-			}
-			s.push(j.cv)
-		}
-		return gctx.Err()
-	})
 	if err := g.Wait(); err != nil {
 		return ID{}, nil, err
 	}
-	return id, cvs, nil
+	var st cvStack
+	for i, w := range words {
+		if cvs != nil {
+			cvs[i] = cvOf(w)
+		}
+		if int64(i) == nblocks-1 {
+			return rootID(st.foldCV(w)), cvs, nil
+		}
+		st.push(w)
+	}
+	panic("unreachable: a file of more than one block has a last block")
 }
 
 // blockReader gets the blocks of a size-byte file for one goroutine.
