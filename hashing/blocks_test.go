@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -85,6 +87,36 @@ func TestSumBlocksReuse(t *testing.T) {
 			stale, _, err := SumBlocks(t.Context(), bytes.NewReader(v2), int64(n), func(i int) (CV, bool) { return old[i], true })
 			if err != nil || stale != ref(v1) {
 				t.Fatalf("size %d: every block reused gives %s, %v; want v1's %s", n, stale.Short(), err, ref(v1).Short())
+			}
+		}
+	}
+}
+
+// TestDigestSumBlocks: the streaming Digest gives the same block chaining
+// values as SumBlocks, however the bytes are cut into writes.
+func TestDigestSumBlocks(t *testing.T) {
+	sizes := append([]int{blockLen, blockLen + 1, 2*blockLen - bufLen, 2*blockLen - bufLen + 1, 64 * bufLen * 3}, blockSizes...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range sizes {
+		data := pattern(n)
+		wantID, wantCVs, err := SumBlocks(t.Context(), bytes.NewReader(data), int64(n), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, piece := range []int{0, 1000, bufLen, blockLen} {
+			d := NewBlocks()
+			for rest := data; len(rest) > 0; {
+				k := piece
+				if k == 0 {
+					k = 1 + rng.IntN(3*bufLen)
+				}
+				k = min(k, len(rest))
+				d.Write(rest[:k])
+				rest = rest[k:]
+			}
+			id, cvs := d.SumBlocks()
+			if id != wantID || !slices.Equal(cvs, wantCVs) {
+				t.Fatalf("size %d, writes of %d: ID %s (want %s), %d CVs (want %d), equal %v", n, piece, id.Short(), wantID.Short(), len(cvs), len(wantCVs), slices.Equal(cvs, wantCVs))
 			}
 		}
 	}

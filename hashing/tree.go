@@ -1,6 +1,9 @@
 package hashing
 
 import (
+	"math/bits"
+	"slices"
+
 	"github.com/zeebo/blake3"
 	"lukechampine.com/blake3/guts"
 )
@@ -98,6 +101,15 @@ func (s *cvStack) fold(last guts.Node) guts.Node {
 	return last
 }
 
+// foldTop returns the node over the k smallest (last pushed) entries
+// followed by last; it does not change s.
+func (s *cvStack) foldTop(k int, last guts.Node) guts.Node {
+	for i := s.n - 1; i >= s.n-k; i-- {
+		last = guts.ParentNode(s.cvs[i], guts.ChainingValue(last), &guts.IV, 0)
+	}
+	return last
+}
+
 // foldCV returns the node over everything pushed followed by the subtree
 // whose chaining value is last; s must hold at least one entry, as then last
 // is a child and its CV all its parent needs.
@@ -115,13 +127,25 @@ func (s *cvStack) reset() { s.n, s.count = 0, 0 }
 // New returns a streaming BLAKE3-256 hasher whose Sum is an ID.
 func New() *Digest { return new(Digest) }
 
+// NewBlocks returns a streaming hasher that also keeps the chaining value of
+// every BlockLen block, for SumBlocks.
+func NewBlocks() *Digest { return &Digest{record: true} }
+
 // Digest is a streaming hasher; the zero value is ready to use. It gives the
 // same IDs as Sum at about the same speed when written in large pieces.
 type Digest struct {
-	stack cvStack // one entry per 16-chunk buffer compressed
-	buf   buffer
-	n     int // bytes in buf
+	stack  cvStack // one entry per 16-chunk buffer compressed
+	buf    buffer
+	n      int  // bytes in buf
+	record bool // keep block CVs
+	blocks []CV // of the complete blocks so far, when recording
 }
+
+// buffersPerBlock is how many 16-chunk buffers make a BlockLen block.
+const buffersPerBlock = blockLen / bufLen
+
+// blockLevels is how many merges of buffer subtrees make one block.
+const blockLevels = 6 // 1 << 6 == buffersPerBlock
 
 // Write adds p to the hash; it never fails.
 func (d *Digest) Write(p []byte) (int, error) {
@@ -144,7 +168,29 @@ func (d *Digest) Write(p []byte) (int, error) {
 
 func (d *Digest) compress(b *buffer) {
 	n := guts.CompressBuffer(b, bufLen, &guts.IV, d.stack.count*guts.MaxSIMD, 0)
-	d.stack.push(guts.ChainingValue(n))
+	cv := guts.ChainingValue(n)
+	if d.record && (d.stack.count+1)%buffersPerBlock == 0 {
+		// This buffer completes a block: the block's subtree is it
+		// merged with the stack's blockLevels smallest entries.
+		d.blocks = append(d.blocks, cvOf(guts.ChainingValue(d.stack.foldTop(blockLevels, n))))
+	}
+	d.stack.push(cv)
+}
+
+// SumBlocks returns the digest of everything written, as ID does, and the
+// chaining values of its BlockLen blocks, as hashing.SumBlocks does (none
+// for one block or less). The Digest must come from NewBlocks.
+func (d *Digest) SumBlocks() (ID, []CV) {
+	id := d.ID()
+	total := d.stack.count*bufLen + uint64(d.n)
+	if !d.record || total <= blockLen {
+		return id, nil
+	}
+	// The last block: the buffers pushed since the last complete block,
+	// then the held-back last one.
+	last := d.lastNode()
+	tail := d.stack.foldTop(bits.OnesCount64(d.stack.count%buffersPerBlock), last)
+	return id, append(slices.Clone(d.blocks), cvOf(guts.ChainingValue(tail)))
 }
 
 // ID returns the digest of everything written so far.
@@ -152,18 +198,21 @@ func (d *Digest) ID() ID {
 	if d.stack.count == 0 && d.n < smallLimit {
 		return ID(blake3.Sum256(d.buf[:d.n]))
 	}
+	return rootID(d.stack.fold(d.lastNode()))
+}
+
+// lastNode returns the node over the held-back last buffer.
+func (d *Digest) lastNode() guts.Node {
 	counter := d.stack.count * guts.MaxSIMD
-	var last guts.Node
 	if d.n <= chunkLen {
-		last = guts.CompressChunk(d.buf[:d.n], &guts.IV, counter, 0)
-	} else {
-		last = guts.CompressBuffer(&d.buf, d.n, &guts.IV, counter, 0)
+		return guts.CompressChunk(d.buf[:d.n], &guts.IV, counter, 0)
 	}
-	return rootID(d.stack.fold(last))
+	return guts.CompressBuffer(&d.buf, d.n, &guts.IV, counter, 0)
 }
 
 // Reset forgets everything written.
 func (d *Digest) Reset() {
 	d.stack.reset()
 	d.n = 0
+	d.blocks = d.blocks[:0]
 }

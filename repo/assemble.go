@@ -101,8 +101,8 @@ func (r *Repo) layoutFor(ctx context.Context, m *manifest.Manifest) (*manifest.L
 // stream writes the pieces of lay to w: inline bytes from the layout,
 // chunks from ru when it has them intact, else from the store (each
 // verified by hash), derived pieces as zeros. It returns the digest of what
-// it wrote.
-func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, w io.Writer, ru *reuse) (AssembleStats, hashing.ID, error) {
+// it wrote, computed by d (nil: a new Digest).
+func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, w io.Writer, ru *reuse, d *hashing.Digest) (AssembleStats, hashing.ID, error) {
 	var st AssembleStats
 	keyOf := make(map[hashing.ID]string, len(m.Chunks))
 	for _, c := range m.Chunks {
@@ -110,7 +110,9 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 			keyOf[c.ID] = c.Key
 		}
 	}
-	d := hashing.New()
+	if d == nil {
+		d = hashing.New()
+	}
 	out := io.MultiWriter(w, d)
 	var buf []byte
 	for _, pc := range lay.Pieces {
@@ -200,21 +202,24 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 		}
 	}
 	w := bufio.NewWriterSize(progressWriter{f, prog}, 1<<20)
-	st, digest, err := r.stream(ctx, m, lay, w, ru)
+	d := hashing.NewBlocks()
+	st, _, err := r.stream(ctx, m, lay, w, ru, d)
 	if err != nil {
 		return st, err
 	}
 	if err := w.Flush(); err != nil {
 		return st, err
 	}
+	digest, cvs := d.SumBlocks()
 	if lay.HasDerived() {
-		if digest, _, err = r.patchDerived(ctx, m, lay, f); err != nil {
+		if digest, cvs, err = r.patchDerived(ctx, m, lay, f); err != nil {
 			return st, err
 		}
 	}
 	if digest != m.Digest {
 		return st, fmt.Errorf("%s: %w: assembled bytes hash to %s, manifest says %s", m.Path, ErrIntegrity, digest, m.Digest)
 	}
+	r.saveBlocks(m.Digest, m.Size, &blockSet{prints: layoutPrints(lay, m.Size), cvs: cvs})
 	return st, nil
 }
 

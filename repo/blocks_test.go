@@ -205,6 +205,30 @@ func TestBlockCacheDigests(t *testing.T) {
 		t.Errorf("edit in place after a checkout: %d of %d blocks reused", n, blocksOf(v6))
 	}
 
+	// So does a checkout that writes the file afresh (no working file).
+	old, err = r.Manifest("HEAD~5", "sub/x.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(r.blocksPath(old.Digest))
+	if err := os.Remove(filepath.Join(r.Root, "sub", "x.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD~5", Paths: []string{"sub/x.bin"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.blocksPath(old.Digest)); err != nil {
+		t.Fatalf("fresh checkout of HEAD~5 recorded no blocks: %v", err)
+	}
+	v7, err := os.ReadFile(filepath.Join(r.Root, "sub", "x.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v7[len(v7)/2] ^= 1
+	if d, n = c.commit("edit after a fresh checkout", v7, false); n < blocksOf(v7)-2 || n == blocksOf(v7) {
+		t.Errorf("edit in place after a fresh checkout: %d of %d blocks reused", n, blocksOf(v7))
+	}
+
 	// gc keeps the entry of the working file's version and removes others.
 	orphan := r.blocksPath(hashing.Sum([]byte("a version no file has")))
 	if err := os.WriteFile(orphan, []byte("x"), 0o644); err != nil {
