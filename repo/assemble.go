@@ -188,8 +188,15 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 		digest, cvs, err := r.finishDerived(ctx, m, lay, f)
 		if err == nil && digest == m.Digest {
 			// The file now holds exactly the committed version, whose
-			// blocks the next commit of an edit in place can reuse.
-			r.saveBlocks(m.Digest, m.Size, &blockSet{prints: layoutPrints(lay, m.Size), cvs: cvs})
+			// blocks the next commit of an edit in place can reuse. Runs
+			// copied from the working file were checked by the digest
+			// only, not against the layout's chunk IDs the prints come
+			// from: such an entry serves one commit, then all is hashed.
+			var gen uint32
+			if st.ChunksReused > 0 {
+				gen = maxGeneration - 2
+			}
+			r.saveBlocks(m.Digest, m.Size, &blockSet{gen: gen, prints: layoutPrints(lay, m.Size), cvs: cvs})
 		}
 		if err != nil || digest == m.Digest {
 			return st, err

@@ -204,6 +204,12 @@ func TestBlockCacheDigests(t *testing.T) {
 	if d, n = c.commit("edit after checkout", v6, false); n < blocksOf(v6)-2 || n == blocksOf(v6) {
 		t.Errorf("edit in place after a checkout: %d of %d blocks reused", n, blocksOf(v6))
 	}
+	// That checkout copied runs of the working file, checked by the digest
+	// only: its entry serves one commit, and the next hashes every block.
+	v6[B/2+1] ^= 1
+	if _, n = c.commit("second edit after checkout", v6, false); n != -1 {
+		t.Errorf("second edit after a checkout that reused runs: %d blocks reused", n)
+	}
 
 	// So does a checkout that writes the file afresh (no working file).
 	old, err = r.Manifest("HEAD~5", "sub/x.bin")

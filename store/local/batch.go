@@ -195,6 +195,7 @@ func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, sp span, o
 			err := tp.st.finish()
 			tp.st.release()
 			if err != nil {
+				b.cur = nil // the batch has failed; nothing more goes into this pack
 				return nil, span{}, false, err
 			}
 		}

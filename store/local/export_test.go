@@ -53,3 +53,17 @@ func ResetPeakSegments() { peakSegments.Store(liveSegments.Load()) }
 
 // PeakSegments is the most segment buffers held at once since the reset.
 func PeakSegments() int64 { return peakSegments.Load() }
+
+// SetHookBeforeSend runs fn between a segment's last copy and its write
+// being started, for the test's duration.
+func SetHookBeforeSend(t testing.TB, fn func()) {
+	testHookBeforeSend = fn
+	t.Cleanup(func() { testHookBeforeSend = nil })
+}
+
+// SetFinishErr makes every pack's final write fail with err, for the
+// test's duration.
+func SetFinishErr(t testing.TB, err error) {
+	testFinishErr = err
+	t.Cleanup(func() { testFinishErr = nil })
+}

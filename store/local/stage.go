@@ -54,14 +54,15 @@ type stager struct {
 	cur *segment // being reserved; nil before the first and when full
 	off int64    // file offset of the next segment to start
 
-	mu      sync.Mutex
-	cond    sync.Cond
-	free    [][]byte // written segments' buffers
-	maps    [][]byte // every buffer, to unmap
-	made    int      // buffers allocated
-	flying  int      // segments being written
-	copying int      // reserved spans not yet copied
-	err     error    // of the first failed write
+	mu       sync.Mutex
+	cond     sync.Cond
+	free     [][]byte // written segments' buffers
+	maps     [][]byte // every buffer, to unmap
+	made     int      // buffers allocated
+	released bool     // buffers unmapped: nothing more is written
+	flying   int      // segments being written
+	copying  int      // reserved spans not yet copied
+	err      error    // of the first failed write
 }
 
 // newStager returns a stager for the pack file f. It tries O_DIRECT when
@@ -133,14 +134,30 @@ func (s *stager) done(sp span) {
 	sp.seg.pending--
 	s.copying--
 	ready := sp.seg.sealed && sp.seg.pending == 0
+	if ready {
+		// Counted as flying before the copy stops counting: wait must
+		// never see neither, or release could unmap the segment
+		// before it is written.
+		s.flying++
+	}
 	if s.copying == 0 {
 		s.cond.Broadcast()
 	}
 	s.mu.Unlock()
 	if ready {
+		if testHookBeforeSend != nil {
+			testHookBeforeSend()
+		}
 		s.send(sp.seg)
 	}
 }
+
+// Test hooks: testHookBeforeSend runs between a segment's last copy and its
+// send; testFinishErr, when set, is what finish returns.
+var (
+	testHookBeforeSend func()
+	testFinishErr      error
+)
 
 // append adds p at the end of the pack, copying it before it returns (and
 // before it waits for each next buffer). Called with the batch's lock held.
@@ -169,11 +186,14 @@ func (s *stager) append(p []byte) error {
 func (s *stager) take() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(s.free) == 0 && s.made == segments && s.err == nil {
+	for len(s.free) == 0 && s.made == segments && s.err == nil && !s.released {
 		s.cond.Wait()
 	}
 	if s.err != nil {
 		return nil, s.err
+	}
+	if s.released { // a stray reserve fails instead of waiting for a buffer
+		return nil, fmt.Errorf("write %s: %w", s.f.Name(), errReleased)
 	}
 	if n := len(s.free); n > 0 {
 		b := s.free[n-1]
@@ -192,12 +212,10 @@ func (s *stager) take() ([]byte, error) {
 	return b[:0], nil
 }
 
-// send writes a full segment in the background.
+// send writes a full segment in the background; the caller has counted it
+// in flying.
 func (s *stager) send(seg *segment) {
 	b, off := seg.buf[:seg.n], seg.off
-	s.mu.Lock()
-	s.flying++
-	s.mu.Unlock()
 	go func() {
 		err := s.write(b, off)
 		s.mu.Lock()
@@ -258,6 +276,9 @@ func (s *stager) finish() error {
 	if err := s.wait(); err != nil {
 		return err
 	}
+	if testFinishErr != nil {
+		return testFinishErr
+	}
 	if s.cur == nil {
 		return nil
 	}
@@ -298,6 +319,9 @@ func (s *stager) release() {
 		liveSegments.Add(-1)
 	}
 	s.maps, s.free, s.cur = nil, nil, nil
+	s.released = true
 }
+
+var errReleased = errors.New("pack already written")
 
 var errNoDirect = errors.New("O_DIRECT is not available here")

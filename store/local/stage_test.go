@@ -2,9 +2,11 @@ package local_test
 
 import (
 	"bytes"
+	"errors"
 	"math/rand"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
@@ -18,12 +20,17 @@ import (
 // through the page cache. A fresh handle must read every object back, and
 // every pack must be as long as its index says.
 func TestBatchSegments(t *testing.T) {
-	for _, mode := range []string{"direct", "page cache", "direct refused"} {
+	for _, mode := range []string{"direct", "page cache", "direct refused", "slow send"} {
 		t.Run(mode, func(t *testing.T) {
 			local.SetPackLimits(t, 400<<10, 200<<10)
 			switch mode {
 			case "page cache":
 				local.SetNoDirect(t)
+			case "slow send":
+				// A pack switch or Commit must wait for a full
+				// segment whose last copy is done but whose write has
+				// not started, or its buffer is unmapped unwritten.
+				local.SetHookBeforeSend(t, func() { time.Sleep(2 * time.Millisecond) })
 			case "direct refused":
 				// Not a multiple of 512: every O_DIRECT write fails
 				// with EINVAL, several at once, and must be redone
@@ -40,7 +47,7 @@ func TestBatchSegments(t *testing.T) {
 			}
 			rng := rand.New(rand.NewSource(1))
 			var objs [][]byte
-			for range 60 {
+			for range 150 {
 				data, _ := object(rng.Int63(), 1+rng.Intn(150<<10))
 				objs = append(objs, data)
 			}
@@ -86,7 +93,7 @@ func TestBatchSegments(t *testing.T) {
 			switch {
 			case mode == "direct" && local.DirectFS(tmp) && direct == 0:
 				t.Errorf("no segment written with O_DIRECT on a file system that has it")
-			case mode != "direct" && direct != 0:
+			case (mode == "page cache" || mode == "direct refused") && direct != 0:
 				t.Errorf("%d segments written with O_DIRECT", direct)
 			case mode == "direct refused" && local.DirectFS(tmp) && !local.DirectRefused(s):
 				t.Errorf("EINVAL from O_DIRECT writes not remembered")
@@ -104,5 +111,61 @@ func TestBatchSegments(t *testing.T) {
 				t.Errorf("temp files left: %v", left)
 			}
 		})
+	}
+}
+
+// TestBatchFailedSwitch: when a full pack's last write fails as the next
+// pack starts, that Put fails, later Puts fail instead of waiting, and
+// Commit reports the failure and leaves no temp files.
+func TestBatchFailedSwitch(t *testing.T) {
+	local.SetPackLimits(t, 100<<10, 64<<10)
+	root := filepath.Join(t.TempDir(), "store")
+	s, err := local.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Batch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("disk full")
+	local.SetFinishErr(t, boom)
+	done := make(chan error, 1)
+	go func() {
+		var first error
+		for i := range 12 { // 12 × 30000 bytes: three packs of 100 KiB
+			data, id := object(int64(500+i), 30000)
+			if _, err := b.Put(t.Context(), id, data, hashing.ID{}); err != nil && first == nil {
+				first = err
+			}
+		}
+		done <- first
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, boom) {
+			t.Fatalf("Puts across a failed pack switch: %v, want %v", err, boom)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Puts after a failed pack switch hang")
+	}
+	// An object small enough for the pack whose last write failed must
+	// not be put there (its buffers are gone) nor wait for one.
+	go func() {
+		data, id := object(999, 100)
+		_, err := b.Put(t.Context(), id, data, hashing.ID{})
+		done <- err
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a small Put after a failed pack switch hangs")
+	}
+	if err := b.Commit(t.Context()); err == nil {
+		t.Fatal("Commit after a failed pack switch: no error")
+	}
+	left, _ := filepath.Glob(filepath.Join(root, local.TmpDir, "*"))
+	if len(left) != 0 {
+		t.Errorf("temp files left: %v", left)
 	}
 }
