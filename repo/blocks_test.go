@@ -181,59 +181,51 @@ func TestBlockCacheDigests(t *testing.T) {
 		t.Errorf("entry with a wrong chaining value: %d blocks reused", n)
 	}
 
+	// checkoutEdit checks out rev (removing the working file first when
+	// fresh), checks that the checkout recorded rev's blocks, then flips a
+	// byte at off in place and commits; it returns the blocks reused.
+	checkoutEdit := func(rev string, fresh bool, off int) ([]byte, int) {
+		t.Helper()
+		old, err := r.Manifest(rev, "sub/x.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Remove(r.blocksPath(old.Digest))
+		if fresh {
+			if err := os.Remove(filepath.Join(r.Root, "sub", "x.bin")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := r.Checkout(context.Background(), CheckoutOptions{Rev: rev, Paths: []string{"sub/x.bin"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(r.blocksPath(old.Digest)); err != nil {
+			t.Fatalf("checkout of %s (fresh %v) recorded no blocks: %v", rev, fresh, err)
+		}
+		data, err := os.ReadFile(filepath.Join(r.Root, "sub", "x.bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[off] ^= 1
+		_, n := c.commit("edit after checking out "+rev, data, false)
+		if n < blocksOf(data)-2 || n == blocksOf(data) {
+			t.Errorf("edit in place after checking out %s (fresh %v): %d of %d blocks reused", rev, fresh, n, blocksOf(data))
+		}
+		return data, n
+	}
+
 	// A checkout over the working file records the blocks of the version it
 	// writes, so that an edit in place of that version is hashed once.
-	old, err := r.Manifest("HEAD~3", "sub/x.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(r.blocksPath(old.Digest)); err == nil {
-		t.Fatal("test setup: HEAD~3's entry is still there")
-	}
-	if _, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD~3", Paths: []string{"sub/x.bin"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(r.blocksPath(old.Digest)); err != nil {
-		t.Fatalf("checkout of HEAD~3 recorded no blocks: %v", err)
-	}
-	v6, err := os.ReadFile(filepath.Join(r.Root, "sub", "x.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v6[B/2] ^= 1
-	if d, n = c.commit("edit after checkout", v6, false); n < blocksOf(v6)-2 || n == blocksOf(v6) {
-		t.Errorf("edit in place after a checkout: %d of %d blocks reused", n, blocksOf(v6))
-	}
+	v6, _ := checkoutEdit("HEAD~3", false, B/2)
 	// That checkout copied runs of the working file, checked by the digest
 	// only: its entry serves one commit, and the next hashes every block.
 	v6[B/2+1] ^= 1
 	if _, n = c.commit("second edit after checkout", v6, false); n != -1 {
 		t.Errorf("second edit after a checkout that reused runs: %d blocks reused", n)
 	}
-
 	// So does a checkout that writes the file afresh (no working file).
-	old, err = r.Manifest("HEAD~5", "sub/x.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = os.Remove(r.blocksPath(old.Digest))
-	if err := os.Remove(filepath.Join(r.Root, "sub", "x.bin")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD~5", Paths: []string{"sub/x.bin"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(r.blocksPath(old.Digest)); err != nil {
-		t.Fatalf("fresh checkout of HEAD~5 recorded no blocks: %v", err)
-	}
-	v7, err := os.ReadFile(filepath.Join(r.Root, "sub", "x.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v7[len(v7)/2] ^= 1
-	if d, n = c.commit("edit after a fresh checkout", v7, false); n < blocksOf(v7)-2 || n == blocksOf(v7) {
-		t.Errorf("edit in place after a fresh checkout: %d of %d blocks reused", n, blocksOf(v7))
-	}
+	v7, _ := checkoutEdit("HEAD~5", true, 0)
+	d = hashing.ID(blake3.Sum256(v7))
 
 	// gc keeps the entry of the working file's version and removes others.
 	orphan := r.blocksPath(hashing.Sum([]byte("a version no file has")))

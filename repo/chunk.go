@@ -318,19 +318,16 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	// The layout blob: inline bytes read now, chunks by id.
 	var lay manifest.Layout
 	byRange := map[[2]int64]hashing.ID{}
-	pieces := make([]piece, 0, len(l.Segments))
 	ci := 0
 	for _, s := range l.Segments {
 		if s.IsChunk() {
 			lay.Append(manifest.Piece{Len: s.Len, Chunk: true, ID: ids[ci]})
 			byRange[[2]int64{s.Off, s.Len}] = ids[ci]
-			pieces = append(pieces, piece{s.Off, s.Len, ids[ci]})
 			ci++
 			continue
 		}
 		if s.IsDerived() {
 			lay.Append(manifest.Piece{Len: s.Len, Derive: s.Derive, ID: derived[s.Off]})
-			pieces = append(pieces, piece{s.Off, s.Len, derived[s.Off]})
 			continue
 		}
 		buf := make([]byte, s.Len)
@@ -338,12 +335,9 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			return nil, fmt.Errorf("%s: read bytes %d..%d: %w", p, s.Off, s.Off+s.Len, err)
 		}
 		lay.Append(manifest.Piece{Len: s.Len, Inline: buf})
-		pieces = append(pieces, piece{s.Off, s.Len, hashing.Sum(buf)})
 	}
-	var prints []fingerprint
-	if size > hashing.BlockLen {
-		prints = blockPrints(pieces, size)
-	}
+	// From the layout, as a checkout computes them: the two agree.
+	prints := layoutPrints(&lay, size)
 	if prev != nil {
 		var reused atomic.Int64
 		reuse := prev.reuse(prints)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -67,47 +68,36 @@ func main() {
 	os.Exit(exitCode(ctx, g, err))
 }
 
-// startProfile writes a CPU profile to $CHUNKVC_CPUPROFILE when it is set:
-// how the performance work of docs/BENCHMARKS.md finds where time goes.
+// startProfile writes a CPU profile to $CHUNKVC_CPUPROFILE and an execution
+// trace to $CHUNKVC_TRACE, each when set: how the performance work of
+// docs/BENCHMARKS.md finds where time goes, and where a command waits
+// rather than computes.
 func startProfile(g *globalOptions) (stop func()) {
-	path := os.Getenv("CHUNKVC_CPUPROFILE")
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
-	if err == nil {
-		err = pprof.StartCPUProfile(f)
-	}
-	if err != nil {
-		fmt.Fprintf(g.stderr, "chunkvc: CHUNKVC_CPUPROFILE: %v\n", err)
-		return func() {}
-	}
-	stopTrace := startTrace(g)
+	stopCPU := startOutput(g, "CHUNKVC_CPUPROFILE", pprof.StartCPUProfile, pprof.StopCPUProfile)
+	stopTrace := startOutput(g, "CHUNKVC_TRACE", trace.Start, trace.Stop)
 	return func() {
 		stopTrace()
-		pprof.StopCPUProfile()
-		f.Close()
+		stopCPU()
 	}
 }
 
-// startTrace writes an execution trace to $CHUNKVC_TRACE when it is set
-// along with CHUNKVC_CPUPROFILE: where a command waits rather than computes
-// (go tool trace).
-func startTrace(g *globalOptions) (stop func()) {
-	path := os.Getenv("CHUNKVC_TRACE")
+// startOutput creates the file named by the environment variable env, if
+// set, and starts writing to it; stop ends that and closes the file.
+func startOutput(g *globalOptions, env string, start func(io.Writer) error, end func()) (stop func()) {
+	path := os.Getenv(env)
 	if path == "" {
 		return func() {}
 	}
 	f, err := os.Create(path)
 	if err == nil {
-		err = trace.Start(f)
+		err = start(f)
 	}
 	if err != nil {
-		fmt.Fprintf(g.stderr, "chunkvc: CHUNKVC_TRACE: %v\n", err)
+		fmt.Fprintf(g.stderr, "chunkvc: %s: %v\n", env, err)
 		return func() {}
 	}
 	return func() {
-		trace.Stop()
+		end()
 		f.Close()
 	}
 }

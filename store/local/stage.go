@@ -16,8 +16,9 @@ var (
 	// segmentSize: a batch gathers its pack in segments of this many bytes
 	// (a multiple of directAlign) and writes each one whole.
 	segmentSize = 4 << 20
-	// segments: at most this many are held at once, one filling and the
-	// rest being written.
+	// segments: at most this many are held at once: one filling, the
+	// others full and waiting for copies still in progress or being
+	// written.
 	segments = 4
 )
 
