@@ -196,10 +196,6 @@ func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int, ha
 		return Sum(b), nil, nil
 	}
 	nblocks := blocksOf(size)
-	var cvs []CV
-	if wantCVs {
-		cvs = make([]CV, nblocks)
-	}
 	m := newMapper(r)
 	// cv returns block i's chaining value, from have or hashed.
 	cv := func(br *blockReader, i int64) ([8]uint32, error) {
@@ -217,6 +213,10 @@ func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int, ha
 	// The last block's CV stands in for its node: with more than one block
 	// it is a child of a parent, never the root.
 	if workers <= 1 {
+		var cvs []CV
+		if wantCVs {
+			cvs = make([]CV, nblocks)
+		}
 		br := blockReader{r: r, size: size, m: m}
 		defer br.close()
 		var s cvStack
@@ -272,17 +272,25 @@ func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int, ha
 	if err := g.Wait(); err != nil {
 		return ID{}, nil, err
 	}
-	var st cvStack
-	for i, w := range words {
-		if cvs != nil {
+	id, all := foldBlocks(words, wantCVs)
+	return id, all, nil
+}
+
+// foldBlocks returns the digest of a file of two or more blocks from their
+// chaining values, and with wantCVs those values as CVs.
+func foldBlocks(words [][8]uint32, wantCVs bool) (ID, []CV) {
+	var cvs []CV
+	if wantCVs {
+		cvs = make([]CV, len(words))
+		for i, w := range words {
 			cvs[i] = cvOf(w)
 		}
-		if int64(i) == nblocks-1 {
-			return rootID(st.foldCV(w)), cvs, nil
-		}
+	}
+	var st cvStack
+	for _, w := range words[:len(words)-1] {
 		st.push(w)
 	}
-	panic("unreachable: a file of more than one block has a last block")
+	return rootID(st.foldCV(words[len(words)-1])), cvs
 }
 
 // blockReader gets the blocks of a size-byte file for one goroutine.

@@ -35,13 +35,13 @@ import (
 // for another size or whose chaining values do not give its digest is not
 // used (the digest is then computed from every byte, as without it).
 //
-// The fingerprints come from the chunk pass and the chaining values from the
-// digest pass, two reads of the file. A write between them that changes no
-// timestamp (through a shared mapping) would pair a print with a stale
-// value; the commit it happens in is wrong either way, but a reused value
-// would carry the error on. So no entry is saved for a file modified within
-// the racy window before it was hashed (as the stat cache does), and every
-// maxGeneration-th commit of a file computes its digest from every byte.
+// A commit takes the fingerprints and the chaining values from one read of
+// the file (hashing.Scan), so its entry holds together even when the file
+// was written meanwhile. A checkout takes the prints from the layout it
+// wrote and the values from reading the file back, and keeps the entry only
+// when that read gives the manifest's digest. As a last guard against a
+// value carried on wrongly, every maxGeneration-th commit of a file
+// computes its digest from every byte.
 const (
 	blocksMagic   = "chunkvc-blocks 1\n"
 	maxGeneration = 16
@@ -67,35 +67,45 @@ type piece struct {
 func blockPrints(pieces []piece, size int64) []fingerprint {
 	n := (size + hashing.BlockLen - 1) / hashing.BlockLen
 	out := make([]fingerprint, n)
-	buf := make([]byte, 0, 4096)
 	j := 0
 	for b := range n {
 		start, end := b*hashing.BlockLen, min((b+1)*hashing.BlockLen, size)
 		for j < len(pieces) && pieces[j].off+pieces[j].len <= start {
 			j++
 		}
-		// Every piece that starts before the block's end is in the print,
-		// so equal prints mean equal ends too (a short last block that
-		// grew gained a piece).
-		buf = buf[:0]
-		covered := start
-		for k := j; k < len(pieces) && pieces[k].off < end; k++ {
-			p := pieces[k]
-			if p.off > covered {
-				break // a gap: cannot happen with a checked layout
-			}
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(p.off))
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(p.len))
-			buf = append(buf, p.id[:]...)
-			covered = p.off + p.len
+		k := j
+		for k < len(pieces) && pieces[k].off < end {
+			k++
 		}
-		if covered < end {
-			continue
-		}
-		id := hashing.Sum(buf)
-		copy(out[b][:], id[:])
+		out[b] = blockPrint(pieces[j:k], start, end)
 	}
 	return out
+}
+
+// blockPrint returns the fingerprint of the block [start, end) from the
+// pieces that overlap it, in order; zero if they leave a gap.
+func blockPrint(pieces []piece, start, end int64) fingerprint {
+	// Every piece that starts before the block's end is in the print, so
+	// equal prints mean equal ends too (a short last block that grew
+	// gained a piece).
+	buf := make([]byte, 0, 48*len(pieces))
+	covered := start
+	for _, p := range pieces {
+		if p.off > covered {
+			return fingerprint{} // a gap: cannot happen with a checked layout
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(p.off))
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(p.len))
+		buf = append(buf, p.id[:]...)
+		covered = p.off + p.len
+	}
+	if covered < end {
+		return fingerprint{}
+	}
+	var f fingerprint
+	id := hashing.Sum(buf)
+	copy(f[:], id[:])
+	return f
 }
 
 // layoutPrints returns the block fingerprints of a size-byte file that lay

@@ -34,9 +34,10 @@ func newBlockCommits(t *testing.T, r *Repo, rel string) *blockCommits {
 	return c
 }
 
-// commit writes data, waits out the racy window unless racy, commits and
+// commit writes data, commits it at once (inside the racy window: a
+// commit's entry comes from one read, so it is kept all the same) and
 // returns the committed digest and the blocks reused.
-func (c *blockCommits) commit(name string, data []byte, racy bool) (hashing.ID, int) {
+func (c *blockCommits) commit(name string, data []byte) (hashing.ID, int) {
 	t := c.t
 	t.Helper()
 	path := filepath.Join(c.r.Root, filepath.FromSlash(c.rel))
@@ -46,11 +47,6 @@ func (c *blockCommits) commit(name string, data []byte, racy bool) (hashing.ID, 
 	c.mtime = c.mtime.Add(time.Minute) // a new mtime even if the bytes and size are the same
 	if err := os.Chtimes(path, c.mtime, c.mtime); err != nil {
 		t.Fatal(err)
-	}
-	if !racy {
-		// Past the racy window of the change time: a file written
-		// just before its commit gets no entry.
-		time.Sleep(time.Duration(fsWindow(c.r.Root)) + 10*time.Millisecond)
 	}
 	c.reused = -1
 	// A touched file is re-hashed and found unchanged.
@@ -64,11 +60,7 @@ func (c *blockCommits) commit(name string, data []byte, racy bool) (hashing.ID, 
 	if want := hashing.ID(blake3.Sum256(data)); m.Digest != want {
 		t.Fatalf("%s: committed digest %s, BLAKE3 of the file %s", name, m.Digest.Short(), want.Short())
 	}
-	_, err = os.Stat(c.r.blocksPath(m.Digest))
-	switch {
-	case racy && err == nil:
-		t.Fatalf("%s: a block cache entry for a file written just before", name)
-	case !racy && err != nil:
+	if _, err := os.Stat(c.r.blocksPath(m.Digest)); err != nil {
 		t.Fatalf("%s: no block cache entry: %v", name, err)
 	}
 	return m.Digest, c.reused
@@ -82,23 +74,19 @@ func blocksOf(b []byte) int { return (len(b) + hashing.BlockLen - 1) / hashing.B
 func TestBlockCacheDigests(t *testing.T) {
 	const B = hashing.BlockLen
 	v1 := randomData(5*B+777, 7)
-	r := testRepo(t, v1) // racy: no entry yet
+	r := testRepo(t, v1)
 	c := newBlockCommits(t, r, "sub/x.bin")
 
-	// Same bytes, new mtime: hashed again, now past the racy window, which
-	// records the entry; then every block comes from the cache.
+	// Same bytes, new mtime: hashed again, every block from the cache.
 	d1 := hashing.ID(blake3.Sum256(v1))
-	if _, n := c.commit("touch", v1, false); n != -1 {
-		t.Errorf("touch of a version committed racy: %d blocks reused", n)
-	}
-	if _, n := c.commit("touch again", v1, false); n != blocksOf(v1) {
+	if _, n := c.commit("touch", v1); n != blocksOf(v1) {
 		t.Errorf("touch: %d of %d blocks reused", n, blocksOf(v1))
 	}
 
 	// One byte changed in place: only the blocks its chunk spans are hashed.
 	v2 := bytes.Clone(v1)
 	v2[3*B+100] ^= 1
-	if _, n := c.commit("in place", v2, false); n < blocksOf(v2)-2 || n == blocksOf(v2) {
+	if _, n := c.commit("in place", v2); n < blocksOf(v2)-2 || n == blocksOf(v2) {
 		t.Errorf("one byte changed in place: %d of %d blocks reused", n, blocksOf(v2))
 	}
 	if _, err := os.Stat(r.blocksPath(d1)); err == nil {
@@ -107,37 +95,29 @@ func TestBlockCacheDigests(t *testing.T) {
 
 	// 1000 bytes inserted in block 1: everything after moved.
 	v3 := append(append(bytes.Clone(v2[:B+5000]), randomData(1000, 8)...), v2[B+5000:]...)
-	if _, n := c.commit("insert", v3, false); n > 1 {
+	if _, n := c.commit("insert", v3); n > 1 {
 		t.Errorf("bytes inserted in block 1: %d blocks reused", n)
 	}
 
 	// Appended: the old short last block is now whole and differs.
 	v4 := append(bytes.Clone(v3), randomData(B, 9)...)
-	if _, n := c.commit("append", v4, false); n < blocksOf(v3)-2 || n > blocksOf(v3)-1 {
+	if _, n := c.commit("append", v4); n < blocksOf(v3)-2 || n > blocksOf(v3)-1 {
 		t.Errorf("append: %d blocks reused, want %d or %d", n, blocksOf(v3)-2, blocksOf(v3)-1)
 	}
 
 	// Cut to a whole number of blocks, then grown from there, then cut so
 	// that a whole block becomes a short last one.
-	c.commit("cut to 4 MiB", v4[:4*B], false)
-	c.commit("grown from 4 MiB", v4[:6*B+10], false)
-	c.commit("cut into block 3", v4[:3*B+10], false)
+	c.commit("cut to 4 MiB", v4[:4*B])
+	c.commit("grown from 4 MiB", v4[:6*B+10])
+	c.commit("cut into block 3", v4[:3*B+10])
 
-	// A file written just before its commit gets no entry, and the next
-	// commit hashes every byte.
 	v5 := bytes.Clone(v4[:3*B+10])
-	v5[10] ^= 1
-	c.commit("racy", v5, true)
-	v5[20] ^= 1
-	if _, n := c.commit("after racy", v5, false); n != -1 {
-		t.Errorf("after a racy commit: %d blocks reused", n)
-	}
 
 	// Every maxGeneration-th commit computes every chaining value afresh.
 	fresh := 0
 	for i := range 2*maxGeneration + 1 {
 		v5[B+i] ^= 1
-		if _, n := c.commit(fmt.Sprintf("generation %d", i), v5, false); n == -1 {
+		if _, n := c.commit(fmt.Sprintf("generation %d", i), v5); n == -1 {
 			fresh++
 		}
 	}
@@ -146,7 +126,7 @@ func TestBlockCacheDigests(t *testing.T) {
 	}
 
 	// A damaged entry is not used.
-	d, _ := c.commit("settle", v5, false)
+	d, _ := c.commit("settle", v5)
 	raw, err := os.ReadFile(r.blocksPath(d))
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +136,7 @@ func TestBlockCacheDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	v5[100] ^= 1
-	d, n := c.commit("damaged entry", v5, false)
+	d, n := c.commit("damaged entry", v5)
 	if n != -1 {
 		t.Errorf("damaged entry: %d blocks reused", n)
 	}
@@ -176,7 +156,7 @@ func TestBlockCacheDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	v5[len(v5)-1] ^= 1
-	d, n = c.commit("wrong chaining value", v5, false)
+	d, n = c.commit("wrong chaining value", v5)
 	if n != -1 {
 		t.Errorf("entry with a wrong chaining value: %d blocks reused", n)
 	}
@@ -207,7 +187,7 @@ func TestBlockCacheDigests(t *testing.T) {
 			t.Fatal(err)
 		}
 		data[off] ^= 1
-		_, n := c.commit("edit after checking out "+rev, data, false)
+		_, n := c.commit("edit after checking out "+rev, data)
 		if n < blocksOf(data)-2 || n == blocksOf(data) {
 			t.Errorf("edit in place after checking out %s (fresh %v): %d of %d blocks reused", rev, fresh, n, blocksOf(data))
 		}
@@ -220,7 +200,7 @@ func TestBlockCacheDigests(t *testing.T) {
 	// That checkout copied runs of the working file, checked by the digest
 	// only: its entry serves one commit, and the next hashes every block.
 	v6[B/2+1] ^= 1
-	if _, n = c.commit("second edit after checkout", v6, false); n != -1 {
+	if _, n = c.commit("second edit after checkout", v6); n != -1 {
 		t.Errorf("second edit after a checkout that reused runs: %d blocks reused", n)
 	}
 	// So does a checkout that writes the file afresh (no working file).
@@ -268,7 +248,7 @@ func TestBlockCacheInlineBytes(t *testing.T) {
 		t.Fatalf("test file of %d bytes: want 3 blocks or more", len(v1))
 	}
 	c := newBlockCommits(t, r, "sub/x.parquet")
-	c.commit("v1", v1, false)
+	c.commit("v1", v1)
 	m, err := r.Manifest("", "sub/x.parquet")
 	if err != nil || m.Format != "parquet" {
 		t.Fatalf("committed as %q (%v), want parquet: the footer must be inline bytes", m.Format, err)
@@ -282,7 +262,7 @@ func TestBlockCacheInlineBytes(t *testing.T) {
 	}
 	dot := at + bytes.IndexByte(v2[at:], '.')
 	v2[dot+1] = '0' + (v2[dot+1]-'0'+1)%10
-	if _, n := c.commit("footer edit", v2, false); n < blocksOf(v2)-2 || n == blocksOf(v2) {
+	if _, n := c.commit("footer edit", v2); n < blocksOf(v2)-2 || n == blocksOf(v2) {
 		t.Errorf("footer edited: %d of %d blocks reused", n, blocksOf(v2))
 	}
 }

@@ -182,9 +182,10 @@ type chunked struct {
 // returns the previous version (nil if none). Chunks of the previous
 // version are not even looked up in the store, and a new chunk is offered
 // to the store with the old chunk it most likely resembles, as a delta
-// base. When the block cache holds the previous version, the file's digest
-// is computed after its chunks, from the cached blocks their pieces show
-// unchanged and the others; otherwise alongside them, from every byte.
+// base. The chunks, the inline bytes and the file's digest all come from
+// one read (hashing.Scan); when the block cache holds the previous version,
+// the digest takes the cached value of every block whose pieces show it
+// unchanged.
 //
 // With up nil nothing is stored: the manifest is computed only (diff of
 // the working tree).
@@ -226,35 +227,11 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		}
 	}
 
-	// Without cached blocks the digest needs nothing else: it starts
-	// first, and reading the file's layout overlaps with it.
-	cctx, abort := context.WithCancel(ctx)
-	defer abort()
-	g, gctx := errgroup.WithContext(cctx)
-	var digest hashing.ID
-	var cvs []hashing.CV
-	if prev == nil {
-		g.Go(func() error {
-			var err error
-			digest, cvs, err = hashing.SumBlocks(gctx, f, size, nil)
-			return err
-		})
-	}
-	defer func() {
-		if err != nil { // stop the digest before f closes
-			abort()
-			werr := g.Wait()
-			if werr != nil && !errors.Is(werr, context.Canceled) && errors.Is(err, context.Canceled) {
-				err = fmt.Errorf("%s: %w", p, werr) // the cause, not its echo
-			}
-		}
-	}()
-
-	l, err := r.formats.Enumerate(gctx, f, size)
+	l, err := r.formats.Enumerate(ctx, f, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	derived, err := r.checkDerived(gctx, l, f, size)
+	derived, err := r.checkDerived(ctx, l, f, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
@@ -266,95 +243,106 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		known[old.Layout] = true
 	}
 	segs := l.Chunks()
-	likes := r.likelyBases(gctx, old, segs, up.dryRun)
-	ranges := make([]hashing.Range, len(segs))
-	for i, s := range segs {
-		ranges[i] = hashing.Range{Off: s.Off, Len: s.Len}
-	}
+	likes := r.likelyBases(ctx, old, segs, up.dryRun)
+	pl := planScan(l.Segments)
 	ids := make([]hashing.ID, len(segs))
-	g.Go(func() error {
-		// Uploads run on their own pool, as wide as the store likes
-		// (S3: 16 connections), so round trips overlap with hashing; the
-		// pool's limit also bounds the chunk copies in flight.
-		uploads, uctx := errgroup.WithContext(gctx)
-		if up.dryRun {
-			uploads.SetLimit(1)
-		} else {
-			uploads.SetLimit(connections(up.st))
+	inline := make([][]byte, len(pl.parts))
+	var reuse func(i int) (hashing.CV, bool)
+	var reused atomic.Int64
+	if prev != nil {
+		reuse = func(i int) (hashing.CV, bool) {
+			print, ok := pl.print(i, size)
+			if !ok || i >= len(prev.prints) || print != prev.prints[i] {
+				return hashing.CV{}, false
+			}
+			reused.Add(1)
+			return prev.cvs[i], true
 		}
-		err := hashing.HashRanges(uctx, f, ranges, hashing.Options{Workers: workers}, func(i int, id hashing.ID, data []byte) error {
-			ids[i] = id
-			if known[id] || up.dryRun {
-				up.progress.Add(int64(len(data)))
-				return nil
-			}
-			if up.batch != nil {
-				// A batch copies data into its pack before Put returns:
-				// no copy, no goroutine per chunk.
-				defer up.progress.Add(int64(len(data)))
-				_, err := up.ensure(uctx, id, data, likes(i))
-				return err
-			}
-			buf := append([]byte(nil), data...)
-			uploads.Go(func() error {
-				defer up.progress.Add(int64(len(buf)))
-				_, err := up.ensure(uctx, id, buf, likes(i))
-				return err
-			})
+	}
+
+	// One read of the file gives the chunks, the inline bytes and the
+	// digest, so they agree whatever happens to the file meanwhile.
+	// Uploads run on their own pool, as wide as the store likes (S3: 16
+	// connections), so round trips overlap with hashing; the pool's limit
+	// also bounds the chunk copies in flight.
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	uploads, uctx := errgroup.WithContext(sctx)
+	if up.dryRun {
+		uploads.SetLimit(1)
+	} else {
+		uploads.SetLimit(connections(up.st))
+	}
+	digest, cvs, err := hashing.Scan(uctx, f, size, pl.ranges, hashing.ScanOptions{Workers: workers, Reuse: reuse}, func(i int, id hashing.ID, data []byte) error {
+		pt := &pl.parts[i]
+		pl.ids[i] = id
+		switch {
+		case pt.inline:
+			inline[i] = append(inline[i], data...)
+			up.progress.Add(int64(len(data)))
 			return nil
-		})
-		// An upload error cancels uctx, so HashRanges then reports only
-		// "context canceled": the upload's error is the one to return.
-		if werr := uploads.Wait(); werr != nil {
-			return werr
+		case pt.derive != "":
+			up.progress.Add(int64(len(data)))
+			if id != derived[pt.off] {
+				return errChangedWhileRead
+			}
+			return nil
 		}
-		return err
+		ids[pt.chunk] = id
+		if known[id] || up.dryRun {
+			up.progress.Add(int64(len(data)))
+			return nil
+		}
+		if up.batch != nil {
+			// A batch copies data into its pack before Put returns:
+			// no copy, no goroutine per chunk.
+			defer up.progress.Add(int64(len(data)))
+			_, err := up.ensure(uctx, id, data, likes(pt.chunk))
+			return err
+		}
+		buf := append([]byte(nil), data...)
+		uploads.Go(func() error {
+			defer up.progress.Add(int64(len(buf)))
+			_, err := up.ensure(uctx, id, buf, likes(pt.chunk))
+			return err
+		})
+		return nil
 	})
-	err = g.Wait()
+	if err != nil {
+		stop() // the uploads in flight are for nothing
+	}
+	// An upload error cancels uctx, so Scan then reports only "context
+	// canceled": the upload's error is the one to return.
+	if werr := uploads.Wait(); werr != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		err = werr
+	}
+	if errors.Is(err, errChangedWhileRead) {
+		return nil, fmt.Errorf("%s changed while it was being read; try again when it is quiet", p)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
+	if testHookBlocksReused != nil && prev != nil {
+		testHookBlocksReused(p, int(reused.Load()))
+	}
 
-	// The layout blob: inline bytes read now, chunks by id.
+	// The layout blob: inline bytes as read, chunks by id.
 	var lay manifest.Layout
 	byRange := map[[2]int64]hashing.ID{}
-	ci := 0
-	for _, s := range l.Segments {
-		if s.IsChunk() {
-			lay.Append(manifest.Piece{Len: s.Len, Chunk: true, ID: ids[ci]})
-			byRange[[2]int64{s.Off, s.Len}] = ids[ci]
-			ci++
-			continue
+	for i, pt := range pl.parts {
+		rg := pl.ranges[i]
+		switch {
+		case pt.inline:
+			lay.Append(manifest.Piece{Len: rg.Len, Inline: inline[i]})
+		case pt.derive != "":
+			lay.Append(manifest.Piece{Len: rg.Len, Derive: pt.derive, ID: derived[pt.off]})
+		default:
+			lay.Append(manifest.Piece{Len: rg.Len, Chunk: true, ID: ids[pt.chunk]})
+			byRange[[2]int64{rg.Off, rg.Len}] = ids[pt.chunk]
 		}
-		if s.IsDerived() {
-			lay.Append(manifest.Piece{Len: s.Len, Derive: s.Derive, ID: derived[s.Off]})
-			continue
-		}
-		buf := make([]byte, s.Len)
-		if _, err := f.ReadAt(buf, s.Off); err != nil {
-			return nil, fmt.Errorf("%s: read bytes %d..%d: %w", p, s.Off, s.Off+s.Len, err)
-		}
-		lay.Append(manifest.Piece{Len: s.Len, Inline: buf})
 	}
 	// From the layout, as a checkout computes them: the two agree.
 	prints := layoutPrints(&lay, size)
-	if prev != nil {
-		var reused atomic.Int64
-		reuse := prev.reuse(prints)
-		digest, cvs, err = hashing.SumBlocks(ctx, f, size, func(i int) (hashing.CV, bool) {
-			cv, ok := reuse(i)
-			if ok {
-				reused.Add(1)
-			}
-			return cv, ok
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if testHookBlocksReused != nil {
-			testHookBlocksReused(p, int(reused.Load()))
-		}
-	}
 	layBlob := lay.Encode()
 	layID := hashing.Sum(layBlob)
 	if !up.dryRun {
@@ -404,11 +392,9 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		if prev != nil {
 			gen = prev.gen + 1
 		}
-		// Not for a file written to just before it was read: its
-		// chunk pass and digest pass may have seen different bytes.
-		if quiet := max(before.Mtime, before.Ctime)+fsWindow(r.Root) < hashedAt; quiet {
-			r.saveBlocks(digest, size, &blockSet{gen: gen, prints: prints, cvs: cvs}, replaced...)
-		}
+		// Prints and chaining values come from the same read: the
+		// entry holds together even for a file written while it was read.
+		r.saveBlocks(digest, size, &blockSet{gen: gen, prints: prints, cvs: cvs}, replaced...)
 		// Written now, while other files are still hashing; unreachable
 		// until the commit, and git gc prunes it if the commit fails.
 		if ch.blob, err = r.git.writeBlob(enc); err != nil {
@@ -503,7 +489,9 @@ func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderA
 			segs = append(segs, s)
 			continue
 		}
-		if d != nil {
+		// One the scan could not hold whole (millions of tiles) is
+		// stored as chunks, like one that does not match its recipe.
+		if d != nil && s.Len <= hashing.MaxRange {
 			want := make([]byte, s.Len)
 			if _, err := f.ReadAt(want, s.Off); err != nil {
 				return nil, err

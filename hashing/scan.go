@@ -1,0 +1,298 @@
+package hashing
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+	"lukechampine.com/blake3/guts"
+)
+
+// scanWindow is Scan's unit of reading: a multiple of BlockLen, so that no
+// block spans two windows. 2 MiB: larger windows cost RSS (about four per
+// file held at once) and gain nothing measurable; with 1 MiB ones, one
+// 40 KiB tile in 25 crosses a window edge and is copied. A variable so
+// that tests can make pieces cross more windows.
+var scanWindow int64 = 2 << 20
+
+// ScanOptions tunes Scan. The zero value means GOMAXPROCS workers and no
+// reused blocks.
+type ScanOptions struct {
+	Workers int
+	// Reuse, when not nil, is asked for block i of a file of more than one
+	// block once fn has returned for every piece that overlaps the block;
+	// when it gives a CV the block is not hashed (see SumBlocks for what the
+	// caller vouches for).
+	Reuse func(i int) (CV, bool)
+}
+
+// Scan reads size bytes of r once, in windows of a few MiB, and computes
+// from those same bytes both the ID of every piece and the file's digest,
+// with the CV of every block as SumBlocks returns them. pieces must cover
+// the file exactly, in order: the first at offset 0, each starting where
+// the one before ends, none longer than MaxRange. So a file that changes
+// while it is read cannot give pieces and a digest that disagree: the
+// digest is that of the pieces' bytes, whatever they were.
+//
+// fn(i, id, data) is called once for each piece, on worker goroutines,
+// possibly concurrently with itself and in no particular order; data is
+// only valid until fn returns. The first error from reading or from fn
+// cancels the rest and is returned. Memory is bounded by a few windows per
+// worker and a buffer for the largest piece that crosses a window edge.
+func Scan(ctx context.Context, r io.ReaderAt, size int64, pieces []Range, opt ScanOptions, fn func(i int, id ID, data []byte) error) (ID, []CV, error) {
+	if err := checkCover(pieces, size); err != nil {
+		return ID{}, nil, err
+	}
+	if size == 0 {
+		for i := range pieces {
+			if err := fn(i, Sum(nil), nil); err != nil {
+				return ID{}, nil, err
+			}
+		}
+		return Sum(nil), nil, nil
+	}
+	s := newScan(r, size, pieces, opt, fn)
+	return s.run(ctx)
+}
+
+func (s *scan) run(ctx context.Context) (ID, []CV, error) {
+	workers := min(Options{Workers: s.opt.Workers}.workers(), len(s.wins))
+	g, gctx := errgroup.WithContext(ctx)
+	var next atomic.Int64
+	for range workers {
+		g.Go(func() error {
+			var scratch []byte
+			for {
+				w := int(next.Add(1) - 1)
+				if w >= len(s.wins) {
+					return nil
+				}
+				if err := s.window(gctx, w, &scratch); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		for i := range s.wins { // the tasks that failed or never ran left these
+			if b := s.wins[i].buf; b != nil {
+				s.wins[i].buf = nil
+				s.live.Add(-1)
+				putWindow(b)
+			}
+		}
+		return ID{}, nil, err
+	}
+	if len(s.words) == 1 {
+		return s.single, nil, nil
+	}
+	id, cvs := foldBlocks(s.words, true)
+	return id, cvs, nil
+}
+
+// checkCover reports whether pieces cover size bytes exactly, in order.
+func checkCover(pieces []Range, size int64) error {
+	var at int64
+	for i, p := range pieces {
+		if p.Off != at || p.Len < 0 || p.Len > MaxRange {
+			return fmt.Errorf("piece %d (offset %d, length %d): pieces must cover the file in order from offset 0, each at most %d bytes", i, p.Off, p.Len, MaxRange)
+		}
+		at += p.Len
+	}
+	if at != size {
+		return fmt.Errorf("pieces cover %d bytes of a %d-byte file", at, size)
+	}
+	return nil
+}
+
+// A scan is one call of Scan. Window w holds bytes [w·W, (w+1)·W). Piece i
+// is hashed by the task of the window holding its last byte, from that
+// window's buffer or, when it starts in an earlier window, from a copy of
+// the windows it spans. Block k is hashed (or reused) by whichever task
+// finishes its last overlapping piece, while the bytes are still in cache.
+// A window's buffer goes back to the pool when its task, the pieces that
+// cross out of it and its blocks are all done.
+type scan struct {
+	r      io.ReaderAt
+	size   int64
+	pieces []Range
+	opt    ScanOptions
+	fn     func(i int, id ID, data []byte) error
+
+	wins   []scanWin
+	first  []int          // first piece of each window's task
+	deps   []atomic.Int32 // per block: overlapping pieces not yet done
+	words  [][8]uint32    // per block: its chaining value
+	single ID             // the digest of a file of one block
+
+	live, peak atomic.Int32 // window buffers held (for tests)
+}
+
+type scanWin struct {
+	ready chan struct{} // closed when buf is read or err is set
+	buf   []byte // from getWindow
+	err   error
+	refs  atomic.Int32
+}
+
+func newScan(r io.ReaderAt, size int64, pieces []Range, opt ScanOptions, fn func(int, ID, []byte) error) *scan {
+	nwin := int((size + scanWindow - 1) / scanWindow)
+	nblocks := blocksOf(size)
+	s := &scan{
+		r: r, size: size, pieces: pieces, opt: opt, fn: fn,
+		wins:  make([]scanWin, nwin),
+		first: make([]int, nwin+1),
+		deps:  make([]atomic.Int32, nblocks),
+		words: make([][8]uint32, nblocks),
+	}
+	for w := range s.wins {
+		s.wins[w].ready = make(chan struct{})
+		// The task's own reference, and one per block in the window.
+		s.wins[w].refs.Store(1 + int32(blocksOf(min(scanWindow, size-int64(w)*scanWindow))))
+	}
+	w := 0
+	for i, p := range pieces {
+		end := s.endWin(i)
+		for w < end {
+			w++
+			s.first[w] = i
+		}
+		if p.Len == 0 {
+			continue
+		}
+		for v := p.Off / scanWindow; v < int64(end); v++ {
+			s.wins[v].refs.Add(1) // a piece crossing out of window v
+		}
+		for k := p.Off / blockLen; k <= (p.Off+p.Len-1)/blockLen; k++ {
+			s.deps[k].Add(1)
+		}
+	}
+	for w < nwin {
+		w++
+		s.first[w] = len(pieces)
+	}
+	return s
+}
+
+// endWin returns the window whose task hashes piece i.
+func (s *scan) endWin(i int) int {
+	p := s.pieces[i]
+	last := p.Off + p.Len - 1
+	if p.Len == 0 {
+		last = p.Off
+	}
+	return min(int(last/scanWindow), len(s.wins)-1)
+}
+
+// window runs window w's task: read it, hash the pieces that end in it.
+func (s *scan) window(ctx context.Context, w int, scratch *[]byte) error {
+	win := &s.wins[w]
+	off := int64(w) * scanWindow
+	n := min(scanWindow, s.size-off)
+	win.err = ctx.Err()
+	if win.err == nil {
+		for n := s.live.Add(1); ; {
+			if p := s.peak.Load(); n <= p || s.peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		win.buf = getWindow()
+		if err := readFull(s.r, win.buf[:n], off); err != nil {
+			win.err = fmt.Errorf("read bytes %d..%d: %w", off, off+n, err)
+		}
+	}
+	close(win.ready) // tasks of later windows wait for it, error or not
+	if win.err != nil {
+		return win.err
+	}
+	for i := s.first[w]; i < s.first[w+1]; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.piece(ctx, i, w, scratch); err != nil {
+			return err
+		}
+	}
+	s.release(w)
+	return nil
+}
+
+// piece hashes piece i, which ends in window w, and hands it to fn.
+func (s *scan) piece(ctx context.Context, i, w int, scratch *[]byte) error {
+	p := s.pieces[i]
+	if p.Len == 0 {
+		return s.fn(i, Sum(nil), nil)
+	}
+	from := int(p.Off / scanWindow)
+	var data []byte
+	if from == w {
+		at := p.Off - int64(w)*scanWindow
+		data = s.wins[w].buf[at : at+p.Len]
+	} else {
+		if int64(cap(*scratch)) < p.Len {
+			*scratch = make([]byte, p.Len)
+		}
+		data = (*scratch)[:p.Len]
+		for v := from; v < w; v++ {
+			win := &s.wins[v]
+			select {
+			case <-win.ready:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if win.err != nil {
+				return win.err
+			}
+		}
+		for v, at := from, int64(0); v <= w; v++ {
+			start := max(p.Off, int64(v)*scanWindow)
+			end := min(p.Off+p.Len, int64(v+1)*scanWindow)
+			at += int64(copy(data[at:], s.wins[v].buf[start-int64(v)*scanWindow:end-int64(v)*scanWindow]))
+		}
+	}
+	if err := s.fn(i, Sum(data), data); err != nil {
+		return err
+	}
+	for k := p.Off / blockLen; k <= (p.Off+p.Len-1)/blockLen; k++ {
+		if s.deps[k].Add(-1) == 0 {
+			s.block(int(k))
+		}
+	}
+	for v := from; v < w; v++ {
+		s.release(v)
+	}
+	return nil
+}
+
+// block computes block k's chaining value (the digest, for a file of one
+// block), every piece over it being done.
+func (s *scan) block(k int) {
+	off := int64(k) * blockLen
+	w := int(off / scanWindow)
+	at := off - int64(w)*scanWindow
+	b := s.wins[w].buf[at : at+min(blockLen, s.size-off)]
+	switch {
+	case len(s.words) == 1:
+		s.single = Sum(b)
+	case s.opt.Reuse != nil:
+		if cv, ok := s.opt.Reuse(k); ok {
+			s.words[k] = cv.words()
+			break
+		}
+		fallthrough
+	default:
+		s.words[k] = guts.ChainingValue(subtree(b, uint64(k)*(blockLen/chunkLen)))
+	}
+	s.release(w)
+}
+
+func (s *scan) release(w int) {
+	win := &s.wins[w]
+	if win.refs.Add(-1) == 0 {
+		s.live.Add(-1)
+		putWindow(win.buf)
+		win.buf = nil
+	}
+}
