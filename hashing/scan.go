@@ -132,7 +132,7 @@ type scan struct {
 
 type scanWin struct {
 	ready chan struct{} // closed when buf is read or err is set
-	buf   []byte // from getWindow
+	buf   []byte        // from getWindow
 	err   error
 	refs  atomic.Int32
 }
