@@ -1,5 +1,6 @@
 // Package hashing owns chunkvc's content identity: the ID type (BLAKE3-256 of
-// a byte string) and a parallel hasher over byte ranges of a file.
+// a byte string) and parallel hashers over a file: its ranges, its digest,
+// or both from one read (Scan).
 //
 // Glossary:
 //
@@ -26,6 +27,16 @@
 // when the caller vouches that its bytes did not change: the digest of a
 // file edited in place then costs the changed blocks only (BlockRoot
 // rebuilds a digest from CVs, to check them).
+//
+// Scan is what a commit uses: it reads a file once, in 2 MiB windows (a
+// multiple of the block, so no block spans two), and from the same bytes
+// hashes each piece of the file's layout and each block for the digest. A
+// piece is hashed by the task of the window holding its last byte (copied
+// together when it starts in an earlier window); a block by whichever task
+// finishes the last piece over it, so a reused block's CV is asked for only
+// when the pieces that vouch for it are known. Windows are reference
+// counted (their task, the pieces crossing out of them, their blocks) and
+// live outside the Go heap.
 //
 // Memory: HashRanges holds at most one buffer per worker, each as large as the
 // largest range, so memory is bounded by MaxRange × workers, never by the

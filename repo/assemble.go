@@ -2,6 +2,7 @@ package repo
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -20,12 +21,17 @@ type AssembleStats struct {
 	ChunksLocal   int   `json:"chunks_local"`   // read from a local store or the read cache
 	ChunksFetched int   `json:"chunks_fetched"` // downloaded from the configured store
 	BytesFetched  int64 `json:"bytes_fetched"`
+	// InPlace: the working file was patched where it differed, and
+	// BytesWritten were written; otherwise a new file replaced it.
+	InPlace      bool  `json:"in_place,omitempty"`
+	BytesWritten int64 `json:"bytes_written,omitempty"`
 }
 
 // reuse is a working file whose chunks can be read instead of fetched.
 type reuse struct {
-	f    *os.File
-	offs map[hashing.ID]int64
+	f      *os.File
+	offs   map[hashing.ID]int64
+	inline map[int64][]byte // the inline bytes of its layout, by offset
 }
 
 // reuseFrom indexes the chunks of the working file at p when its layout is
@@ -42,11 +48,14 @@ func (r *Repo) reuseFrom(ctx context.Context, p string, layoutID hashing.ID) *re
 	if err != nil {
 		return nil
 	}
-	ru := &reuse{f: f, offs: map[hashing.ID]int64{}}
+	ru := &reuse{f: f, offs: map[hashing.ID]int64{}, inline: map[int64][]byte{}}
 	var off int64
 	for _, pc := range lay.Pieces {
-		if pc.Chunk {
+		switch {
+		case pc.Chunk:
 			ru.offs[pc.ID] = off
+		case pc.Derive == "":
+			ru.inline[off] = pc.Inline
 		}
 		off += pc.Len
 	}
@@ -183,9 +192,15 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 			return st, err
 		}
 		// The disk writes while the digest is checked; the caller's fsync
-		// then waits for less.
-		_ = writeback.Start(f)
+		// then waits for less. On its own goroutine: starting writeback
+		// of a large file blocks while the device queue fills.
+		started := make(chan struct{})
+		go func() {
+			defer close(started)
+			_ = writeback.Start(f)
+		}()
 		digest, cvs, err := r.finishDerived(ctx, m, lay, f)
+		<-started
 		if err == nil && digest == m.Digest {
 			// The file now holds exactly the committed version, whose
 			// blocks the next commit of an edit in place can reuse. Runs
@@ -271,6 +286,14 @@ func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.La
 				runSrc, runDst, runLen = src, off, pc.Len
 			}
 			st.ChunksReused++
+			off += pc.Len
+			continue
+		}
+		// Inline bytes that follow a run in the working file too (a
+		// COG's tile leaders) extend it: one copy instead of a copy and
+		// a write per tile.
+		if runLen > 0 && !pc.Chunk && pc.Derive == "" && runDst+runLen == off && bytes.Equal(ru.inline[runSrc+runLen], pc.Inline) {
+			runLen += pc.Len
 			off += pc.Len
 			continue
 		}

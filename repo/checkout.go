@@ -147,7 +147,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 			case digest == m.Digest:
 				pl.layout = manifestLayoutID{upToDate: true}
 			case e.Digest == digest && !e.Layout.IsZero():
-				pl.layout = manifestLayoutID{id: e.Layout}
+				pl.layout = manifestLayoutID{id: e.Layout, was: working{stat: statOf(fi), digest: e.Digest, layout: e.Layout}}
 			case !opt.Force:
 				return nil, fmt.Errorf("%w: %s has changes that are not committed (commit them, or use --force to discard them)", ErrLocalChanges, p)
 			}
@@ -171,7 +171,10 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 			continue
 		}
 		prog.Start(p, pl.m.Size)
-		st, err := r.writeFile(ctx, pl.m, r.reuseFrom(ctx, p, pl.layout.id), cache, prog)
+		st, patched, err := r.patchInPlace(ctx, pl.m, pl.layout.was, cache, prog)
+		if err == nil && !patched {
+			st, err = r.writeFile(ctx, pl.m, r.reuseFrom(ctx, p, pl.layout.id), cache, prog)
+		}
 		prog.Done()
 		if err != nil {
 			return res, err
@@ -223,6 +226,7 @@ func (r *Repo) checkoutBBox(ctx context.Context, m *manifest.Manifest, box [4]fl
 type manifestLayoutID struct {
 	id       hashing.ID
 	upToDate bool
+	was      working // the working file, when its version is known
 }
 
 func revName(rev string) string {
@@ -258,6 +262,10 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
+	fi1, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
 	if err := f.Close(); err != nil {
 		return fail(err)
 	}
@@ -265,10 +273,21 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 		os.Remove(tmp)
 		return AssembleStats{}, err
 	}
-	// The file's mtime is newer than hashed, so the entry counts as racily
-	// clean: the next status re-reads the file once, then trusts it.
+	renamed := time.Now().UnixNano()
 	if fi2, err := os.Stat(target); err == nil {
-		cache.put(m.Path, cacheEntry{fileStat: statOf(fi2), Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
+		// The bytes are ours and verified. Nobody else could write them
+		// before the rename (a temp name only we opened); a write after
+		// it moves the mtime if our last write is older than the racy
+		// window by then, which fsync makes likely for a large file. So
+		// if the mtime has not moved since our fstat, the entry can be
+		// trusted from the rename on, and the next status or checkout
+		// does not read the file again. Otherwise it is racily clean:
+		// re-read once, then trusted.
+		now, was := statOf(fi2), statOf(fi1)
+		if now.Mtime == was.Mtime && now.Size == was.Size && now.Ino == was.Ino {
+			hashed = renamed
+		}
+		cache.put(m.Path, cacheEntry{fileStat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
 	}
 	return st, nil
 }

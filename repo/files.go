@@ -166,7 +166,14 @@ func (r *Repo) lock() (func(), error) {
 				os.Remove(name)
 				return nil, fmt.Errorf("write lock %s: %v %v", name, werr, cerr)
 			}
-			return func() { os.Remove(name) }, nil
+			unlock := func() { os.Remove(name) }
+			// A checkout that patched a file in place and was killed
+			// left its undo journal: the file goes back first.
+			if err := r.recoverPatch(); err != nil {
+				unlock()
+				return nil, err
+			}
+			return unlock, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lock %s: %w", name, err)

@@ -36,3 +36,10 @@ func fsWindow(dir string) int64 {
 	}
 	return racyWindow
 }
+
+// singleLink reports whether fi's file has no other name, so that writing
+// it in place changes nothing else.
+func singleLink(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink == 1
+}

@@ -25,6 +25,14 @@ move (use git switch, then chunkvc checkout). Every chunk and every whole
 file is verified before it is renamed into place, so a file is never
 half-written or wrong under its real name.
 
+A large working file (8 MiB or more, one name only) that differs from REV's
+version in a few pieces at the same offsets (an edit in place, rows
+appended) is patched instead: only those pieces are written, so the cost
+follows the tiles, not the file. Their old bytes go first into an undo
+journal (.git/chunkvc/patch); the patched file's digest is verified before
+the journal is dropped, and the next chunkvc command puts the old bytes
+back if the checkout was killed half-way.
+
 A working file whose bytes are not stored (uncommitted changes) is not
 overwritten unless --force is given.
 
@@ -99,6 +107,10 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 			continue
 		case "prefetched":
 			g.say("prefetched %s  (no file written; %d chunks fetched = %s into the read cache)\n", f.Path, f.ChunksFetched, humanBytes(f.BytesFetched))
+			continue
+		}
+		if f.InPlace {
+			g.say("patched    %s  (%s; %s written in place, %d chunks fetched = %s)\n", f.Path, humanBytes(f.Size), humanBytes(f.BytesWritten), f.ChunksFetched, humanBytes(f.BytesFetched))
 			continue
 		}
 		g.say("wrote      %s  (%s; %d chunks reused, %d fetched = %s)\n", f.Path, humanBytes(f.Size), f.ChunksReused, f.ChunksFetched, humanBytes(f.BytesFetched))

@@ -133,11 +133,18 @@ func TestSmallEditStoresLittle(t *testing.T) {
 			ChunksReused  int   `json:"chunks_reused"`
 			ChunksFetched int   `json:"chunks_fetched"`
 			BytesFetched  int64 `json:"bytes_fetched"`
+			InPlace       bool  `json:"in_place"`
+			BytesWritten  int64 `json:"bytes_written"`
 		} `json:"files"`
 	}
 	r.jsonOf(&co, "checkout", "HEAD~1", "--", "big.bin")
 	if f := co.Files[0]; f.BytesFetched > 1<<20 || f.ChunksReused == 0 {
 		t.Fatalf("checkout of v1 fetched %d bytes, reused %d chunks", f.BytesFetched, f.ChunksReused)
+	}
+	// The two versions differ in a chunk at the same offset: the file is
+	// patched, not written whole.
+	if f := co.Files[0]; !f.InPlace || f.BytesWritten == 0 || f.BytesWritten > 1<<20 {
+		t.Fatalf("checkout of v1: in place %v, %d bytes written", f.InPlace, f.BytesWritten)
 	}
 	orig := randomBytes(40<<20, 5)
 	if !bytes.Equal(r.read("big.bin"), orig) {

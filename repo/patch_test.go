@@ -1,0 +1,229 @@
+package repo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+// patchRepo commits v1 then v2 of sub/x.bin and lowers the in-place
+// threshold to suit test-sized files.
+func patchRepo(t *testing.T, v1, v2 []byte) (*Repo, string) {
+	t.Helper()
+	oldMin, oldSettle := inPlaceMin, settleMin
+	inPlaceMin, settleMin = 1<<20, 1<<20
+	t.Cleanup(func() { inPlaceMin, settleMin = oldMin, oldSettle })
+	r := testRepo(t, v1)
+	path := filepath.Join(r.Root, "sub", "x.bin")
+	if err := os.WriteFile(path, v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(context.Background(), CommitOptions{Message: "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	return r, path
+}
+
+// twoEdits returns v1 with bytes changed at two places and cut or grown.
+func twoEdits(v1 []byte, tail int) []byte {
+	v2 := bytes.Clone(v1)
+	v2[3<<20+5] ^= 0xff
+	v2[7<<20+9] ^= 0xff
+	if tail < 0 {
+		return v2[:len(v2)+tail]
+	}
+	return append(v2, randomData(tail, 99)...)
+}
+
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+func checkoutOne(t *testing.T, r *Repo, rev string) CheckoutFile {
+	t.Helper()
+	res, err := r.Checkout(context.Background(), CheckoutOptions{Rev: rev, Paths: []string{"sub/x.bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Files[0]
+}
+
+func wantFile(t *testing.T, path string, want []byte, what string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s: the file is not byte-identical (%d bytes, want %d)", what, len(got), len(want))
+	}
+}
+
+func TestCheckoutPatchesInPlace(t *testing.T) {
+	v1 := randomData(9<<20+333, 1)
+	for _, tail := range []int{100 << 10, -(100 << 10)} {
+		v2 := twoEdits(v1, tail)
+		r, path := patchRepo(t, v1, v2)
+		ino := inode(t, path)
+		for _, step := range []struct {
+			rev  string
+			want []byte
+		}{{"HEAD~1", v1}, {"HEAD", v2}, {"HEAD~1", v1}} {
+			f := checkoutOne(t, r, step.rev)
+			if !f.InPlace || f.BytesWritten == 0 || f.BytesWritten*4 > int64(len(step.want)) {
+				t.Fatalf("checkout %s: in place %v, %d bytes written", step.rev, f.InPlace, f.BytesWritten)
+			}
+			wantFile(t, path, step.want, "checkout "+step.rev)
+			if inode(t, path) != ino {
+				t.Fatalf("checkout %s replaced the file instead of patching it", step.rev)
+			}
+			// Settled: the stat cache trusts the entry, and no later
+			// command reads the file again.
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, ok := r.loadStatCache().lookup("sub/x.bin", statOf(fi))
+			if !ok || e.Digest != hashing.Sum(step.want) {
+				t.Fatalf("after checkout %s: stat cache entry trusted %v, digest %s", step.rev, ok, e.Digest.Short())
+			}
+		}
+		if _, err := os.Stat(filepath.Join(r.gitDir(), "chunkvc", "patch")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("journal left behind: %v", err)
+		}
+	}
+}
+
+// A file with another name is replaced, not patched: the other name keeps
+// its bytes.
+func TestCheckoutPatchSparesHardLinks(t *testing.T) {
+	v1 := randomData(9<<20+333, 2)
+	v2 := twoEdits(v1, 0)
+	r, path := patchRepo(t, v1, v2)
+	other := filepath.Join(t.TempDir(), "link.bin")
+	if err := os.Link(path, other); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	if f := checkoutOne(t, r, "HEAD~1"); f.InPlace {
+		t.Fatal("patched a file that has another name")
+	}
+	wantFile(t, path, v1, "checkout HEAD~1")
+	wantFile(t, other, v2, "the other name")
+}
+
+// A checkout killed half-way leaves its journal; the next command that
+// takes the lock puts the old bytes back. Killed after one piece, and
+// after the file was cut to a shorter version (or grown to a longer one).
+func TestCheckoutPatchCrash(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tail  int
+		crash int
+	}{{"after a piece", 50 << 10, 0}, {"after the cut", 50 << 10, -1}, {"after the growth", -(50 << 10), -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			v1 := randomData(9<<20+333, 3)
+			v2 := twoEdits(v1, tc.tail)
+			r, path := patchRepo(t, v1, v2)
+			testHookPatchWrite = func(i int, _ *os.File) bool { return i == tc.crash }
+			_, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD~1", Paths: []string{"sub/x.bin"}})
+			testHookPatchWrite = nil
+			if err == nil {
+				t.Fatal("simulated crash: no error")
+			}
+			// Killed after the cut or growth, every piece is written, but
+			// the digest was not verified: the journal still undoes it.
+			if half, _ := os.ReadFile(path); bytes.Equal(half, v2) || (tc.crash >= 0 && bytes.Equal(half, v1)) {
+				t.Fatal("the simulated crash left no patched file to recover")
+			}
+			if _, err := os.Stat(filepath.Join(r.gitDir(), "chunkvc", "patch")); err != nil {
+				t.Fatalf("no journal after the crash: %v", err)
+			}
+			unlock, err := r.lock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			unlock()
+			wantFile(t, path, v2, "after recovery")
+			if _, err := os.Stat(filepath.Join(r.gitDir(), "chunkvc", "patch")); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("journal left after recovery: %v", err)
+			}
+			// And the checkout then goes through.
+			if f := checkoutOne(t, r, "HEAD~1"); !f.InPlace {
+				t.Fatal("retry not patched in place")
+			}
+			wantFile(t, path, v1, "retry")
+		})
+	}
+}
+
+// Bytes that are not what the stat cache said (damage that kept the
+// stat) give a wrong digest: the patch is undone and the file written
+// whole, from verified chunks.
+func TestCheckoutPatchWrongDigest(t *testing.T) {
+	v1 := randomData(9<<20+333, 4)
+	v2 := twoEdits(v1, 0)
+	r, path := patchRepo(t, v1, v2)
+	// Fresh block values, so the damaged block is read, not reused.
+	if err := os.RemoveAll(filepath.Join(r.gitDir(), "chunkvc", "blocks")); err != nil {
+		t.Fatal(err)
+	}
+	testHookPatchWrite = func(i int, f *os.File) bool {
+		if _, err := f.WriteAt([]byte{0xAA, 0x55}, 5<<20); err != nil {
+			t.Error(err)
+		}
+		return false
+	}
+	f := checkoutOne(t, r, "HEAD~1")
+	testHookPatchWrite = nil
+	if f.InPlace {
+		t.Fatal("kept a patch whose digest is wrong")
+	}
+	wantFile(t, path, v1, "checkout after the failed patch")
+}
+
+func TestDecodeJournal(t *testing.T) {
+	r := testRepo(t, []byte("x"))
+	undo := []span{{5, []byte("old")}, {1 << 40, nil}}
+	name, err := r.writeJournal("sub/x.bin", 1234, undo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, size, got, err := decodeJournal(b)
+	if err != nil || p != "sub/x.bin" || size != 1234 || len(got) != 2 || got[0].off != 5 || string(got[0].data) != "old" || got[1].off != 1<<40 {
+		t.Fatalf("decode: %q %d %v %v", p, size, got, err)
+	}
+	for i := range b {
+		bad := bytes.Clone(b)
+		bad[i] ^= 1
+		if _, _, _, err := decodeJournal(bad); err == nil {
+			t.Fatalf("byte %d flipped: no error", i)
+		}
+	}
+	if _, _, _, err := decodeJournal(b[:len(b)-1]); err == nil {
+		t.Fatal("truncated: no error")
+	}
+	// A damaged journal stops the lock: nothing to undo with, and the
+	// file must not be trusted silently.
+	if err := os.WriteFile(name, b[:len(b)-1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.lock(); err == nil {
+		t.Fatal("lock with a damaged journal: no error")
+	}
+}
