@@ -6,6 +6,8 @@
 //	<root>/.git/chunkvc/store/             the embedded local store (default)
 //	<root>/.git/chunkvc/statcache          stat cache (binary, checksummed): unchanged files are not re-read
 //	<root>/.git/chunkvc/lock               held while a command writes
+//	<root>/.git/chunkvc/blocks/<digest>    block cache: per-MiB chaining values of a version
+//	<root>/.git/chunkvc/patch              undo journal of a checkout patching a file in place
 //
 // It owns the pipelines (commit, checkout, status, fsck, log) and is the only
 // package that imports go-git.
@@ -13,5 +15,13 @@
 // Commit order is the product's promise: hash → set-diff against the
 // previous commit's manifest → put only new chunks → verify → only then
 // write the Git index and commit. A failure before the Git commit leaves
-// HEAD and the index as they were.
+// HEAD and the index as they were. A file is read once per commit
+// (hashing.Scan): its chunks, inline bytes and digest come from the same
+// bytes.
+//
+// Checkout writes a new file and renames it over the old one once its
+// digest is verified, or, when the target differs from the working file in
+// a few pieces at the same offsets, patches the working file under an undo
+// journal (patch.go) that the next command taking the lock replays if the
+// checkout did not finish.
 package repo
