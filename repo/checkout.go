@@ -278,13 +278,13 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 		// The bytes are ours and verified. Nobody else could write them
 		// before the rename (a temp name only we opened); a write after
 		// it moves the mtime if our last write is older than the racy
-		// window by then, which fsync makes likely for a large file. So
-		// if the mtime has not moved since our fstat, the entry can be
-		// trusted from the rename on, and the next status or checkout
-		// does not read the file again. Otherwise it is racily clean:
-		// re-read once, then trusted.
+		// window of the file's own file system by then, which fsync
+		// makes likely for a large file. So if the mtime has not moved
+		// since our fstat, the entry can be trusted from the rename on,
+		// and the next status or checkout does not read the file again.
+		// Otherwise it is racily clean: re-read once, then trusted.
 		now, was := statOf(fi2), statOf(fi1)
-		if now.Mtime == was.Mtime && now.Size == was.Size && now.Ino == was.Ino {
+		if now.Mtime == was.Mtime && now.Size == was.Size && now.Ino == was.Ino && now.Mtime+fsWindow(filepath.Dir(target)) < renamed {
 			hashed = renamed
 		}
 		cache.put(m.Path, cacheEntry{fileStat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})

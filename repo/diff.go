@@ -172,6 +172,9 @@ func (f *FileDiff) New() *manifest.Manifest { return f.cur }
 // Working files are chunked and hashed but nothing is stored; a file whose
 // stat-cache digest matches the old version's is not read at all.
 func (r *Repo) Diff(ctx context.Context, opt DiffOptions) (*DiffResult, error) {
+	if err := r.settlePatch(); err != nil {
+		return nil, err
+	}
 	res := &DiffResult{From: opt.From, To: opt.To, Files: []FileDiff{}}
 	if res.From == "" {
 		res.From = "HEAD"

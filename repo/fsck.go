@@ -54,6 +54,9 @@ type FsckOptions struct {
 // blob is stored and agrees with it, and every chunk is in the store with
 // the right size (and, with Full, the right hash).
 func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
+	if err := r.settlePatch(); err != nil {
+		return nil, err
+	}
 	prog := progress.OrNoop(opt.Progress)
 	full := opt.Full
 	res := &FsckResult{Problems: []Problem{}}

@@ -63,7 +63,9 @@ type working struct {
 
 // patchInPlace turns the working file at m.Path, holding version w, into
 // m by writing the pieces that differ. done is false, with nothing
-// changed, when the file does not lend itself to it (see the limits).
+// changed (or all of it undone), when the file does not lend itself to it
+// (see the limits) or a piece cannot be had: the caller then writes the
+// file whole.
 func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working, cache *statCache, prog progress.Counter) (_ AssembleStats, done bool, err error) {
 	var st AssembleStats
 	if m.Size < inPlaceMin || w.layout.IsZero() {
@@ -93,8 +95,28 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 		return st, false, nil // changed meanwhile, or other names share its bytes
 	}
 
-	// The undo journal first, durable before the first byte changes.
-	var undo []span
+	// Every new chunk first (verified by hash), so that one the stores
+	// cannot give leaves the file untouched and the caller writes it whole
+	// (it may find the chunk elsewhere in the working file).
+	for i, wr := range writes {
+		if !wr.pc.Chunk {
+			continue
+		}
+		b, src, err := r.read.get(ctx, wr.pc.ID)
+		if err != nil || int64(len(b)) != wr.pc.Len {
+			return st, false, nil
+		}
+		if src == fromRemote {
+			st.ChunksFetched++
+			st.BytesFetched += wr.pc.Len
+		} else {
+			st.ChunksLocal++
+		}
+		writes[i].data = b
+	}
+
+	// The undo journal, durable before the first byte changes.
+	j := journal{path: m.Path, ino: w.stat.Ino, oldSize: old.Size, newSize: m.Size, digest: w.digest, layout: w.layout}
 	for _, wr := range writes {
 		if wr.off >= old.Size {
 			continue // beyond the old end: undone by the truncate
@@ -103,24 +125,27 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 		if _, err := f.ReadAt(b, wr.off); err != nil {
 			return st, false, fmt.Errorf("%s: read bytes %d..%d: %w", m.Path, wr.off, wr.off+int64(len(b)), err)
 		}
-		undo = append(undo, span{wr.off, b})
+		j.undo = append(j.undo, span{wr.off, b})
 	}
 	if cut > 0 {
 		b := make([]byte, cut)
 		if _, err := f.ReadAt(b, m.Size); err != nil {
 			return st, false, fmt.Errorf("%s: read bytes %d..%d: %w", m.Path, m.Size, old.Size, err)
 		}
-		undo = append(undo, span{m.Size, b})
+		j.undo = append(j.undo, span{m.Size, b})
 	}
-	journal, err := r.writeJournal(m.Path, old.Size, undo)
+	jpath, err := r.writeJournal(&j)
 	if err != nil {
 		return st, false, err
 	}
-	// From here on a failure rolls the file back.
+	// From here on a failure puts the old bytes back.
 	crashed := false
 	defer func() {
+		// Bytes that were not the version the stat cache said (the
+		// digest told) stay wrong after the undo; the caller's whole
+		// write replaces them all the same.
 		if (err != nil || !done) && !crashed {
-			if rerr := r.recoverPatch(); rerr != nil {
+			if rerr := r.recoverPatch(); rerr != nil && !errors.Is(rerr, errNotRestored) {
 				err = errors.Join(err, rerr)
 			}
 		}
@@ -131,34 +156,18 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 		if err := ctx.Err(); err != nil {
 			return st, false, err
 		}
-		pc := wr.pc
-		var data []byte
+		data := wr.data
 		switch {
-		case pc.Derive != "":
+		case wr.pc.Derive != "":
 			derived = append(derived, wr)
 			continue
-		case !pc.Chunk:
-			data = pc.Inline
-		default:
-			b, src, err := r.read.get(ctx, pc.ID)
-			if err != nil {
-				return st, false, fmt.Errorf("%s: chunk %s: %w", m.Path, pc.ID, err)
-			}
-			if int64(len(b)) != pc.Len {
-				return st, false, fmt.Errorf("%s: chunk %s: %w: %d bytes, layout says %d", m.Path, pc.ID, ErrIntegrity, len(b), pc.Len)
-			}
-			if src == fromRemote {
-				st.ChunksFetched++
-				st.BytesFetched += pc.Len
-			} else {
-				st.ChunksLocal++
-			}
-			data = b
+		case !wr.pc.Chunk:
+			data = wr.pc.Inline
 		}
 		if _, err := f.WriteAt(data, wr.off); err != nil {
 			return st, false, fmt.Errorf("%s: %w", m.Path, err)
 		}
-		prog.Add(pc.Len)
+		prog.Add(wr.pc.Len)
 		if testHookPatchWrite != nil && testHookPatchWrite(i, f) {
 			crashed = true
 			return st, false, errors.New("simulated crash")
@@ -176,9 +185,16 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 	if err := r.deriveInto(ctx, m, f, derived); err != nil {
 		return st, false, err
 	}
+	fi, err = f.Stat()
+	if err != nil {
+		return st, false, fmt.Errorf("%s: %w", m.Path, err)
+	}
+	written := statOf(fi) // after our last write: a later one moves the mtime
 
-	// Blocks none of whose pieces changed keep the chaining value the
-	// block cache holds for the version the file was; the others are read.
+	// The digest: the blocks the patch wrote are read; the others, whose
+	// pieces are those of the version the file was, keep the chaining
+	// values the block cache holds for it. Their bytes are vouched for by
+	// the stat cache, as for a commit of an unchanged file.
 	prints := layoutPrints(lay, m.Size)
 	prev := r.loadBlocks(w.digest, old.Size)
 	var gen uint32
@@ -192,17 +208,23 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 		return st, false, fmt.Errorf("%s: %w", m.Path, err)
 	}
 	if digest != m.Digest {
-		return st, false, nil // rolled back; the caller writes it whole
+		return st, false, nil // undone; the caller writes it whole
 	}
 	if err := f.Sync(); err != nil {
 		return st, false, fmt.Errorf("%s: %w", m.Path, err)
 	}
-	if err := os.Remove(journal); err != nil {
-		return st, false, fmt.Errorf("remove %s: %w", journal, err)
+	if err := os.Remove(jpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return st, false, fmt.Errorf("remove %s: %w", jpath, err)
 	}
-	_ = syncDir(filepath.Dir(journal)) // a journal back after a crash only undoes a finished patch
+	// Else a journal back after a power loss would undo a finished patch.
+	if err := syncDir(filepath.Dir(jpath)); err != nil {
+		return st, false, err
+	}
+	done = true
+	prog.Add(m.Size - n)
 	r.saveBlocks(m.Digest, m.Size, &blockSet{gen: gen, prints: prints, cvs: cvs})
-	cache.put(m.Path, cacheEntry{fileStat: settled(f, m.Size), Digest: m.Digest, Layout: m.Layout, Hashed: time.Now().UnixNano()})
+	now, hashed := settled(f, m.Size, written)
+	cache.put(m.Path, cacheEntry{fileStat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
 	st.InPlace, st.BytesWritten = true, n
 	st.ChunksReused = chunkPieces(lay.Pieces) - st.ChunksLocal - st.ChunksFetched // left where they were
 	return st, true, nil
@@ -210,8 +232,9 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 
 // write is a piece of the new layout that the file does not hold yet.
 type write struct {
-	off int64
-	pc  manifest.Piece
+	off  int64
+	pc   manifest.Piece
+	data []byte // a chunk's bytes, once fetched
 }
 
 type span struct {
@@ -233,7 +256,7 @@ func differing(old, lay *manifest.Layout) ([]write, int64) {
 	off = 0
 	for _, pc := range lay.Pieces {
 		if o, ok := at[off]; !ok || !samePiece(o, pc) {
-			out = append(out, write{off, pc})
+			out = append(out, write{off: off, pc: pc})
 			n += pc.Len
 		}
 		off += pc.Len
@@ -283,29 +306,27 @@ func (r *Repo) deriveInto(ctx context.Context, m *manifest.Manifest, f *os.File,
 // costs more than waiting out a 50 ms racy window.
 var settleMin int64 = 64 << 20
 
-// settled returns the stat of f, size bytes just written, for the stat
-// cache. A large file's is taken once its last write is older than the
-// racy window (waiting out a short one), so that the entry is trusted: a
-// later write would move the mtime. A small file's, or one on a file
-// system with a long window (network), is taken at once and the entry
-// stays racily clean: the next status reads the file once.
-func settled(f *os.File, size int64) fileStat {
-	fi, err := f.Stat()
-	if err != nil {
-		return fileStat{}
-	}
-	st := statOf(fi)
+// settled returns the stat cache's view of f, size bytes whose last write
+// left them with the stat written: the stat, and the time to record as
+// hashed. A large file's is taken once that write is older than the racy
+// window of its file system (waiting out a short one), so that the entry
+// is trusted, a later write moving the mtime; if the stat moved meanwhile
+// the entry matches nothing. A small file, or one on a file system with a
+// long window (network), gets a racily clean entry: the next status reads
+// it once.
+func settled(f *os.File, size int64, written fileStat) (fileStat, int64) {
 	w := fsWindow(filepath.Dir(f.Name()))
 	if size < settleMin || w > int64(100*time.Millisecond) {
-		return st
+		return written, written.Mtime // racy: Mtime+window >= Hashed
 	}
-	if wait := time.Duration(st.Mtime + w + 1 - time.Now().UnixNano()); wait > 0 {
+	if wait := time.Duration(written.Mtime + w + 1 - time.Now().UnixNano()); wait > 0 {
 		time.Sleep(wait)
 	}
-	if fi, err := f.Stat(); err == nil && statOf(fi) == st {
-		return st
+	fi, err := f.Stat()
+	if err != nil || statOf(fi) != written {
+		return fileStat{}, 0
 	}
-	return fileStat{} // written meanwhile: no entry that matches
+	return written, time.Now().UnixNano()
 }
 
 func (r *Repo) journalPath() (string, error) {
@@ -313,18 +334,32 @@ func (r *Repo) journalPath() (string, error) {
 	return filepath.Join(dir, "patch"), err
 }
 
-// writeJournal makes the undo journal of a patch of p durable.
-func (r *Repo) writeJournal(p string, oldSize int64, undo []span) (string, error) {
+// journal is what an interrupted patch needs undone, and what the file
+// was before it.
+type journal struct {
+	path             string
+	ino              uint64
+	oldSize, newSize int64
+	digest, layout   hashing.ID // of the version the file was
+	undo             []span
+}
+
+// writeJournal makes the undo journal of a patch durable.
+func (r *Repo) writeJournal(j *journal) (string, error) {
 	name, err := r.journalPath()
 	if err != nil {
 		return "", err
 	}
 	b := []byte(patchMagic)
-	b = binary.AppendUvarint(b, uint64(len(p)))
-	b = append(b, p...)
-	b = binary.AppendUvarint(b, uint64(oldSize))
-	b = binary.AppendUvarint(b, uint64(len(undo)))
-	for _, u := range undo {
+	b = binary.AppendUvarint(b, uint64(len(j.path)))
+	b = append(b, j.path...)
+	b = binary.AppendUvarint(b, j.ino)
+	b = binary.AppendUvarint(b, uint64(j.oldSize))
+	b = binary.AppendUvarint(b, uint64(j.newSize))
+	b = append(b, j.digest[:]...)
+	b = append(b, j.layout[:]...)
+	b = binary.AppendUvarint(b, uint64(len(j.undo)))
+	for _, u := range j.undo {
 		b = binary.AppendUvarint(b, uint64(u.off))
 		b = binary.AppendUvarint(b, uint64(len(u.data)))
 		b = append(b, u.data...)
@@ -337,17 +372,19 @@ func (r *Repo) writeJournal(p string, oldSize int64, undo []span) (string, error
 	return name, syncDir(filepath.Dir(name))
 }
 
-// decodeJournal parses a journal, checking its checksum.
-func decodeJournal(b []byte) (p string, oldSize int64, undo []span, err error) {
+// errNotRestored: undoing a patch did not give back the file's old digest.
+var errNotRestored = errors.New("undoing it did not give back the version it was")
+
+// decodeJournal parses a journal, checking its checksum. The path is
+// returned even when the rest is damaged, if it can be read.
+func decodeJournal(b []byte) (*journal, error) {
 	bad := errors.New("damaged patch journal")
 	if len(b) < len(patchMagic)+32 || string(b[:len(patchMagic)]) != patchMagic {
-		return "", 0, nil, bad
+		return &journal{}, bad
 	}
 	body := b[:len(b)-32]
-	if hashing.Sum(body) != hashing.ID(b[len(b)-32:]) {
-		return "", 0, nil, bad
-	}
 	rest := body[len(patchMagic):]
+	var err error
 	next := func() uint64 {
 		v, n := binary.Uvarint(rest)
 		if n <= 0 {
@@ -366,26 +403,65 @@ func decodeJournal(b []byte) (p string, oldSize int64, undo []span, err error) {
 		rest = rest[n:]
 		return out
 	}
-	p = string(take(next()))
-	oldSize = int64(next())
+	j := &journal{}
+	j.path = string(take(next()))
+	if hashing.Sum(body) != hashing.ID(b[len(b)-32:]) {
+		return j, bad
+	}
+	j.ino = next()
+	j.oldSize, j.newSize = int64(next()), int64(next())
+	j.digest = hashing.ID(take(32))
+	j.layout = hashing.ID(take(32))
 	count := next()
 	for i := uint64(0); err == nil && i < count; i++ {
 		off := next()
 		data := take(next())
-		undo = append(undo, span{int64(off), data})
+		j.undo = append(j.undo, span{int64(off), data})
 	}
-	if err == nil && (len(rest) != 0 || oldSize < 0) {
+	if err == nil && (len(rest) != 0 || j.oldSize < 0 || j.newSize < 0) {
 		err = bad
 	}
-	return p, oldSize, undo, err
+	return j, err
+}
+
+// hasJournal reports whether a patch journal waits to be undone.
+func (r *Repo) hasJournal() bool {
+	name, err := r.journalPath()
+	if err != nil {
+		return false
+	}
+	_, err = os.Lstat(name)
+	return err == nil
+}
+
+// settlePatch undoes an interrupted patch before a command that does not
+// take the lock (status, diff, fsck) reads the working files.
+func (r *Repo) settlePatch() error {
+	if !r.hasJournal() {
+		return nil
+	}
+	unlock, err := r.lock() // undoes it
+	if err != nil {
+		return err
+	}
+	unlock()
+	return nil
 }
 
 // recoverPatch undoes a patch that did not finish, if its journal is
-// there: the old bytes go back, the old size too, then the journal goes.
+// there: the old bytes go back, the old size too, the file is checked
+// against the digest of the version it was and the stat cache told so;
+// then the journal goes. A file that was replaced since (another inode) is
+// left alone; one that was changed otherwise is reported.
 func (r *Repo) recoverPatch() error {
 	name, err := r.journalPath()
 	if err != nil {
 		return err
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(name), ".patch.chunkvc-tmp-*")); len(tmps) > 0 {
+		for _, t := range tmps { // a journal being written when we died
+			os.Remove(t)
+		}
 	}
 	b, err := os.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -394,39 +470,77 @@ func (r *Repo) recoverPatch() error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", name, err)
 	}
-	p, oldSize, undo, err := decodeJournal(b)
+	j, err := decodeJournal(b)
 	if err != nil {
-		// Only a journal renamed into place is read, and it is synced
-		// first: damage means the disk lost it, and there is nothing to
-		// undo with.
-		return fmt.Errorf("%s: %w; remove it once %s is checked out again", name, err, p)
+		// Only a journal synced and renamed into place is read: damage
+		// means the disk lost it, and there is nothing to undo with.
+		what := "a tracked file"
+		if j.path != "" {
+			what = j.path
+		}
+		return fmt.Errorf("%s: %w: a checkout that patched %s in place was interrupted, and the file may be half-written; remove %s, then run chunkvc checkout --force -- %s", name, err, what, name, what)
 	}
-	if err := r.safeTarget(p); err != nil {
+	if err := r.safeTarget(j.path); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	f, err := os.OpenFile(r.abs(p), os.O_RDWR, 0)
+	undoErr := func(err error) error {
+		return fmt.Errorf("undo the interrupted checkout of %s: %w (the journal is %s)", j.path, err, name)
+	}
+	drop := func() error {
+		if err := os.Remove(name); err != nil {
+			return err
+		}
+		return syncDir(filepath.Dir(name))
+	}
+	f, err := os.OpenFile(r.abs(j.path), os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return os.Remove(name) // nothing left to undo
+		return drop() // nothing left to undo
 	}
 	if err != nil {
-		return fmt.Errorf("undo the interrupted checkout of %s: %w", p, err)
+		return undoErr(err)
 	}
 	defer f.Close()
-	for _, u := range undo {
+	fi, err := f.Stat()
+	if err != nil {
+		return undoErr(err)
+	}
+	if st := statOf(fi); st.Ino != j.ino {
+		return drop() // replaced since: not ours to change
+	}
+	if fi.Size() != j.oldSize && fi.Size() != j.newSize {
+		if err := drop(); err != nil {
+			return err
+		}
+		return fmt.Errorf("a checkout that patched %s in place was interrupted, and the file has been changed since; it was left as it is: check it out again (--force) or commit it", j.path)
+	}
+	for _, u := range j.undo {
 		if _, err := f.WriteAt(u.data, u.off); err != nil {
-			return fmt.Errorf("undo the interrupted checkout of %s: %w", p, err)
+			return undoErr(err)
 		}
 	}
-	if err := f.Truncate(oldSize); err != nil {
-		return fmt.Errorf("undo the interrupted checkout of %s: %w", p, err)
+	if err := f.Truncate(j.oldSize); err != nil {
+		return undoErr(err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("undo the interrupted checkout of %s: %w", p, err)
+		return undoErr(err)
 	}
-	if err := os.Remove(name); err != nil {
+	hashed := time.Now().UnixNano()
+	digest, err := hashing.SumReaderAt(context.Background(), f, j.oldSize)
+	if err != nil {
+		return undoErr(err)
+	}
+	if err := drop(); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(name))
+	if digest != j.digest {
+		return fmt.Errorf("a checkout that patched %s in place was interrupted, and %w (the file was changed meanwhile); check it out again (--force) or commit it", j.path, errNotRestored)
+	}
+	if fi, err := f.Stat(); err == nil {
+		cache := r.loadStatCache()
+		cache.put(j.path, cacheEntry{fileStat: statOf(fi), Digest: j.digest, Layout: j.layout, Hashed: hashed})
+		_ = cache.save() // a cache: without the entry the file is read once more
+	}
+	return nil
 }
 
 // syncDir fsyncs the folder dir, so that a rename or removal in it lasts.

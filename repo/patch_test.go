@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -40,6 +41,13 @@ func twoEdits(v1 []byte, tail int) []byte {
 		return v2[:len(v2)+tail]
 	}
 	return append(v2, randomData(tail, 99)...)
+}
+
+// hookWrites sets testHookPatchWrite until the test ends, or until
+// hookWrites(t, nil).
+func hookWrites(t *testing.T, h func(i int, f *os.File) bool) {
+	testHookPatchWrite = h
+	t.Cleanup(func() { testHookPatchWrite = nil })
 }
 
 func inode(t *testing.T, path string) uint64 {
@@ -136,9 +144,9 @@ func TestCheckoutPatchCrash(t *testing.T) {
 			v1 := randomData(9<<20+333, 3)
 			v2 := twoEdits(v1, tc.tail)
 			r, path := patchRepo(t, v1, v2)
-			testHookPatchWrite = func(i int, _ *os.File) bool { return i == tc.crash }
+			hookWrites(t, func(i int, _ *os.File) bool { return i == tc.crash })
 			_, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD~1", Paths: []string{"sub/x.bin"}})
-			testHookPatchWrite = nil
+			hookWrites(t, nil)
 			if err == nil {
 				t.Fatal("simulated crash: no error")
 			}
@@ -179,14 +187,14 @@ func TestCheckoutPatchWrongDigest(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(r.gitDir(), "chunkvc", "blocks")); err != nil {
 		t.Fatal(err)
 	}
-	testHookPatchWrite = func(i int, f *os.File) bool {
+	hookWrites(t, func(i int, f *os.File) bool {
 		if _, err := f.WriteAt([]byte{0xAA, 0x55}, 5<<20); err != nil {
 			t.Error(err)
 		}
 		return false
-	}
+	})
 	f := checkoutOne(t, r, "HEAD~1")
-	testHookPatchWrite = nil
+	hookWrites(t, nil)
 	if f.InPlace {
 		t.Fatal("kept a patch whose digest is wrong")
 	}
@@ -195,8 +203,9 @@ func TestCheckoutPatchWrongDigest(t *testing.T) {
 
 func TestDecodeJournal(t *testing.T) {
 	r := testRepo(t, []byte("x"))
-	undo := []span{{5, []byte("old")}, {1 << 40, nil}}
-	name, err := r.writeJournal("sub/x.bin", 1234, undo)
+	want := journal{path: "sub/x.bin", ino: 77, oldSize: 1234, newSize: 99, digest: hashing.Sum([]byte("d")), layout: hashing.Sum([]byte("l")),
+		undo: []span{{5, []byte("old")}, {1 << 40, []byte{}}}}
+	name, err := r.writeJournal(&want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,26 +213,96 @@ func TestDecodeJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, size, got, err := decodeJournal(b)
-	if err != nil || p != "sub/x.bin" || size != 1234 || len(got) != 2 || got[0].off != 5 || string(got[0].data) != "old" || got[1].off != 1<<40 {
-		t.Fatalf("decode: %q %d %v %v", p, size, got, err)
+	j, err := decodeJournal(b)
+	if err != nil || j.path != want.path || j.ino != 77 || j.oldSize != 1234 || j.newSize != 99 || j.digest != want.digest || j.layout != want.layout ||
+		len(j.undo) != 2 || j.undo[0].off != 5 || string(j.undo[0].data) != "old" || j.undo[1].off != 1<<40 {
+		t.Fatalf("decode: %+v %v", j, err)
 	}
 	for i := range b {
 		bad := bytes.Clone(b)
 		bad[i] ^= 1
-		if _, _, _, err := decodeJournal(bad); err == nil {
+		if _, err := decodeJournal(bad); err == nil {
 			t.Fatalf("byte %d flipped: no error", i)
 		}
 	}
-	if _, _, _, err := decodeJournal(b[:len(b)-1]); err == nil {
+	if _, err := decodeJournal(b[:len(b)-1]); err == nil {
 		t.Fatal("truncated: no error")
 	}
-	// A damaged journal stops the lock: nothing to undo with, and the
-	// file must not be trusted silently.
+	// A damaged journal stops the lock, and says which file to check out
+	// again: there is nothing to undo it with.
 	if err := os.WriteFile(name, b[:len(b)-1], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.lock(); err == nil {
-		t.Fatal("lock with a damaged journal: no error")
+	if _, err := r.lock(); err == nil || !strings.Contains(err.Error(), "checkout --force -- sub/x.bin") {
+		t.Fatalf("lock with a damaged journal: %v", err)
+	}
+}
+
+// After an interrupted patch the file is put back and the stat cache knows
+// it again: the checkout can be retried without --force, from either side.
+func TestCheckoutPatchCrashRetry(t *testing.T) {
+	v1 := randomData(9<<20+333, 5)
+	v2 := twoEdits(v1, 0)
+	r, path := patchRepo(t, v1, v2)
+	checkoutOne(t, r, "HEAD~1") // the file holds v1, not HEAD's version
+	hookWrites(t, func(i int, _ *os.File) bool { return i == 0 })
+	_, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD", Paths: []string{"sub/x.bin"}})
+	hookWrites(t, nil)
+	if err == nil {
+		t.Fatal("simulated crash: no error")
+	}
+	// status undoes it before it reads anything.
+	if _, err := r.Status(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r.hasJournal() {
+		t.Fatal("status left the journal")
+	}
+	wantFile(t, path, v1, "after recovery")
+	if f := checkoutOne(t, r, "HEAD"); !f.InPlace {
+		t.Fatal("retry not patched in place")
+	}
+	wantFile(t, path, v2, "retry")
+}
+
+// A file replaced after the crash (another inode) is not touched by the
+// undo; one changed in size is left as it is, with an error that says so.
+func TestCheckoutPatchRecoverySparesNewFiles(t *testing.T) {
+	v1 := randomData(9<<20+333, 6)
+	v2 := twoEdits(v1, 0)
+	for _, replace := range []bool{true, false} {
+		r, path := patchRepo(t, v1, v2)
+		hookWrites(t, func(i int, _ *os.File) bool { return i == 0 })
+		_, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD~1", Paths: []string{"sub/x.bin"}})
+		hookWrites(t, nil)
+		if err == nil {
+			t.Fatal("simulated crash: no error")
+		}
+		mine := randomData(10<<20, 7)
+		if replace { // a new file renamed over it: another inode
+			if err := os.WriteFile(path+".new", mine, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path+".new", path); err != nil {
+				t.Fatal(err)
+			}
+		} else { // rewritten in place, larger
+			if err := os.WriteFile(path, mine, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		unlock, err := r.lock()
+		if replace {
+			if err != nil {
+				t.Fatal(err)
+			}
+			unlock()
+		} else if err == nil || !strings.Contains(err.Error(), "changed since") {
+			t.Fatalf("file changed after the crash: %v", err)
+		}
+		wantFile(t, path, mine, "the file written after the crash")
+		if r.hasJournal() {
+			t.Fatal("journal left")
+		}
 	}
 }

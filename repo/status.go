@@ -23,6 +23,9 @@ type StatusEntry struct {
 // manifests. Files whose stat matches the stat cache are not read. A file
 // written by checkout --bbox is "partial" (whatever it holds now).
 func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
+	if err := r.settlePatch(); err != nil {
+		return nil, err
+	}
 	head, err := r.git.head()
 	if err != nil {
 		return nil, err

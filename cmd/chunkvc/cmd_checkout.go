@@ -22,16 +22,18 @@ func newCheckoutCmd(g *globalOptions) *cobra.Command {
 		Long: `Write the tracked files as recorded at REV (default HEAD) into the work tree,
 fetching only chunks the working files do not already hold. HEAD does not
 move (use git switch, then chunkvc checkout). Every chunk and every whole
-file is verified before it is renamed into place, so a file is never
-half-written or wrong under its real name.
+file is verified before it is renamed into place, so a file written anew is
+never half-written or wrong under its real name.
 
 A large working file (8 MiB or more, one name only) that differs from REV's
 version in a few pieces at the same offsets (an edit in place, rows
 appended) is patched instead: only those pieces are written, so the cost
 follows the tiles, not the file. Their old bytes go first into an undo
-journal (.git/chunkvc/patch); the patched file's digest is verified before
-the journal is dropped, and the next chunkvc command puts the old bytes
-back if the checkout was killed half-way.
+journal (.git/chunkvc/patch). The patched file's digest is checked before
+the journal is dropped: the blocks the patch wrote are read, the others are
+taken as the version the file was, on the stat cache's word (as commit
+does for an unchanged file). If the checkout is killed half-way, the next
+chunkvc command puts the old bytes back.
 
 A working file whose bytes are not stored (uncommitted changes) is not
 overwritten unless --force is given.
