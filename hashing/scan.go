@@ -22,9 +22,10 @@ var scanWindow int64 = 2 << 20
 type ScanOptions struct {
 	Workers int
 	// Reuse, when not nil, is asked for block i of a file of more than one
-	// block once fn has returned for every piece that overlaps the block;
-	// when it gives a CV the block is not hashed (see SumBlocks for what the
-	// caller vouches for).
+	// block once fn has returned for every non-empty piece that overlaps
+	// the block; when it gives a CV the block is not hashed (see SumBlocks
+	// for what the caller vouches for). It runs on worker goroutines,
+	// possibly concurrently with itself and with fn.
 	Reuse func(i int) (CV, bool)
 }
 

@@ -117,11 +117,15 @@ func layoutPrints(lay *manifest.Layout, size int64) []fingerprint {
 	pieces := make([]piece, 0, len(lay.Pieces))
 	var off int64
 	for _, pc := range lay.Pieces {
-		id := pc.ID // a chunk's, or a derived piece's recorded hash
-		if !pc.Chunk && pc.Derive == "" {
-			id = hashing.Sum(pc.Inline)
+		if pc.IsInline() {
+			// In parts as long as a commit's scan reads them.
+			for at := int64(0); at < pc.Len; at += hashing.MaxRange {
+				n := min(hashing.MaxRange, pc.Len-at)
+				pieces = append(pieces, piece{off + at, n, hashing.Sum(pc.Inline[at : at+n])})
+			}
+		} else {
+			pieces = append(pieces, piece{off, pc.Len, pc.ID}) // a chunk's, or a derived piece's recorded hash
 		}
-		pieces = append(pieces, piece{off, pc.Len, id})
 		off += pc.Len
 	}
 	return blockPrints(pieces, size)

@@ -251,8 +251,8 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	var reused atomic.Int64
 	if prev != nil {
 		reuse = func(i int) (hashing.CV, bool) {
-			print, ok := pl.print(i, size)
-			if !ok || i >= len(prev.prints) || print != prev.prints[i] {
+			print := pl.print(i, size, derived)
+			if print == (fingerprint{}) || i >= len(prev.prints) || print != prev.prints[i] {
 				return hashing.CV{}, false
 			}
 			reused.Add(1)
@@ -283,7 +283,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			return nil
 		case pt.derive != "":
 			up.progress.Add(int64(len(data)))
-			if id != derived[pt.off] {
+			if d := derived[pt.seg.Off]; (len(d.parts) == 0 && id != d.id) || (len(d.parts) > 0 && id != d.parts[pt.part]) {
 				return errChangedWhileRead
 			}
 			return nil
@@ -332,10 +332,12 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	for i, pt := range pl.parts {
 		rg := pl.ranges[i]
 		switch {
-		case pt.inline:
+		case pt.inline: // parts of one run merge again
 			lay.Append(manifest.Piece{Len: rg.Len, Inline: inline[i]})
 		case pt.derive != "":
-			lay.Append(manifest.Piece{Len: rg.Len, Derive: pt.derive, ID: derived[pt.off]})
+			if pt.first() {
+				lay.Append(manifest.Piece{Len: pt.seg.Len, Derive: pt.derive, ID: derived[pt.seg.Off].id})
+			}
 		default:
 			lay.Append(manifest.Piece{Len: rg.Len, Chunk: true, ID: ids[pt.chunk]})
 			byRange[[2]int64{rg.Off, rg.Len}] = ids[pt.chunk]
@@ -474,10 +476,11 @@ func bbox(b *formats.BBox) *[4]float64 {
 
 // checkDerived makes sure every derived segment of l really is what the
 // adapter's recipe regenerates from the file; a segment that is not becomes
-// content-defined chunks instead. It returns the hash of each derived
-// segment's bytes by offset.
-func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderAt, size int64) (map[int64]hashing.ID, error) {
-	out := map[int64]hashing.ID{}
+// content-defined chunks instead. It returns the hashes of each derived
+// segment's bytes by offset: whole, and in the parts the scan reads when
+// it is longer than one.
+func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderAt, size int64) (map[int64]derivedHash, error) {
+	out := map[int64]derivedHash{}
 	var d formats.Deriver
 	if a := r.formats.ByName(l.Format); a != nil {
 		d, _ = a.(formats.Deriver)
@@ -489,16 +492,18 @@ func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderA
 			segs = append(segs, s)
 			continue
 		}
-		// One the scan could not hold whole (millions of tiles) is
-		// stored as chunks, like one that does not match its recipe.
-		if d != nil && s.Len <= hashing.MaxRange {
+		if d != nil {
 			want := make([]byte, s.Len)
 			if _, err := f.ReadAt(want, s.Off); err != nil {
 				return nil, err
 			}
 			got, err := d.Derive(ctx, f, size, s)
 			if err == nil && bytes.Equal(got, want) {
-				out[s.Off] = hashing.Sum(want)
+				h := derivedHash{id: hashing.Sum(want)}
+				for at := int64(0); s.Len > hashing.MaxRange && at < s.Len; at += hashing.MaxRange {
+					h.parts = append(h.parts, hashing.Sum(want[at:min(at+hashing.MaxRange, s.Len)]))
+				}
+				out[s.Off] = h
 				segs = append(segs, s)
 				continue
 			}

@@ -14,8 +14,9 @@ var errChangedWhileRead = errors.New("file changed while it was being read")
 
 // scanPlan is a file's layout as hashing.Scan reads it: the pieces the
 // manifest's layout will have (adjacent inline segments merged, as
-// manifest.Layout.Append merges them), an inline run longer than a scan
-// piece may be cut in parts.
+// manifest.Layout.Append merges them), a piece longer than the scan takes
+// cut in parts of hashing.MaxRange from its start (as layoutPrints cuts
+// inline pieces).
 type scanPlan struct {
 	ranges []hashing.Range
 	parts  []scanPart
@@ -23,40 +24,44 @@ type scanPlan struct {
 }
 
 type scanPart struct {
-	off    int64
-	chunk  int    // index among the layout's chunks, when a chunk
-	inline bool   // inline bytes
-	derive string // the recipe, when derived
-	cut    bool   // one of several parts of one inline run
+	seg    hashing.Range // the piece this part is of
+	chunk  int           // index among the layout's chunks, when a chunk
+	inline bool          // inline bytes
+	derive string        // the recipe, when derived
+	part   int           // index of this part in its piece
 }
 
-// planScan returns the scan plan of segs, a checked layout's segments.
+// first reports whether pt begins its piece.
+func (pt *scanPart) first() bool { return pt.part == 0 }
+
+// planScan returns the scan plan of segs, a checked layout's segments
+// (none empty, chunks no longer than a scan piece).
 func planScan(segs []formats.Segment) *scanPlan {
 	pl := &scanPlan{}
-	add := func(off, n int64, pt scanPart) {
-		pt.off = off
-		pl.ranges = append(pl.ranges, hashing.Range{Off: off, Len: n})
-		pl.parts = append(pl.parts, pt)
+	add := func(seg hashing.Range, pt scanPart) {
+		pt.seg = seg
+		for off := seg.Off; off < seg.Off+seg.Len; off += hashing.MaxRange {
+			pl.ranges = append(pl.ranges, hashing.Range{Off: off, Len: min(hashing.MaxRange, seg.Off+seg.Len-off)})
+			pl.parts = append(pl.parts, pt)
+			pt.part++
+		}
 	}
 	chunk := 0
 	for i := 0; i < len(segs); i++ {
 		s := segs[i]
+		seg := hashing.Range{Off: s.Off, Len: s.Len}
 		switch {
 		case s.IsChunk():
-			add(s.Off, s.Len, scanPart{chunk: chunk})
+			add(seg, scanPart{chunk: chunk})
 			chunk++
 		case s.IsDerived():
-			add(s.Off, s.Len, scanPart{derive: s.Derive})
+			add(seg, scanPart{derive: s.Derive})
 		default:
-			end := s.Off + s.Len
 			for i+1 < len(segs) && !segs[i+1].IsChunk() && !segs[i+1].IsDerived() {
 				i++
-				end = segs[i].Off + segs[i].Len
+				seg.Len = segs[i].Off + segs[i].Len - seg.Off
 			}
-			cut := end-s.Off > hashing.MaxRange
-			for off := s.Off; off < end; off += hashing.MaxRange {
-				add(off, min(hashing.MaxRange, end-off), scanPart{inline: true, cut: cut})
-			}
+			add(seg, scanPart{inline: true})
 		}
 	}
 	pl.ids = make([]hashing.ID, len(pl.parts))
@@ -64,18 +69,30 @@ func planScan(segs []formats.Segment) *scanPlan {
 }
 
 // print returns the fingerprint of block i of a size-byte file, as
-// blockPrints gives it for the layout built from the plan, once the scan
-// has hashed every part over the block. ok is false for a block under an
-// inline run the scan read in parts: its print needs the whole run's hash.
-func (pl *scanPlan) print(i int, size int64) (fingerprint, bool) {
+// layoutPrints gives it for the layout built from the plan, once the scan
+// has hashed every part over the block. A derived piece stands in the
+// print whole, by its recorded hash (derived).
+func (pl *scanPlan) print(i int, size int64, derived map[int64]derivedHash) fingerprint {
 	start, end := int64(i)*hashing.BlockLen, min(int64(i+1)*hashing.BlockLen, size)
 	j := sort.Search(len(pl.ranges), func(k int) bool { return pl.ranges[k].Off+pl.ranges[k].Len > start })
 	var ps []piece
 	for k := j; k < len(pl.ranges) && pl.ranges[k].Off < end; k++ {
-		if pl.parts[k].cut {
-			return fingerprint{}, false
+		pt := &pl.parts[k]
+		if pt.derive != "" {
+			if k > j && pl.parts[k-1].seg == pt.seg {
+				continue // the piece is in already
+			}
+			ps = append(ps, piece{pt.seg.Off, pt.seg.Len, derived[pt.seg.Off].id})
+			continue
 		}
 		ps = append(ps, piece{pl.ranges[k].Off, pl.ranges[k].Len, pl.ids[k]})
 	}
-	return blockPrint(ps, start, end), true
+	return blockPrint(ps, start, end)
+}
+
+// derivedHash is what checkDerived read of a derived segment: the hash of
+// its bytes, and of each part the scan reads when it is longer than one.
+type derivedHash struct {
+	id    hashing.ID
+	parts []hashing.ID
 }

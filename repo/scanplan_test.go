@@ -1,0 +1,74 @@
+package repo
+
+import (
+	"testing"
+
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/manifest"
+)
+
+// The prints a commit computes during its scan are those layoutPrints
+// gives for the layout it then builds, also for an inline run and a
+// derived segment longer than a scan piece, cut in parts.
+func TestScanPlanPrints(t *testing.T) {
+	const M = 1 << 20
+	lens := []struct {
+		n    int64
+		kind string
+	}{{M, "chunk"}, {10, "inline"}, {hashing.MaxRange + 3*M + 7, "inline"}, {2 * M, "chunk"}, {hashing.MaxRange + 5, "derived"}, {500 << 10, "chunk"}, {77, "inline"}}
+	var segs []formats.Segment
+	var size int64
+	for i, l := range lens {
+		s := formats.Segment{Off: size, Len: l.n}
+		switch l.kind {
+		case "chunk":
+			s.Key = "c/" + string(rune('a'+i))
+		case "derived":
+			s.Derive = "recipe"
+		}
+		segs = append(segs, s)
+		size += l.n
+	}
+	data := randomData(int(size), 11)
+	pl := planScan(segs)
+	derived := map[int64]derivedHash{}
+	for _, s := range segs {
+		if s.IsDerived() {
+			b := data[s.Off : s.Off+s.Len]
+			h := derivedHash{id: hashing.Sum(b)}
+			for at := int64(0); at < s.Len; at += hashing.MaxRange {
+				h.parts = append(h.parts, hashing.Sum(b[at:min(at+hashing.MaxRange, s.Len)]))
+			}
+			derived[s.Off] = h
+		}
+	}
+	var lay manifest.Layout
+	for k, rg := range pl.ranges {
+		if rg.Len > hashing.MaxRange {
+			t.Fatalf("part %d is %d bytes", k, rg.Len)
+		}
+		b := data[rg.Off : rg.Off+rg.Len]
+		pl.ids[k] = hashing.Sum(b) // as the scan gives them
+		pt := pl.parts[k]
+		switch {
+		case pt.inline:
+			lay.Append(manifest.Piece{Len: rg.Len, Inline: b})
+		case pt.derive != "":
+			if pt.first() {
+				lay.Append(manifest.Piece{Len: pt.seg.Len, Derive: pt.derive, ID: derived[pt.seg.Off].id})
+			}
+		default:
+			lay.Append(manifest.Piece{Len: rg.Len, Chunk: true, ID: pl.ids[k]})
+		}
+	}
+	if len(lay.Pieces) != 6 || lay.Size != size {
+		t.Fatalf("layout of %d pieces, %d bytes; want 6 pieces (the inline runs merged), %d bytes", len(lay.Pieces), lay.Size, size)
+	}
+	prints := layoutPrints(&lay, size)
+	for i := range prints {
+		if got := pl.print(i, size, derived); got != prints[i] || got == (fingerprint{}) {
+			t.Fatalf("block %d: scan print %x, layout print %x", i, got, prints[i])
+		}
+	}
+}
