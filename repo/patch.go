@@ -14,6 +14,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
+	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
 )
 
@@ -217,7 +218,7 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 		return st, false, fmt.Errorf("remove %s: %w", jpath, err)
 	}
 	// Else a journal back after a power loss would undo a finished patch.
-	if err := syncDir(filepath.Dir(jpath)); err != nil {
+	if err := writeback.SyncDir(filepath.Dir(jpath)); err != nil {
 		return st, false, err
 	}
 	done = true
@@ -369,7 +370,7 @@ func (r *Repo) writeJournal(j *journal) (string, error) {
 	if err := writeFileAtomic(name, b); err != nil {
 		return "", err
 	}
-	return name, syncDir(filepath.Dir(name))
+	return name, writeback.SyncDir(filepath.Dir(name))
 }
 
 // errNotRestored: undoing a patch did not give back the file's old digest.
@@ -490,7 +491,7 @@ func (r *Repo) recoverPatch() error {
 		if err := os.Remove(name); err != nil {
 			return err
 		}
-		return syncDir(filepath.Dir(name))
+		return writeback.SyncDir(filepath.Dir(name))
 	}
 	f, err := os.OpenFile(r.abs(j.path), os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -541,17 +542,4 @@ func (r *Repo) recoverPatch() error {
 		_ = cache.save() // a cache: without the entry the file is read once more
 	}
 	return nil
-}
-
-// syncDir fsyncs the folder dir, so that a rename or removal in it lasts.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -50,6 +50,33 @@ func hookWrites(t *testing.T, h func(i int, f *os.File) bool) {
 	t.Cleanup(func() { testHookPatchWrite = nil })
 }
 
+// crashCheckout checks out rev with the patch stopped, as by a crash,
+// after piece at (-1: after the cut or growth).
+func crashCheckout(t *testing.T, r *Repo, rev string, at int) {
+	t.Helper()
+	hookWrites(t, func(i int, _ *os.File) bool { return i == at })
+	_, err := r.Checkout(context.Background(), CheckoutOptions{Rev: rev, Paths: []string{"sub/x.bin"}})
+	hookWrites(t, nil)
+	if err == nil {
+		t.Fatal("simulated crash: no error")
+	}
+}
+
+// recovered checks that an interrupted patch was undone (the file holds
+// was, the journal is gone) and that checking out rev again then patches
+// the file to want.
+func recovered(t *testing.T, r *Repo, path string, was []byte, rev string, want []byte) {
+	t.Helper()
+	wantFile(t, path, was, "after recovery")
+	if _, err := os.Stat(filepath.Join(r.gitDir(), "chunkvc", "patch")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("journal left after recovery: %v", err)
+	}
+	if f := checkoutOne(t, r, rev); !f.InPlace {
+		t.Fatal("retry not patched in place")
+	}
+	wantFile(t, path, want, "retry")
+}
+
 func inode(t *testing.T, path string) uint64 {
 	t.Helper()
 	fi, err := os.Stat(path)
@@ -144,12 +171,7 @@ func TestCheckoutPatchCrash(t *testing.T) {
 			v1 := randomData(9<<20+333, 3)
 			v2 := twoEdits(v1, tc.tail)
 			r, path := patchRepo(t, v1, v2)
-			hookWrites(t, func(i int, _ *os.File) bool { return i == tc.crash })
-			_, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD~1", Paths: []string{"sub/x.bin"}})
-			hookWrites(t, nil)
-			if err == nil {
-				t.Fatal("simulated crash: no error")
-			}
+			crashCheckout(t, r, "HEAD~1", tc.crash)
 			// Killed after the cut or growth, every piece is written, but
 			// the digest was not verified: the journal still undoes it.
 			if half, _ := os.ReadFile(path); bytes.Equal(half, v2) || (tc.crash >= 0 && bytes.Equal(half, v1)) {
@@ -163,15 +185,7 @@ func TestCheckoutPatchCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			unlock()
-			wantFile(t, path, v2, "after recovery")
-			if _, err := os.Stat(filepath.Join(r.gitDir(), "chunkvc", "patch")); !errors.Is(err, fs.ErrNotExist) {
-				t.Fatalf("journal left after recovery: %v", err)
-			}
-			// And the checkout then goes through.
-			if f := checkoutOne(t, r, "HEAD~1"); !f.InPlace {
-				t.Fatal("retry not patched in place")
-			}
-			wantFile(t, path, v1, "retry")
+			recovered(t, r, path, v2, "HEAD~1", v1)
 		})
 	}
 }
@@ -245,24 +259,12 @@ func TestCheckoutPatchCrashRetry(t *testing.T) {
 	v2 := twoEdits(v1, 0)
 	r, path := patchRepo(t, v1, v2)
 	checkoutOne(t, r, "HEAD~1") // the file holds v1, not HEAD's version
-	hookWrites(t, func(i int, _ *os.File) bool { return i == 0 })
-	_, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD", Paths: []string{"sub/x.bin"}})
-	hookWrites(t, nil)
-	if err == nil {
-		t.Fatal("simulated crash: no error")
-	}
+	crashCheckout(t, r, "HEAD", 0)
 	// status undoes it before it reads anything.
 	if _, err := r.Status(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if r.hasJournal() {
-		t.Fatal("status left the journal")
-	}
-	wantFile(t, path, v1, "after recovery")
-	if f := checkoutOne(t, r, "HEAD"); !f.InPlace {
-		t.Fatal("retry not patched in place")
-	}
-	wantFile(t, path, v2, "retry")
+	recovered(t, r, path, v1, "HEAD", v2)
 }
 
 // A file replaced after the crash (another inode) is not touched by the
@@ -272,12 +274,7 @@ func TestCheckoutPatchRecoverySparesNewFiles(t *testing.T) {
 	v2 := twoEdits(v1, 0)
 	for _, replace := range []bool{true, false} {
 		r, path := patchRepo(t, v1, v2)
-		hookWrites(t, func(i int, _ *os.File) bool { return i == 0 })
-		_, err := r.Checkout(context.Background(), CheckoutOptions{Rev: "HEAD~1", Paths: []string{"sub/x.bin"}})
-		hookWrites(t, nil)
-		if err == nil {
-			t.Fatal("simulated crash: no error")
-		}
+		crashCheckout(t, r, "HEAD~1", 0)
 		mine := randomData(10<<20, 7)
 		if replace { // a new file renamed over it: another inode
 			if err := os.WriteFile(path+".new", mine, 0o644); err != nil {

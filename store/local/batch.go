@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
@@ -234,7 +235,7 @@ func (b *batch) Commit(ctx context.Context) error {
 		if err != nil {
 			break
 		}
-		err = syncDir(dir)
+		err = writeback.SyncDir(dir)
 	}
 	for i, tp := range packs {
 		if err != nil {
@@ -393,7 +394,7 @@ func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod tim
 		return nil, err
 	}
 	renamed = true
-	if err := syncDir(dir); err != nil {
+	if err := writeback.SyncDir(dir); err != nil {
 		return nil, err
 	}
 	if err := s.write(s.packPath(name, ".idx"), idx); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
@@ -79,7 +80,7 @@ func Open(root string) (*Store, error) {
 	if !existed {
 		// Best effort: make the new root's own entry durable. Failing here
 		// (say, an unreadable parent) does not make the store unusable.
-		_ = syncDir(filepath.Dir(abs))
+		_ = writeback.SyncDir(filepath.Dir(abs))
 	}
 	return &Store{root: abs, dirs: make(map[string]bool)}, nil
 }
@@ -110,7 +111,7 @@ func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
 	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
 		// Another Put may have renamed it in without having synced the
 		// folder yet; sync it so that returning nil means durable.
-		if err := syncDir(filepath.Dir(p)); err != nil {
+		if err := writeback.SyncDir(filepath.Dir(p)); err != nil {
 			return fmt.Errorf("put object %s: %w", id.Short(), err)
 		}
 		return nil
@@ -145,7 +146,7 @@ func (s *Store) ensureDir(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	if err := syncDir(s.root); err != nil {
+	if err := writeback.SyncDir(s.root); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -190,7 +191,7 @@ func (s *Store) write(p string, data []byte) (err error) {
 		return err
 	}
 	renamed = true
-	return syncDir(filepath.Dir(p))
+	return writeback.SyncDir(filepath.Dir(p))
 }
 
 // Get returns a reader for length bytes of object id from off (length < 0:
@@ -402,19 +403,6 @@ func failed(op string, id hashing.ID, err error) error {
 		return fmt.Errorf("%s object %s: %w: %w", op, id.Short(), store.ErrNotFound, err)
 	}
 	return fmt.Errorf("%s object %s: %w", op, id.Short(), err)
-}
-
-// syncDir fsyncs the folder dir.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // Touch marks an existing object as just used, so that a garbage collection

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
@@ -110,7 +111,7 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 		}
 	}
 	if len(old) > 0 {
-		if err := syncDir(filepath.Join(s.root, PackDir)); err != nil {
+		if err := writeback.SyncDir(filepath.Join(s.root, PackDir)); err != nil {
 			errs = append(errs, fmt.Errorf("delete objects: %w", err))
 		}
 		s.unpublishPacks(unindexed)

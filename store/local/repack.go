@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
@@ -86,7 +87,7 @@ func (s *Store) Repack(ctx context.Context) (int, error) {
 			errs = append(errs, err)
 		}
 	}
-	if err := syncDir(filepath.Join(s.root, PackDir)); err != nil {
+	if err := writeback.SyncDir(filepath.Join(s.root, PackDir)); err != nil {
 		errs = append(errs, err)
 	}
 	s.unpublishPacks(unindexed)
