@@ -351,6 +351,15 @@ func (r *Repo) writeJournal(j *journal) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := writeFileAtomic(name, encodeJournal(j)); err != nil {
+		return "", err
+	}
+	return name, writeback.SyncDir(filepath.Dir(name))
+}
+
+// encodeJournal returns the bytes of j (layout in the comment on
+// patchMagic).
+func encodeJournal(j *journal) []byte {
 	b := []byte(patchMagic)
 	b = binary.AppendUvarint(b, uint64(len(j.path)))
 	b = append(b, j.path...)
@@ -366,11 +375,7 @@ func (r *Repo) writeJournal(j *journal) (string, error) {
 		b = append(b, u.data...)
 	}
 	sum := hashing.Sum(b)
-	b = append(b, sum[:]...)
-	if err := writeFileAtomic(name, b); err != nil {
-		return "", err
-	}
-	return name, writeback.SyncDir(filepath.Dir(name))
+	return append(b, sum[:]...)
 }
 
 // errNotRestored: undoing a patch did not give back the file's old digest.
@@ -384,45 +389,28 @@ func decodeJournal(b []byte) (*journal, error) {
 		return &journal{}, bad
 	}
 	body := b[:len(b)-32]
-	rest := body[len(patchMagic):]
-	var err error
-	next := func() uint64 {
-		v, n := binary.Uvarint(rest)
-		if n <= 0 {
-			err = bad
-			return 0
-		}
-		rest = rest[n:]
-		return v
-	}
-	take := func(n uint64) []byte {
-		if err != nil || n > uint64(len(rest)) {
-			err = bad
-			return nil
-		}
-		out := rest[:n]
-		rest = rest[n:]
+	d := &scDecoder{b: body[len(patchMagic):]}
+	id := func() (out hashing.ID) {
+		copy(out[:], d.bytes(32))
 		return out
 	}
 	j := &journal{}
-	j.path = string(take(next()))
+	j.path = string(d.bytes(d.uvarint()))
 	if hashing.Sum(body) != hashing.ID(b[len(b)-32:]) {
 		return j, bad
 	}
-	j.ino = next()
-	j.oldSize, j.newSize = int64(next()), int64(next())
-	j.digest = hashing.ID(take(32))
-	j.layout = hashing.ID(take(32))
-	count := next()
-	for i := uint64(0); err == nil && i < count; i++ {
-		off := next()
-		data := take(next())
-		j.undo = append(j.undo, span{int64(off), data})
+	j.ino = d.uvarint()
+	j.oldSize, j.newSize = int64(d.uvarint()), int64(d.uvarint())
+	j.digest, j.layout = id(), id()
+	count := d.uvarint()
+	for i := uint64(0); !d.bad && i < count; i++ {
+		off := d.uvarint()
+		j.undo = append(j.undo, span{int64(off), d.bytes(d.uvarint())})
 	}
-	if err == nil && (len(rest) != 0 || j.oldSize < 0 || j.newSize < 0) {
-		err = bad
+	if d.bad || len(d.b) != 0 || j.oldSize < 0 || j.newSize < 0 {
+		return j, bad
 	}
-	return j, err
+	return j, nil
 }
 
 // hasJournal reports whether a patch journal waits to be undone.

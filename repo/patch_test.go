@@ -303,3 +303,20 @@ func TestCheckoutPatchRecoverySparesNewFiles(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeJournal: any bytes either decode to a journal that encodes
+// back to the same bytes, or give an error; never a panic.
+func FuzzDecodeJournal(f *testing.F) {
+	f.Add(encodeJournal(&journal{path: "sub/x.bin", ino: 7, oldSize: 100, newSize: 90, undo: []span{{5, []byte("old")}, {90, make([]byte, 10)}}}))
+	f.Add(encodeJournal(&journal{path: "a"}))
+	f.Add([]byte(patchMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		j, err := decodeJournal(b)
+		if err != nil {
+			return
+		}
+		if got := encodeJournal(j); !bytes.Equal(got, b) {
+			t.Fatalf("decoded journal encodes to other bytes")
+		}
+	})
+}
