@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/internal/writeback"
@@ -351,26 +350,16 @@ func (r *Repo) finishDerived(ctx context.Context, m *manifest.Manifest, lay *man
 // returns the digest of the finished file and the chaining values of its
 // blocks.
 func (r *Repo) patchDerived(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File) (hashing.ID, []hashing.CV, error) {
-	a := r.formats.ByName(m.Format)
-	d, ok := a.(formats.Deriver)
-	if !ok {
-		return hashing.ID{}, nil, fmt.Errorf("%s: format %q has derived bytes but this chunkvc cannot regenerate them", m.Path, m.Format)
-	}
+	var ws []write
 	var off int64
 	for _, pc := range lay.Pieces {
 		if pc.Derive != "" {
-			b, err := d.Derive(ctx, f, m.Size, formats.Segment{Off: off, Len: pc.Len, Derive: pc.Derive})
-			if err != nil {
-				return hashing.ID{}, nil, fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, pc.Derive, off, err)
-			}
-			if int64(len(b)) != pc.Len || hashing.Sum(b) != pc.ID {
-				return hashing.ID{}, nil, fmt.Errorf("%s: %w: regenerated %s at byte %d does not match its recorded hash %s", m.Path, ErrIntegrity, pc.Derive, off, pc.ID)
-			}
-			if _, err := f.WriteAt(b, off); err != nil {
-				return hashing.ID{}, nil, err
-			}
+			ws = append(ws, write{off: off, pc: pc})
 		}
 		off += pc.Len
+	}
+	if err := r.deriveInto(ctx, m, f, ws); err != nil {
+		return hashing.ID{}, nil, err
 	}
 	return hashing.SumBlocks(ctx, f, m.Size, nil)
 }
