@@ -10,7 +10,7 @@
 //	chunk  BLAKE3's 1 KiB leaf; the tree's chunks have nothing to do with
 //	       chunkvc's chunks (content ranges).
 //
-// Implementation: Sum, Digest and SumReaderAt build the BLAKE3 tree over
+// Implementation: Sum and Digest build the BLAKE3 tree over
 // lukechampine.com/blake3/guts, whose CompressBuffer hashes 16 chunks at
 // once with AVX-512 (AVX2 or pure Go on other CPUs), about 1.4× as fast per
 // core as zeebo/blake3's 8-lane AVX2. Inputs under 10 KiB still go to
@@ -27,6 +27,20 @@
 // when the caller vouches that its bytes did not change: the digest of a
 // file edited in place then costs the changed blocks only (BlockRoot
 // rebuilds a digest from CVs, to check them).
+//
+// On amd64 with AVX-512, the blocks of SumReaderAt and Scan and the pieces
+// of Scan and SumMany go through chunkvc's own kernel instead, x16 (written
+// by internal/x16gen): 16 independent lanes, each with its own input,
+// counter, flags and number of 64-byte blocks, so one step can hold chunks
+// of many tiles, a tile's last short chunk, or 16 parent nodes. guts fills
+// its 16 lanes from one buffer only (a 40 KiB tile leaves 8 of its third
+// step empty) and hashes a short last chunk in scalar Go; its loads are
+// gathers. x16 loads each lane's block and transposes the 16×16 words in
+// registers, keeps the state and the message in the 32 ZMM registers, and
+// rotates by 16 and 8 with byte shuffles, which run on another port than
+// the rotates by 12 and 7 (BenchmarkX16, BenchmarkSumMany). The pairwise
+// merge of a piece's chunk values level by level gives BLAKE3's tree:
+// the largest power of two on the left at every node.
 //
 // Scan is what a commit uses: it reads a file once, in 2 MiB windows (a
 // multiple of the block, so no block spans two), and from the same bytes

@@ -204,11 +204,7 @@ func sumReaderAt(ctx context.Context, r io.ReaderAt, size int64, workers int, ha
 				return w, nil
 			}
 		}
-		n, err := br.node(i)
-		if err != nil {
-			return [8]uint32{}, err
-		}
-		return guts.ChainingValue(n), nil
+		return br.cv(i)
 	}
 	// The last block's CV stands in for its node: with more than one block
 	// it is a child of a parent, never the root.
@@ -299,22 +295,37 @@ type blockReader struct {
 	size int64
 	m    *mapper // nil: read every block
 	buf  *block  // from blocks, taken when first needed
+	x    *many   // from manyPool, taken when first needed
 }
 
-// node returns the top node of block i's subtree.
-func (br *blockReader) node(i int64) (guts.Node, error) {
+// blockHash returns the chaining value of b as the subtree whose first
+// chunk has index counter (see subtree).
+type blockHash func(b []byte, counter uint64) [8]uint32
+
+// cv returns the chaining value of block i.
+func (br *blockReader) cv(i int64) ([8]uint32, error) {
 	counter := uint64(i) * (blockLen / chunkLen)
 	if br.m != nil {
 		off := i * blockLen
-		if n, ok := br.m.node(off, int(min(blockLen, br.size-off)), counter); ok {
-			return n, nil
+		if w, ok := br.m.cv(off, int(min(blockLen, br.size-off)), counter, br.hash); ok {
+			return w, nil
 		}
 	}
 	b, err := br.read(i)
 	if err != nil {
-		return guts.Node{}, err
+		return [8]uint32{}, err
 	}
-	return subtree(b, counter), nil
+	return br.hash(b, counter), nil
+}
+
+func (br *blockReader) hash(b []byte, counter uint64) [8]uint32 {
+	if !haveX16 {
+		return guts.ChainingValue(subtree(b, counter))
+	}
+	if br.x == nil {
+		br.x = manyPool.Get().(*many)
+	}
+	return br.x.subtreeCV(b, counter)
 }
 
 // read reads block i into br's buffer.
@@ -334,5 +345,9 @@ func (br *blockReader) close() {
 	if br.buf != nil {
 		blocks.Put(br.buf)
 		br.buf = nil
+	}
+	if br.x != nil {
+		manyPool.Put(br.x)
+		br.x = nil
 	}
 }

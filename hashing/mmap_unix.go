@@ -8,8 +8,6 @@ import (
 	"runtime/debug"
 	"syscall"
 	"unsafe"
-
-	"lukechampine.com/blake3/guts"
 )
 
 // mapper hashes blocks of a file through read-only memory mappings, which
@@ -30,27 +28,26 @@ func newMapper(r io.ReaderAt) *mapper {
 	return &mapper{rc}
 }
 
-// node returns the top node of the n bytes at off, whose first chunk has
-// index counter. ok is false if they could not be mapped or a page of them
+// cv returns hash(data, counter) of the n bytes at off. ok is false if they could not be mapped or a page of them
 // could not be read (the file shrank, or an I/O error): then the caller
 // reads them with ReadAt, which reports why.
-func (m *mapper) node(off int64, n int, counter uint64) (_ guts.Node, ok bool) {
+func (m *mapper) cv(off int64, n int, counter uint64, hash blockHash) (_ [8]uint32, ok bool) {
 	var data []byte
 	var err error
 	cerr := m.rc.Control(func(fd uintptr) {
 		data, err = syscall.Mmap(int(fd), off, n, syscall.PROT_READ, syscall.MAP_SHARED|mapPopulate)
 	})
 	if cerr != nil || err != nil {
-		return guts.Node{}, false
+		return [8]uint32{}, false
 	}
 	defer syscall.Munmap(data)
-	return mappedNode(data, counter)
+	return mappedCV(data, counter, hash)
 }
 
-// mappedNode is subtree(data, counter), recovering from a fault on data:
+// mappedCV is hash(data, counter), recovering from a fault on data:
 // touching a page past the end of a file that shrank since it was mapped
 // raises SIGBUS, which SetPanicOnFault turns into a panic.
-func mappedNode(data []byte, counter uint64) (n guts.Node, ok bool) {
+func mappedCV(data []byte, counter uint64, hash blockHash) (cv [8]uint32, ok bool) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if e := recover(); e != nil {
@@ -59,8 +56,8 @@ func mappedNode(data []byte, counter uint64) (n guts.Node, ok bool) {
 			if !isFault || f.Addr() < start || f.Addr()-start >= uintptr(len(data)) {
 				panic(e)
 			}
-			n, ok = guts.Node{}, false
+			cv, ok = [8]uint32{}, false
 		}
 	}()
-	return subtree(data, counter), true
+	return hash(data, counter), true
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"lukechampine.com/blake3/guts"
 )
 
 func TestMapperFault(t *testing.T) {
@@ -25,19 +27,21 @@ func TestMapperFault(t *testing.T) {
 	if m == nil {
 		t.Fatal("no mapper for an *os.File")
 	}
-	n, ok := m.node(blockLen, blockLen, blockLen/chunkLen)
-	if want := subtree(data[blockLen:], blockLen/chunkLen); !ok || n != want {
-		t.Fatalf("mapped block: ok=%v, node matches: %v", ok, n == want)
+	var br blockReader
+	defer br.close()
+	cv, ok := m.cv(blockLen, blockLen, blockLen/chunkLen, br.hash)
+	if want := guts.ChainingValue(subtree(data[blockLen:], blockLen/chunkLen)); !ok || cv != want {
+		t.Fatalf("mapped block: ok=%v, chaining value matches: %v", ok, cv == want)
 	}
 	// Past the end of the file the mapping faults (SIGBUS), which must turn
 	// into ok == false, not a crash.
 	if err := os.Truncate(p, blockLen/2); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.node(blockLen, blockLen, blockLen/chunkLen); ok {
+	if _, ok := m.cv(blockLen, blockLen, blockLen/chunkLen, br.hash); ok {
 		t.Fatal("block past the end of the file: ok")
 	}
-	if _, ok := m.node(0, blockLen, 0); ok {
+	if _, ok := m.cv(0, blockLen, 0, br.hash); ok {
 		t.Fatal("block across the end of the file: ok")
 	}
 }

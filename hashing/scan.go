@@ -64,13 +64,13 @@ func (s *scan) run(ctx context.Context) (ID, []CV, error) {
 	var next atomic.Int64
 	for range workers {
 		g.Go(func() error {
-			var scratch []byte
+			var sw scanWorker
 			for {
 				w := int(next.Add(1) - 1)
 				if w >= len(s.wins) {
 					return nil
 				}
-				if err := s.window(gctx, w, &scratch); err != nil {
+				if err := s.window(gctx, w, &sw); err != nil {
 					return err
 				}
 			}
@@ -187,8 +187,21 @@ func (s *scan) endWin(i int) int {
 	return min(int(last/scanWindow), len(s.wins)-1)
 }
 
+// scanBatch is how many bytes of pieces a window's task hashes together
+// (SumMany), before it hashes the blocks they complete: enough pieces to
+// fill BLAKE3's 16 lanes, few enough that the blocks are still in cache.
+const scanBatch = 256 << 10
+
+// scanWorker is what one worker of a scan reuses from task to task.
+type scanWorker struct {
+	scratch []byte // a piece that starts in an earlier window, copied
+	m       many
+	data    [][]byte
+	ids     []ID
+}
+
 // window runs window w's task: read it, hash the pieces that end in it.
-func (s *scan) window(ctx context.Context, w int, scratch *[]byte) error {
+func (s *scan) window(ctx context.Context, w int, sw *scanWorker) error {
 	win := &s.wins[w]
 	off := int64(w) * scanWindow
 	n := min(scanWindow, s.size-off)
@@ -208,60 +221,95 @@ func (s *scan) window(ctx context.Context, w int, scratch *[]byte) error {
 	if win.err != nil {
 		return win.err
 	}
-	for i := s.first[w]; i < s.first[w+1]; i++ {
+	for i := s.first[w]; i < s.first[w+1]; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := s.piece(ctx, i, w, scratch); err != nil {
-			return err
+		sw.data = sw.data[:0]
+		var bytes int64
+		j := i
+		for ; j < s.first[w+1] && (j == i || bytes+s.pieces[j].Len <= scanBatch); j++ {
+			data, err := s.pieceData(ctx, j, w, sw)
+			if err != nil {
+				return err
+			}
+			sw.data = append(sw.data, data)
+			bytes += s.pieces[j].Len
 		}
+		sw.ids = append(sw.ids[:0], make([]ID, len(sw.data))...)
+		if haveX16 {
+			sw.m.sum(sw.data, sw.ids)
+		} else {
+			for k, d := range sw.data {
+				sw.ids[k] = Sum(d)
+			}
+		}
+		for k := i; k < j; k++ {
+			if err := s.done(k, w, sw.ids[k-i], sw.data[k-i], sw); err != nil {
+				return err
+			}
+		}
+		i = j
 	}
 	s.release(w)
 	return nil
 }
 
-// piece hashes piece i, which ends in window w, and hands it to fn.
-func (s *scan) piece(ctx context.Context, i, w int, scratch *[]byte) error {
+// pieceData returns the bytes of piece i, which ends in window w: in the
+// window's buffer, or copied to sw.scratch when it starts in an earlier
+// window (only the first piece of w's task can).
+func (s *scan) pieceData(ctx context.Context, i, w int, sw *scanWorker) ([]byte, error) {
 	p := s.pieces[i]
 	if p.Len == 0 {
-		return s.fn(i, Sum(nil), nil)
+		return nil, nil
 	}
 	from := int(p.Off / scanWindow)
-	var data []byte
 	if from == w {
 		at := p.Off - int64(w)*scanWindow
-		data = s.wins[w].buf[at : at+p.Len]
-	} else {
-		if int64(cap(*scratch)) < p.Len {
-			*scratch = make([]byte, p.Len)
+		return s.wins[w].buf[at : at+p.Len], nil
+	}
+	if i != s.first[w] {
+		return nil, fmt.Errorf("piece %d crosses into window %d but is not its first", i, w)
+	}
+	if int64(cap(sw.scratch)) < p.Len {
+		sw.scratch = make([]byte, p.Len)
+	}
+	data := sw.scratch[:p.Len]
+	for v := from; v < w; v++ {
+		win := &s.wins[v]
+		select {
+		case <-win.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		data = (*scratch)[:p.Len]
-		for v := from; v < w; v++ {
-			win := &s.wins[v]
-			select {
-			case <-win.ready:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			if win.err != nil {
-				return win.err
-			}
-		}
-		for v, at := from, int64(0); v <= w; v++ {
-			start := max(p.Off, int64(v)*scanWindow)
-			end := min(p.Off+p.Len, int64(v+1)*scanWindow)
-			at += int64(copy(data[at:], s.wins[v].buf[start-int64(v)*scanWindow:end-int64(v)*scanWindow]))
+		if win.err != nil {
+			return nil, win.err
 		}
 	}
-	if err := s.fn(i, Sum(data), data); err != nil {
+	for v, at := from, int64(0); v <= w; v++ {
+		start := max(p.Off, int64(v)*scanWindow)
+		end := min(p.Off+p.Len, int64(v+1)*scanWindow)
+		at += int64(copy(data[at:], s.wins[v].buf[start-int64(v)*scanWindow:end-int64(v)*scanWindow]))
+	}
+	return data, nil
+}
+
+// done hands piece i, hashed, to fn, then hashes the blocks it was the
+// last to finish and lets go of the earlier windows it spans.
+func (s *scan) done(i, w int, id ID, data []byte, sw *scanWorker) error {
+	p := s.pieces[i]
+	if p.Len == 0 {
+		return s.fn(i, id, nil)
+	}
+	if err := s.fn(i, id, data); err != nil {
 		return err
 	}
 	for k := p.Off / blockLen; k <= (p.Off+p.Len-1)/blockLen; k++ {
 		if s.deps[k].Add(-1) == 0 {
-			s.block(int(k))
+			s.block(int(k), sw)
 		}
 	}
-	for v := from; v < w; v++ {
+	for v := int(p.Off / scanWindow); v < w; v++ {
 		s.release(v)
 	}
 	return nil
@@ -269,24 +317,28 @@ func (s *scan) piece(ctx context.Context, i, w int, scratch *[]byte) error {
 
 // block computes block k's chaining value (the digest, for a file of one
 // block), every piece over it being done.
-func (s *scan) block(k int) {
+func (s *scan) block(k int, sw *scanWorker) {
 	off := int64(k) * blockLen
 	w := int(off / scanWindow)
 	at := off - int64(w)*scanWindow
 	b := s.wins[w].buf[at : at+min(blockLen, s.size-off)]
-	switch {
-	case len(s.words) == 1:
+	if len(s.words) == 1 {
 		s.single = Sum(b)
-	case s.opt.Reuse != nil:
-		if cv, ok := s.opt.Reuse(k); ok {
-			s.words[k] = cv.words()
-			break
-		}
-		fallthrough
-	default:
+	} else if cv, ok := s.reuse(k); ok {
+		s.words[k] = cv.words()
+	} else if haveX16 {
+		s.words[k] = sw.m.subtreeCV(b, uint64(k)*(blockLen/chunkLen))
+	} else {
 		s.words[k] = guts.ChainingValue(subtree(b, uint64(k)*(blockLen/chunkLen)))
 	}
 	s.release(w)
+}
+
+func (s *scan) reuse(k int) (CV, bool) {
+	if s.opt.Reuse == nil {
+		return CV{}, false
+	}
+	return s.opt.Reuse(k)
 }
 
 func (s *scan) release(w int) {

@@ -51,3 +51,39 @@ func TestSumNarrowerSIMD(t *testing.T) {
 		})
 	}
 }
+
+// TestScanWithoutX16 runs the hashers on the paths a CPU without AVX-512
+// takes (guts for blocks, Sum per piece) and checks them against the x16
+// paths' results: both must give zeebo/blake3's digest and IDs.
+func TestScanWithoutX16(t *testing.T) {
+	have := haveX16
+	t.Cleanup(func() { haveX16 = have })
+	data := make([]byte, 5<<20+12345)
+	rand.New(rand.NewSource(13)).Read(data)
+	var pieces []Range
+	for off, k := int64(0), int64(1); off < int64(len(data)); k++ {
+		n := min(k*7919%(90<<10), int64(len(data))-off)
+		pieces = append(pieces, Range{Off: off, Len: n})
+		off += n
+	}
+	for _, x := range []bool{false, have} {
+		haveX16 = x
+		ids := make([]ID, len(pieces))
+		digest, _, err := Scan(t.Context(), bytes.NewReader(data), int64(len(data)), pieces, ScanOptions{Workers: 2}, func(i int, id ID, _ []byte) error {
+			ids[i] = id
+			return nil
+		})
+		if want := ref(data); err != nil || digest != want {
+			t.Fatalf("x16=%v: Scan digest %s, %v; want %s", x, digest.Short(), err, want.Short())
+		}
+		for i, p := range pieces {
+			if want := ref(data[p.Off : p.Off+p.Len]); ids[i] != want {
+				t.Fatalf("x16=%v: piece %d = %s, want %s", x, i, ids[i].Short(), want.Short())
+			}
+		}
+		got, _, err := sumReaderAt(t.Context(), bytes.NewReader(data), int64(len(data)), 2, nil, false)
+		if want := ref(data); err != nil || got != want {
+			t.Fatalf("x16=%v: SumReaderAt = %s, %v; want %s", x, got.Short(), err, want.Short())
+		}
+	}
+}

@@ -23,10 +23,17 @@ const (
 type buffer = [bufLen]byte
 
 // Sum returns the ID of b. It runs on the caller's goroutine and does not
-// allocate.
+// allocate (but for a pooled x16 state now and then).
 func Sum(b []byte) ID {
-	if len(b) < smallLimit {
+	switch {
+	case len(b) < smallLimit:
 		return ID(blake3.Sum256(b))
+	case haveX16 && len(b) <= maxManyChunks*chunkLen:
+		m := manyPool.Get().(*many)
+		var out [1]ID
+		m.sum([][]byte{b}, out[:])
+		manyPool.Put(m)
+		return out[0]
 	}
 	return rootID(subtree(b, 0))
 }

@@ -177,10 +177,13 @@ func EncodeDelta(data, base []byte, limit int) ([]byte, error) {
 	if span <= smallDelta {
 		level = zstd.SpeedDefault
 	}
-	var enc *zstd.Encoder
+	pool := deltaEncoders(level, window)
+	enc, _ := pool.Get().(*zstd.Encoder)
 	var out []byte
 	for i := 0; i*packidx.DeltaSegment < len(data); i++ {
 		seg := data[i*packidx.DeltaSegment : min((i+1)*packidx.DeltaSegment, len(data))]
+		// A new dict value each time: the encoder rebuilds its tables
+		// for a dictionary it has not seen (it compares them by address).
 		dict := zstd.WithEncoderDictRaw(uint32(i+1), deltaDict(base, i))
 		if len(deltaDict(base, i)) == 0 {
 			dict = zstd.WithEncoderDictDelete()
@@ -197,13 +200,32 @@ func EncodeDelta(data, base []byte, limit int) ([]byte, error) {
 		}
 		out = enc.EncodeAll(seg, out)
 		if len(out) >= limit {
-			enc.Close()
+			pool.Put(enc)
 			return nil, nil
 		}
 	}
-	enc.Close()
+	pool.Put(enc)
 	return out, nil
 }
+
+// deltaEncoders returns the pool of delta encoders of one level and window
+// size: a new encoder allocates megabytes of tables, which cost a commit
+// of a few changed tiles more than their encoding.
+func deltaEncoders(level zstd.EncoderLevel, window int) *sync.Pool {
+	key := deltaKey{level, window}
+	if p, ok := deltaPools.Load(key); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := deltaPools.LoadOrStore(key, new(sync.Pool))
+	return p.(*sync.Pool)
+}
+
+type deltaKey struct {
+	level  zstd.EncoderLevel
+	window int
+}
+
+var deltaPools sync.Map // deltaKey → *sync.Pool of *zstd.Encoder
 
 // DecodeDelta decodes a delta of size raw bytes against base.
 func DecodeDelta(stored, base []byte, size int64) ([]byte, error) {
