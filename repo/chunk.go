@@ -347,11 +347,17 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	prints := layoutPrints(&lay, size)
 	layBlob := lay.Encode()
 	layID := hashing.Sum(layBlob)
+	// Stored while the manifest is made: its delta against the previous
+	// layout (a few hundred KiB for a COG of a few thousand tiles) costs
+	// as much CPU as the rest of this function.
+	var layG errgroup.Group
 	if !up.dryRun {
-		if _, err := up.ensure(ctx, layID, layBlob, likeLayout(old)); err != nil {
-			return nil, fmt.Errorf("%s: layout: %w", p, err)
-		}
+		layG.Go(func() error {
+			_, err := up.ensure(ctx, layID, layBlob, likeLayout(old))
+			return err
+		})
 	}
+	defer layG.Wait() //nolint:errcheck // an early return must not leave it writing
 
 	// Bytes that changed under us would make chunks and digest disagree.
 	fi2, err := f.Stat()
@@ -402,6 +408,9 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		if ch.blob, err = r.git.writeBlob(enc); err != nil {
 			return nil, fmt.Errorf("%s: write git object for its manifest: %w", p, err)
 		}
+	}
+	if err := layG.Wait(); err != nil {
+		return nil, fmt.Errorf("%s: layout: %w", p, err)
 	}
 	return ch, nil
 }
