@@ -103,7 +103,7 @@ func TestDigestSumBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, piece := range []int{0, 1000, bufLen, blockLen} {
+		for _, piece := range []int{0, 1000, bufLen, blockLen, 2*blockLen + 3*bufLen + 7} {
 			d := NewBlocks()
 			for rest := data; len(rest) > 0; {
 				k := piece

@@ -85,5 +85,12 @@ func TestScanWithoutX16(t *testing.T) {
 		if want := ref(data); err != nil || got != want {
 			t.Fatalf("x16=%v: SumReaderAt = %s, %v; want %s", x, got.Short(), err, want.Short())
 		}
+		d := NewBlocks()
+		for rest := data; len(rest) > 0; rest = rest[min(len(rest), blockLen):] {
+			d.Write(rest[:min(len(rest), blockLen)])
+		}
+		if got, _ := d.SumBlocks(); got != ref(data) {
+			t.Fatalf("x16=%v: Digest = %s, want %s", x, got.Short(), ref(data).Short())
+		}
 	}
 }

@@ -89,14 +89,18 @@ type cvStack struct {
 	count uint64        // subtrees pushed
 }
 
-func (s *cvStack) push(cv [8]uint32) {
-	for c := s.count; c&1 == 1; c >>= 1 {
+func (s *cvStack) push(cv [8]uint32) { s.pushAt(cv, 0) }
+
+// pushAt pushes the chaining value of a subtree of 1<<level subtrees of
+// the stack's unit; count must be a multiple of that.
+func (s *cvStack) pushAt(cv [8]uint32, level int) {
+	for c := s.count >> level; c&1 == 1; c >>= 1 {
 		s.n--
 		cv = guts.ChainingValue(guts.ParentNode(s.cvs[s.n], cv, &guts.IV, 0))
 	}
 	s.cvs[s.n] = cv
 	s.n++
-	s.count++
+	s.count += 1 << level
 }
 
 // fold returns the node over everything pushed followed by last, the node of
@@ -143,9 +147,10 @@ func NewBlocks() *Digest { return &Digest{record: true} }
 type Digest struct {
 	stack  cvStack // one entry per 16-chunk buffer compressed
 	buf    buffer
-	n      int  // bytes in buf
-	record bool // keep block CVs
-	blocks []CV // of the complete blocks so far, when recording
+	n      int   // bytes in buf
+	record bool  // keep block CVs
+	blocks []CV  // of the complete blocks so far, when recording
+	x      *many // for x16, taken when first needed
 }
 
 // buffersPerBlock is how many 16-chunk buffers make a BlockLen block.
@@ -163,6 +168,10 @@ func (d *Digest) Write(p []byte) (int, error) {
 			d.n = 0
 		}
 		for d.n == 0 && len(p) > bufLen {
+			if haveX16 {
+				p = d.compressRun(p)
+				continue
+			}
 			d.compress((*buffer)(p))
 			p = p[bufLen:]
 		}
@@ -182,6 +191,33 @@ func (d *Digest) compress(b *buffer) {
 		d.blocks = append(d.blocks, cvOf(guts.ChainingValue(d.stack.foldTop(blockLevels, n))))
 	}
 	d.stack.push(cv)
+}
+
+// compressRun hashes, with x16, the longest run of whole buffers at the
+// start of p that is one subtree of the tree being built (aligned to its
+// size, at most a block) and leaves at least one byte of p, which may end
+// the message; it returns the rest of p.
+func (d *Digest) compressRun(p []byte) []byte {
+	level := 0
+	for level < blockLevels && d.stack.count%(2<<level) == 0 && (2<<level)*bufLen < len(p) {
+		level++
+	}
+	k := 1 << level
+	if d.x == nil {
+		d.x = new(many)
+	}
+	cv := d.x.subtreeCV(p[:k*bufLen], d.stack.count*guts.MaxSIMD)
+	if d.record && (d.stack.count+uint64(k))%buffersPerBlock == 0 {
+		// This run completes a block: the block's subtree is it merged
+		// with the stack's entries below the block's size.
+		w := cv
+		for i, m := d.stack.n-1, bits.OnesCount64(d.stack.count%buffersPerBlock); m > 0; i, m = i-1, m-1 {
+			w = guts.ChainingValue(guts.ParentNode(d.stack.cvs[i], w, &guts.IV, 0))
+		}
+		d.blocks = append(d.blocks, cvOf(w))
+	}
+	d.stack.pushAt(cv, level)
+	return p[k*bufLen:]
 }
 
 // SumBlocks returns the digest of everything written, as ID does, and the

@@ -250,17 +250,19 @@ func BenchmarkSumSmall(b *testing.B) {
 func BenchmarkDigest(b *testing.B) {
 	data := make([]byte, 4<<20)
 	rand.New(rand.NewSource(1)).Read(data)
-	b.Run("new", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		d := New()
-		for b.Loop() {
-			d.Reset()
-			for off := 0; off < len(data); off += 64 << 10 {
-				d.Write(data[off : off+64<<10])
+	for _, w := range []int{64 << 10, 1 << 20} { // a checkout writes 1 MiB at a time
+		b.Run(fmt.Sprintf("new/%dKiB", w>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			d := New()
+			for b.Loop() {
+				d.Reset()
+				for off := 0; off < len(data); off += w {
+					d.Write(data[off : off+w])
+				}
+				d.ID()
 			}
-			d.ID()
-		}
-	})
+		})
+	}
 	b.Run("zeebo", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		d := blake3.New()
