@@ -196,12 +196,15 @@ log "Go micro-benchmarks (-benchtime $BENCH_GOTIME)"
   gobench ./formats/parquet BenchmarkLayout | sed 's|^|formats/parquet |'
   gobench ./formats/flatgeobuf BenchmarkLayout | sed 's|^|formats/flatgeobuf |'
   gobench ./manifest 'Diff100k|EncodeDecode100k' | sed 's|^|manifest |'
+  gobench ./hashing 'BenchmarkX16$|BenchmarkSumMany' | sed 's|^|hashing |'
   gobench ./store/local 'BenchmarkPut|BenchmarkBatchPut' | sed 's|^|store/local |'
 } >"$tmp/micro.txt"
 emit "## Go micro-benchmarks" "" \
   "\`go test -run '^\$' -bench … -benchtime $BENCH_GOTIME\`: CDC throughput (generic adapter, 128 MiB random)," \
   "each adapter's layout enumeration (MB/s of file bytes), manifest diff and encode+decode of" \
-  "100k-chunk manifests, local store Put (one file and fsync per object; 40 KiB objects for Small) against BatchPut (40 KiB objects into a pack, Commit included)." "" \
+  "100k-chunk manifests, local store Put (one file and fsync per object; 40 KiB objects for Small) against BatchPut (40 KiB objects into a pack, Commit included)," \
+  "and on one core: the x16 BLAKE3 kernel alone (16 lanes of whole chunks, in cache), and 32 MiB of 20..60 KiB tiles hashed" \
+  "by SumMany (x16 lanes filled across tiles) against Sum one tile at a time." "" \
   "| package | benchmark | iterations | time/op | MB/s | B/op | allocs/op |" "|---|---|---:|---:|---:|---:|---:|"
 awk '{
   pkg = $1; name = $2; sub(/-[0-9]+$/, "", name); it = $3; t = ""; mbs = "–"; bop = "–"; aop = "–"
