@@ -66,6 +66,8 @@ notfirst:
 	VPBROADCASTD x16len<>+0(SB), Z10
 	VMOVDQU32 448(AX), K1, Z10
 	VMOVDQU32 Z10, 512(SP)
+	KORTESTW K3, K3
+	JZ allrun1
 	VMOVDQU32 Z0, 0(SP)
 	VMOVDQU32 Z1, 64(SP)
 	VMOVDQU32 Z2, 128(SP)
@@ -74,6 +76,7 @@ notfirst:
 	VMOVDQU32 Z5, 320(SP)
 	VMOVDQU32 Z6, 384(SP)
 	VMOVDQU32 Z7, 448(SP)
+allrun1:
 	MOVQ 0(AX), R8
 	VMOVDQU32 (R8)(R9*1), Z16
 	MOVQ 8(AX), R8
@@ -963,21 +966,24 @@ notfirst:
 	VPRORD $7, Z7, Z7
 	VPRORD $7, Z4, Z4
 	VPXORD Z9, Z0, Z0
-	VMOVDQU32 0(SP), K3, Z0 // lanes done keep their CV
 	VPXORD Z10, Z1, Z1
-	VMOVDQU32 64(SP), K3, Z1 // lanes done keep their CV
 	VPXORD Z11, Z2, Z2
-	VMOVDQU32 128(SP), K3, Z2 // lanes done keep their CV
 	VPXORD Z12, Z3, Z3
-	VMOVDQU32 192(SP), K3, Z3 // lanes done keep their CV
 	VPXORD Z13, Z4, Z4
-	VMOVDQU32 256(SP), K3, Z4 // lanes done keep their CV
 	VPXORD Z14, Z5, Z5
-	VMOVDQU32 320(SP), K3, Z5 // lanes done keep their CV
 	VPXORD Z15, Z6, Z6
-	VMOVDQU32 384(SP), K3, Z6 // lanes done keep their CV
 	VPXORD Z24, Z7, Z7
+	KORTESTW K3, K3
+	JZ allrun2
+	VMOVDQU32 0(SP), K3, Z0 // lanes done keep their CV
+	VMOVDQU32 64(SP), K3, Z1 // lanes done keep their CV
+	VMOVDQU32 128(SP), K3, Z2 // lanes done keep their CV
+	VMOVDQU32 192(SP), K3, Z3 // lanes done keep their CV
+	VMOVDQU32 256(SP), K3, Z4 // lanes done keep their CV
+	VMOVDQU32 320(SP), K3, Z5 // lanes done keep their CV
+	VMOVDQU32 384(SP), K3, Z6 // lanes done keep their CV
 	VMOVDQU32 448(SP), K3, Z7 // lanes done keep their CV
+allrun2:
 	ADDQ $64, R9
 	INCQ R10
 	CMPQ R10, 704(AX)

@@ -97,9 +97,14 @@ func main() {
 	g.op("VPBROADCASTD x16len<>+0(SB), Z10")
 	g.op("VMOVDQU32 %d(AX), K1, Z10", offLastLen)
 	g.op("VMOVDQU32 Z10, %d(SP)", stBlen)
+	// Lanes that end before this block keep their CVs: saved here, put
+	// back after the rounds. Whole chunks all end together: skipped.
+	g.op("KORTESTW K3, K3")
+	g.op("JZ allrun1")
 	for i := range 8 {
 		g.op("VMOVDQU32 %s, %d(SP)", z(i), stOld+64*i)
 	}
+	g.WriteString("allrun1:\n")
 	// Row l is lane l's 64-byte block: Z16+l.
 	for l := range 16 {
 		g.op("MOVQ %d(AX), R8", offPtr+8*l)
@@ -144,8 +149,13 @@ func main() {
 	}
 	for i := range 8 {
 		g.op("VPXORD %s, %s, %s", z(v[8+i]), z(v[i]), z(v[i]))
+	}
+	g.op("KORTESTW K3, K3")
+	g.op("JZ allrun2")
+	for i := range 8 {
 		g.op("VMOVDQU32 %d(SP), K3, %s // lanes done keep their CV", stOld+64*i, z(v[i]))
 	}
+	g.WriteString("allrun2:\n")
 	g.op("ADDQ $64, R9")
 	g.op("INCQ R10")
 	g.op("CMPQ R10, %d(AX)", offBlocks)
