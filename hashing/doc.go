@@ -28,7 +28,7 @@
 // file edited in place then costs the changed blocks only (BlockRoot
 // rebuilds a digest from CVs, to check them).
 //
-// On amd64 with AVX-512, the blocks of SumReaderAt and Scan and the pieces
+// On amd64 with AVX-512 (F and BW), the blocks of SumReaderAt and Scan and the pieces
 // of Scan and SumMany go through chunkvc's own kernel instead, x16 (written
 // by internal/x16gen): 16 independent lanes, each with its own input,
 // counter, flags and number of 64-byte blocks, so one step can hold chunks

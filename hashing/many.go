@@ -213,6 +213,9 @@ func (m *many) flush() {
 	m.j.blocks = uint64(blocks)
 	x16(&m.j)
 	m.n = 0
+	// A pooled many must not keep its last pieces alive.
+	clear(m.j.ptr[:])
+	clear(m.j.dst[:])
 }
 
 func idOf(cv *[8]uint32) ID {

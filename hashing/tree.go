@@ -22,8 +22,9 @@ const (
 // buffer is what guts.CompressBuffer reads: all of it, even past its buflen.
 type buffer = [bufLen]byte
 
-// Sum returns the ID of b. It runs on the caller's goroutine and does not
-// allocate (but for a pooled x16 state now and then).
+// Sum returns the ID of b. It runs on the caller's goroutine and allocates
+// nothing itself, but b escapes to the heap: x16's lanes point at it while
+// they run (they are cleared before Sum returns).
 func Sum(b []byte) ID {
 	switch {
 	case len(b) < smallLimit:

@@ -38,7 +38,7 @@ DATA x16rot8<>+56(SB)/8, $0x0c0f0e0d080b0a09
 GLOBL x16rot8<>(SB), RODATA|NOPTR, $64
 
 // func x16(j *lanes16)
-// Requires: AVX512F
+// Requires: AVX512F, AVX512BW (VPSHUFB on ZMM)
 TEXT ·x16(SB), NOSPLIT, $640-8
 	MOVQ j+0(FP), AX
 	VPBROADCASTD x16iv<>+0(SB), Z0

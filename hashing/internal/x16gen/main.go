@@ -1,6 +1,6 @@
 // Command x16gen writes hashing/x16_amd64.s, chunkvc's 16-lane AVX-512
-// BLAKE3 compression loop (see hashing/x16.go for what it computes and the
-// lanes16 layout it reads). It is a program rather than hand-written
+// BLAKE3 compression loop (see lanes16 in hashing/many.go for what it
+// computes and the layout it reads). It is a program rather than hand-written
 // assembly because the 7 rounds of 8 G functions over renamed registers are
 // easy to get wrong by hand and easy to check as a loop.
 //
@@ -74,7 +74,7 @@ func main() {
 		}
 		fmt.Fprintf(&g, "GLOBL %s<>(SB), RODATA|NOPTR, $64\n\n", r.name)
 	}
-	fmt.Fprintf(&g, "// func x16(j *lanes16)\n// Requires: AVX512F\nTEXT ·x16(SB), NOSPLIT, $%d-8\n", frame)
+	fmt.Fprintf(&g, "// func x16(j *lanes16)\n// Requires: AVX512F, AVX512BW (VPSHUFB on ZMM)\nTEXT ·x16(SB), NOSPLIT, $%d-8\n", frame)
 	g.op("MOVQ j+0(FP), AX")
 	for i := range 8 {
 		g.op("VPBROADCASTD x16iv<>+%d(SB), %s", 4*i, z(i))
