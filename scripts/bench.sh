@@ -362,11 +362,11 @@ c_prof=${cold[best - 1]}
 cpusplit=$(go tool pprof -top -cum -nodecount=1000000 "$cv" "$tmp/cold$best.prof" 2>/dev/null | awk '
   function secs(v) { if (v ~ /ms$/) return substr(v, 1, length(v) - 2) / 1000; if (v ~ /us$/) return 0; return substr(v, 1, length(v) - 1) + 0 }
   /Total samples =/ { for (i = 1; i <= NF; i++) if ($i == "=") total = secs($(i+1)) }
-  $NF == "github.com/chunkvc/chunkvc/hashing.subtree" { part["BLAKE3 compression (chunk IDs and whole-file digest)"] += secs($4) }
+  $NF == "github.com/chunkvc/chunkvc/hashing.subtree" || $NF == "github.com/chunkvc/chunkvc/hashing.x16" { part["BLAKE3 compression (chunk IDs and whole-file digest)"] += secs($4) }
   $NF == "os.(*File).WriteAt" { part["writing the pack (pwrite)"] += secs($4) }
   $NF == "github.com/chunkvc/chunkvc/store/local.(*stager).append" { part["copying chunks into pack segments"] += secs($4) }
   $NF == "os.(*File).ReadAt" { part["reading tiles and headers (pread)"] += secs($4) }
-  $NF == "github.com/chunkvc/chunkvc/hashing.(*mapper).node.func1" { part["mapping the file for the digest (mmap)"] += secs($4) }
+  $NF == "github.com/chunkvc/chunkvc/hashing.(*mapper).cv.func1" { part["mapping the file for the digest (mmap)"] += secs($4) }
   $NF == "github.com/chunkvc/chunkvc/store/local.(*Store).encode" { part["compression trials (entropy, zstd)"] += secs($4) }
   $NF == "github.com/chunkvc/chunkvc/repo.(*gitRepo).writeBlob" || $NF == "github.com/chunkvc/chunkvc/repo.(*gitRepo).commit" { part["manifests into Git"] += secs($4) }
   $NF == "runtime.gcBgMarkWorker" { part["garbage collector"] += secs($4) }
