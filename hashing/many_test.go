@@ -180,3 +180,39 @@ func TestX16Generated(t *testing.T) {
 		t.Fatal("x16_amd64.s differs from what x16gen writes: run go generate ./hashing")
 	}
 }
+
+// FuzzSumMany cuts a message into pieces at lengths taken from cuts (two
+// bytes each, scaled up to 80 KiB) and checks every piece's ID from one
+// SumMany call against zeebo/blake3: the fuzzer chooses which lengths
+// share a step of 16 lanes, and where each piece's short last chunk falls.
+func FuzzSumMany(f *testing.F) {
+	f.Add(pattern(100), []byte{0, 0, 0, 1, 4, 0, 0xff, 0xff})
+	f.Add([]byte("chunkvc"), []byte{0x10, 0x01, 0x00, 0x40, 0x3f, 0xff})
+	f.Add(pattern(5000), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+	f.Fuzz(func(t *testing.T, seed, cuts []byte) {
+		if len(seed) == 0 || len(cuts) > 128 {
+			return
+		}
+		var lens []int
+		total := 0
+		for i := 0; i+1 < len(cuts); i += 2 {
+			n := (int(cuts[i])<<8 | int(cuts[i+1])) * 80 << 10 >> 16
+			lens = append(lens, n)
+			total += n
+		}
+		msg := bytes.Repeat(seed, total/len(seed)+1)[:total]
+		pieces := make([][]byte, len(lens))
+		at := 0
+		for i, n := range lens {
+			pieces[i] = msg[at : at+n]
+			at += n
+		}
+		out := make([]ID, len(pieces))
+		SumMany(pieces, out)
+		for i, p := range pieces {
+			if want := ref(p); out[i] != want {
+				t.Fatalf("piece %d of %d (%d bytes) = %s, want %s", i, len(pieces), len(p), out[i].Short(), want.Short())
+			}
+		}
+	})
+}
