@@ -5,6 +5,7 @@ package hashing
 import (
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
 // Scan's windows live outside the Go heap: a commit runs with a lax GC
@@ -16,6 +17,7 @@ const maxFreeWindows = 8
 var freeWindows struct {
 	sync.Mutex
 	bufs [][]byte
+	maps map[*byte][]byte // a window's first byte → its whole mapping
 }
 
 // getWindow returns a buffer of scanWindow bytes.
@@ -28,14 +30,39 @@ func getWindow() []byte {
 			freeWindows.Unlock()
 			return b
 		}
-		_ = syscall.Munmap(b) // left from another window size (tests)
+		unmapWindow(b) // left from another window size (tests)
 	}
 	freeWindows.Unlock()
-	b, err := syscall.Mmap(-1, 0, int(scanWindow), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	// One huge page per window where the system has them: filling a fresh
+	// window then costs one page fault instead of 512 (in a commit of one
+	// changed file, faults were a tenth of the CPU time).
+	m, err := syscall.Mmap(-1, 0, int(scanWindow+hugePage), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		return make([]byte, scanWindow) // no mapping: the heap will do
 	}
+	at := (hugePage - int64(uintptr(unsafe.Pointer(&m[0])))%hugePage) % hugePage
+	b := m[at : at+scanWindow : at+scanWindow]
+	adviseHuge(b)
+	freeWindows.Lock()
+	if freeWindows.maps == nil {
+		freeWindows.maps = map[*byte][]byte{}
+	}
+	freeWindows.maps[&b[0]] = m
+	freeWindows.Unlock()
 	return b
+}
+
+// hugePage is the size of a transparent huge page on x86-64 and arm64
+// (4 KiB base pages); a window's mapping is aligned to it.
+const hugePage = 2 << 20
+
+// unmapWindow unmaps a window from getWindow's mapping; a heap buffer is
+// left to the GC. freeWindows must be locked.
+func unmapWindow(b []byte) {
+	if m, ok := freeWindows.maps[&b[0]]; ok {
+		delete(freeWindows.maps, &b[0])
+		_ = syscall.Munmap(m)
+	}
 }
 
 // putWindow gives back a buffer from getWindow; nothing may use it after.
@@ -46,5 +73,5 @@ func putWindow(b []byte) {
 		freeWindows.bufs = append(freeWindows.bufs, b)
 		return
 	}
-	_ = syscall.Munmap(b) // a heap buffer is refused (EINVAL) and left to the GC
+	unmapWindow(b)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/store"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 )
 
 // Verify says how a chunk is confirmed in the store before a commit.
@@ -273,6 +274,13 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	} else {
 		uploads.SetLimit(connections(up.st))
 	}
+	// A chunk that may be stored as a delta costs a read of its base and
+	// an encode against it (milliseconds): with the slot free it is stored
+	// on the side, from a copy, while hashing goes on and during the
+	// one-core work that follows the scan; else in the scan, as others.
+	var deltas errgroup.Group
+	deltaSlot := semaphore.NewWeighted(1)
+	defer deltas.Wait() //nolint:errcheck // an early return must not leave it writing
 	digest, cvs, err := hashing.Scan(uctx, f, size, pl.ranges, hashing.ScanOptions{Workers: workers, Reuse: reuse}, func(i int, id hashing.ID, data []byte) error {
 		pt := &pl.parts[i]
 		pl.ids[i] = id
@@ -294,10 +302,21 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			return nil
 		}
 		if up.batch != nil {
+			like := likes(pt.chunk)
+			if !like.IsZero() && deltaSlot.TryAcquire(1) {
+				buf := append([]byte(nil), data...)
+				deltas.Go(func() error {
+					defer deltaSlot.Release(1)
+					defer up.progress.Add(int64(len(buf)))
+					_, err := up.ensure(ctx, id, buf, like)
+					return err
+				})
+				return nil
+			}
 			// A batch copies data into its pack before Put returns:
 			// no copy, no goroutine per chunk.
 			defer up.progress.Add(int64(len(data)))
-			_, err := up.ensure(uctx, id, data, likes(pt.chunk))
+			_, err := up.ensure(uctx, id, data, like)
 			return err
 		}
 		buf := append([]byte(nil), data...)
@@ -408,6 +427,9 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		if ch.blob, err = r.git.writeBlob(enc); err != nil {
 			return nil, fmt.Errorf("%s: write git object for its manifest: %w", p, err)
 		}
+	}
+	if err := deltas.Wait(); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if err := layG.Wait(); err != nil {
 		return nil, fmt.Errorf("%s: layout: %w", p, err)
