@@ -165,6 +165,9 @@ func TestDigestWrites(t *testing.T) {
 }
 
 func TestSumDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool (x16's state) drop items at random")
+	}
 	data := make([]byte, 1<<20+5000)
 	for _, n := range []int{100, 40 << 10, 40<<10 + 1, 1 << 20, len(data)} {
 		if a := testing.AllocsPerRun(20, func() { Sum(data[:n]) }); a != 0 {
