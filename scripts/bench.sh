@@ -385,6 +385,11 @@ rm -rf "$tmp/one" "$tmp/cold" "$cogs"
 
 c_dd=$(minof "${ddt[@]}")
 c_cold=$(minof "${cold[@]}") c_base=$(minof "${base[@]}") c_bases=$(minof "${bases[@]}") c_b3=$(minof "${b3[@]}") c_cp=$(minof "${cpt[@]}")
+# b3sum and cp run together sometimes take far longer than the two run
+# apart (this machine's page cache and shared disk); the baseline is the
+# faster of the two ways, which is the stricter target.
+c_parts=$((c_b3 + c_cp))
+((c_parts < c_base)) && c_base=$c_parts
 c_re=$(minof "${recommit[@]}") c_st=$(minof "${stat_ns[@]}") c_in=$(minof "${inplace[@]}")
 r_cold=$(ratio "$c_cold" "$c_base") r_re=$(ratio "$c_re" "$c_b3") r_st=$(ratio "$c_st" "$c_b3") r_in=$(ratio "$c_in" "$c_b3")
 peak=$(maxof "${coldrss[@]}" "${rerss[@]}" "${statrss[@]}" "$onerss")
@@ -392,7 +397,9 @@ met() { awk -v r="${1%×}" -v t="$2" 'BEGIN{ if (r !~ /^[0-9.]+$/) print "n/a"; 
 emit "## Commit cost" "" \
   "${#paths[@]} COGs, $(hb "$setsize") in all (mkdemo terrain, ${BENCH_COG_SIZE}² px and up, UInt16, LZW, 256² tiles)," \
   "page-cached, committed to the embedded store (\`.git/chunkvc/store\`) of a fresh repository." \
-  "Best of $BENCH_RUNS runs, chunkvc and its baseline interleaved; wall time. Ratio = chunkvc ÷ baseline." "" \
+  "Best of $BENCH_RUNS runs, chunkvc and its baseline interleaved; wall time. Ratio = chunkvc ÷ baseline." \
+  "The cold commit's \`b3sum\` + \`cp\` baseline is the faster of the two run together ($(secs "$(minof "${base[@]}")") here)" \
+  "and the sum of each run alone ($(secs "$c_parts")): on this machine the first is sometimes several times the second." "" \
   "| operation | chunkvc | baseline | baseline time | ratio | target | peak RSS |" "|---|---:|---|---:|---:|---|---:|" \
   "| cold commit, ${#paths[@]} files | $(secs "$c_cold") | \`b3sum --num-threads 2\` + \`cp\` | $(secs "$c_base") | $r_cold | ≤ 1.2× $(met "$r_cold" 1.2) | $(mb "$(maxof "${coldrss[@]}")") |" \
   "| (same cold commit) | | \`b3sum --num-threads 2\` + \`cp\` + \`sync\` | $(secs "$c_bases") | $(ratio "$c_cold" "$c_bases") | | |" \
