@@ -58,8 +58,8 @@ type lanes16 struct {
 }
 
 // maxManyChunks bounds the chunk chaining values SumMany holds at once
-// (32 bytes each); a piece of more chunks goes to Sum, for which it is
-// long enough that the partly empty last step costs little.
+// (32 bytes each); a piece of more chunks goes to guts (subtree), for
+// which it is long enough that the partly empty last step costs little.
 const maxManyChunks = 4096
 
 // many is the state of one SumMany call.
