@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
-	"lukechampine.com/blake3/guts"
 )
 
 // MaxRange is the largest range HashRanges accepts. Adapters split anything
@@ -319,9 +318,6 @@ func (br *blockReader) cv(i int64) ([8]uint32, error) {
 }
 
 func (br *blockReader) hash(b []byte, counter uint64) [8]uint32 {
-	if !haveX16 {
-		return guts.ChainingValue(subtree(b, counter))
-	}
 	if br.x == nil {
 		br.x = manyPool.Get().(*many)
 	}

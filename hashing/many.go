@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"sync"
 	"unsafe"
+
+	"lukechampine.com/blake3/guts"
 )
 
 // SumMany sets out[i] to the ID of pieces[i], as Sum would, and is faster
@@ -15,12 +17,6 @@ import (
 // pieces 16 at a time. It runs on the caller's goroutine; len(out) must be
 // at least len(pieces).
 func SumMany(pieces [][]byte, out []ID) {
-	if !haveX16 {
-		for i, p := range pieces {
-			out[i] = Sum(p)
-		}
-		return
-	}
 	m := manyPool.Get().(*many)
 	m.sum(pieces, out)
 	manyPool.Put(m)
@@ -81,7 +77,11 @@ type manyPiece struct {
 // subtreeCV returns the chaining value of b as the subtree of a larger
 // message whose first chunk has index counter (see subtree for what b and
 // counter must be); b must be at most maxManyChunks chunks and not empty.
+// Without x16 it is guts' subtree.
 func (m *many) subtreeCV(b []byte, counter uint64) [8]uint32 {
+	if !haveX16 {
+		return guts.ChainingValue(subtree(b, counter))
+	}
 	if m.cvs == nil {
 		m.cvs = make([][8]uint32, 0, maxManyChunks)
 	}
@@ -94,7 +94,14 @@ func (m *many) subtreeCV(b []byte, counter uint64) [8]uint32 {
 	return m.cvs[0]
 }
 
+// sum is SumMany with m's state; without x16 it is Sum of each piece.
 func (m *many) sum(pieces [][]byte, out []ID) {
+	if !haveX16 {
+		for i, p := range pieces {
+			out[i] = Sum(p)
+		}
+		return
+	}
 	if m.cvs == nil {
 		m.cvs = make([][8]uint32, 0, maxManyChunks)
 	}

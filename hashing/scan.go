@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
-	"lukechampine.com/blake3/guts"
 )
 
 // scanWindow is Scan's unit of reading: a multiple of BlockLen, so that no
@@ -236,14 +235,11 @@ func (s *scan) window(ctx context.Context, w int, sw *scanWorker) error {
 			sw.data = append(sw.data, data)
 			bytes += s.pieces[j].Len
 		}
-		sw.ids = append(sw.ids[:0], make([]ID, len(sw.data))...)
-		if haveX16 {
-			sw.m.sum(sw.data, sw.ids)
-		} else {
-			for k, d := range sw.data {
-				sw.ids[k] = Sum(d)
-			}
+		if cap(sw.ids) < len(sw.data) {
+			sw.ids = make([]ID, len(sw.data))
 		}
+		sw.ids = sw.ids[:len(sw.data)]
+		sw.m.sum(sw.data, sw.ids)
 		for k := i; k < j; k++ {
 			if err := s.done(k, w, sw.ids[k-i], sw.data[k-i], sw); err != nil {
 				return err
@@ -326,10 +322,8 @@ func (s *scan) block(k int, sw *scanWorker) {
 		s.single = Sum(b)
 	} else if cv, ok := s.reuse(k); ok {
 		s.words[k] = cv.words()
-	} else if haveX16 {
-		s.words[k] = sw.m.subtreeCV(b, uint64(k)*(blockLen/chunkLen))
 	} else {
-		s.words[k] = guts.ChainingValue(subtree(b, uint64(k)*(blockLen/chunkLen)))
+		s.words[k] = sw.m.subtreeCV(b, uint64(k)*(blockLen/chunkLen))
 	}
 	s.release(w)
 }
