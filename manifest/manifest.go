@@ -1,7 +1,6 @@
 package manifest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"errors"
@@ -92,6 +91,7 @@ func (m *Manifest) Encode() ([]byte, error) {
 	// a 100k-chunk manifest is encoded again on every decode.
 	out := b.Bytes()
 	out = slices.Grow(out, len(m.Chunks)*160)
+	sp := spellings{at: map[uint64][2]int{}}
 	for _, c := range m.Chunks {
 		out = append(out, c.Key...)
 		out = append(out, ' ')
@@ -100,11 +100,43 @@ func (m *Manifest) Encode() ([]byte, error) {
 		out = hex.AppendEncode(out, c.ID[:])
 		if c.BBox != nil {
 			out = append(out, ' ')
-			out = appendBBox(out, *c.BBox)
+			for i, v := range *c.BBox {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = sp.append(out, v)
+			}
 		}
 		out = append(out, '\n')
 	}
 	return out, nil
+}
+
+// spellings remembers where an encoding spelled each coordinate. The tiles
+// of a grid share their edges, so most coordinates of a line were spelled
+// on an earlier one; formatting every one again was most of the time of
+// encoding a COG's manifest (and of decoding it, which encodes it again).
+type spellings struct {
+	at map[uint64][2]int // float bits → offsets of its text in out
+}
+
+// maxSpellings bounds the map for manifests of scattered footprints.
+const maxSpellings = 1 << 12
+
+// append appends v as appendBBox spells it. out must be the buffer of
+// every earlier call.
+func (sp *spellings) append(out []byte, v float64) []byte {
+	k := math.Float64bits(v) // not v: 0 and -0 are spelled apart
+	if at, ok := sp.at[k]; ok {
+		return append(out, out[at[0]:at[1]]...)
+	}
+	if len(sp.at) >= maxSpellings {
+		clear(sp.at)
+	}
+	start := len(out)
+	out = strconv.AppendFloat(out, v, 'f', -1, 64)
+	sp.at[k] = [2]int{start, len(out)}
+	return out
 }
 
 // appendBBox appends bb as FormatBBox spells it.
@@ -278,18 +310,38 @@ func firstDiffLine(a, b []byte) int {
 }
 
 func parse(data []byte) (*Manifest, error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<10)
+	// One string for the whole text: keys and values are slices of it,
+	// not a string per line.
+	text := string(data)
 	ln := 0
-	next := func() (string, string, bool) {
-		if !sc.Scan() {
-			return "", "", false
+	var lineErr error
+	line := func() (string, bool) {
+		if text == "" || lineErr != nil {
+			return "", false
 		}
 		ln++
-		w, rest, _ := strings.Cut(sc.Text(), " ")
+		l, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		if len(l) > maxLine {
+			lineErr = fmt.Errorf("%w: line %d: longer than %d bytes", ErrInvalid, ln, maxLine)
+			return "", false
+		}
+		return l, true
+	}
+	next := func() (string, string, bool) {
+		l, ok := line()
+		if !ok {
+			return "", "", false
+		}
+		w, rest, _ := strings.Cut(l, " ")
 		return w, rest, true
 	}
-	bad := func(what string) error { return fmt.Errorf("%w: line %d: %s", ErrInvalid, ln, what) }
+	bad := func(what string) error {
+		if lineErr != nil {
+			return lineErr
+		}
+		return fmt.Errorf("%w: line %d: %s", ErrInvalid, ln, what)
+	}
 	m := &Manifest{}
 	w, rest, ok := next()
 	if !ok || w != "chunkvc-manifest" || rest != strconv.Itoa(Version) {
@@ -362,27 +414,37 @@ func parse(data []byte) (*Manifest, error) {
 		return nil, bad("chunk count")
 	}
 	m.Chunks = make([]Chunk, 0, count)
+	cp := chunkParser{bboxes: make([][4]float64, 0, count), coords: map[string]float64{}}
 	for i := 0; i < count; i++ {
-		if !sc.Scan() {
+		l, ok := line()
+		if !ok {
 			return nil, bad(fmt.Sprintf("want %d chunk lines, have %d", count, i))
 		}
-		ln++
-		c, err := parseChunk(sc.Text())
+		c, err := cp.parse(l)
 		if err != nil {
 			return nil, bad(err.Error())
 		}
 		m.Chunks = append(m.Chunks, c)
 	}
-	if sc.Scan() {
+	if _, ok := line(); ok {
 		return nil, bad("text after the last chunk line")
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	if lineErr != nil {
+		return nil, lineErr
 	}
 	return m, nil
 }
 
-func parseChunk(line string) (Chunk, error) {
+// maxLine bounds a manifest line.
+const maxLine = 64 << 10
+
+// chunkParser parses the chunk lines of one manifest.
+type chunkParser struct {
+	bboxes [][4]float64       // backs the chunks' BBox pointers: one allocation, not one a line
+	coords map[string]float64 // coordinates parsed so far (see spellings)
+}
+
+func (cp *chunkParser) parse(line string) (Chunk, error) {
 	// strings.Cut rather than Split: a manifest of a few thousand tiles is
 	// decoded on every commit of its file, and Split's slices were a third
 	// of the time.
@@ -415,14 +477,34 @@ func parseChunk(line string) (Chunk, error) {
 			if ok == (i == 3) {
 				return c, fmt.Errorf("bbox %q", f[3])
 			}
-			if bb[i], err = strconv.ParseFloat(p, 64); err != nil {
+			if bb[i], err = cp.coord(p); err != nil {
 				return c, fmt.Errorf("bbox %q", f[3])
 			}
 			rest = r
 		}
-		c.BBox = &bb
+		if len(cp.bboxes) == cap(cp.bboxes) {
+			cp.bboxes = make([][4]float64, 0, 1024) // the earlier ones stay where they are
+		}
+		cp.bboxes = append(cp.bboxes, bb)
+		c.BBox = &cp.bboxes[len(cp.bboxes)-1]
 	}
 	return c, nil
+}
+
+// coord parses one coordinate of a bbox.
+func (cp *chunkParser) coord(p string) (float64, error) {
+	if v, ok := cp.coords[p]; ok {
+		return v, nil
+	}
+	v, err := strconv.ParseFloat(p, 64)
+	if err != nil {
+		return 0, err
+	}
+	if len(cp.coords) >= maxSpellings {
+		clear(cp.coords)
+	}
+	cp.coords[p] = v
+	return v, nil
 }
 
 // Normalize completes content keys (ending in "@") with the chunk's hash,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"sort"
 	"strings"
@@ -78,6 +79,65 @@ func TestDecodeRejectsNonCanonical(t *testing.T) {
 		if _, err := Decode([]byte(s)); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: Decode err = %v, want ErrInvalid", name, err)
 		}
+	}
+}
+
+// TestEncodeSpellsEachCoordinate checks the coordinates a manifest spells
+// from memory (spellings) against FormatBBox, line by line: a grid's shared
+// edges, 0 and -0 (equal as floats, spelled apart), and more distinct
+// values than the memory holds.
+func TestEncodeSpellsEachCoordinate(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	var chunks []Chunk
+	for r := range 40 {
+		for c := range 40 {
+			bb := [4]float64{500000 + float64(c)*529.5838383, 4620480 - float64(r+1)*529.5838383, 500000 + float64(c+1)*529.5838383, 4620480 - float64(r)*529.5838383}
+			switch {
+			case r == 3:
+				bb = [4]float64{math.Copysign(0, -1), 0, 0, math.Copysign(0, 1)}
+			case r == 4:
+				bb = [4]float64{0, math.Copysign(0, -1), math.Copysign(0, -1), 0}
+			case r >= 20: // scattered: no two lines share a value
+				x, y := rng.Float64()*1e6, rng.Float64()*1e6
+				bb = [4]float64{x, y, x + rng.Float64(), y + rng.Float64()}
+			}
+			chunks = append(chunks, Chunk{Key: fmt.Sprintf("z0/r%d/c%d", r, c), Size: 1, ID: hashing.Sum([]byte{byte(r), byte(c)}), BBox: &bb})
+		}
+	}
+	m := sample()
+	m.Chunks, _ = Normalize(chunks)
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	lines = lines[len(lines)-len(m.Chunks):]
+	for i, c := range m.Chunks {
+		want := fmt.Sprintf("%s 1 %s %s", c.Key, c.ID, FormatBBox(*c.BBox))
+		if lines[i] != want {
+			t.Fatalf("line %d: %q, want %q", i, lines[i], want)
+		}
+	}
+	m2, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range m2.Chunks {
+		for k, v := range *c.BBox {
+			if w := (*m.Chunks[i].BBox)[k]; math.Float64bits(v) != math.Float64bits(w) {
+				t.Fatalf("chunk %s: coordinate %d decoded as %v, was %v", c.Key, k, v, w)
+			}
+		}
+	}
+}
+
+func TestDecodeRejectsLongLines(t *testing.T) {
+	m := sample()
+	m.Chunks, _ = Normalize(m.Chunks)
+	good, _ := m.Encode()
+	long := strings.Replace(string(good), "summary crs EPSG:32633", "summary crs EPSG:32633"+strings.Repeat("0", maxLine), 1)
+	if _, err := Decode([]byte(long)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "line 8: longer than") {
+		t.Errorf("a line of over %d bytes: Decode err = %.200v, want ErrInvalid naming line 8", maxLine, err)
 	}
 }
 

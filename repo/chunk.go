@@ -174,7 +174,8 @@ func (u *upload) touch(ctx context.Context, id hashing.ID) {
 type chunked struct {
 	m       *manifest.Manifest
 	encoded []byte
-	blob    blob // the manifest in Git's object store, when committing
+	blob    blob           // the manifest in Git's object store, when committing
+	put     errgroup.Group // writing blob; Wait before a Git commit refers to it
 	stat    fileStat
 	hashed  int64
 }
@@ -210,23 +211,38 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	hashedAt := time.Now().UnixNano()
 	size := fi.Size()
 
+	// The previous version (its manifest, and the cached blocks of the
+	// version the file last was, else of the committed one) is read while
+	// the file's layout is parsed: neither needs the other, and each takes
+	// milliseconds for a COG of a few thousand tiles.
 	var old *manifest.Manifest
-	if loadOld != nil {
-		if old, err = loadOld(); err != nil {
-			return nil, err
-		}
-	}
-	// The cached blocks of the version the file last was (a checkout
-	// writes them too), else of the committed one.
 	var prev *blockSet
-	if size > hashing.BlockLen {
-		if base.size > hashing.BlockLen {
-			prev = r.loadBlocks(base.digest, base.size)
+	known := map[hashing.ID]bool{}
+	var prevG errgroup.Group
+	defer prevG.Wait() //nolint:errcheck // an early return must not leave it reading
+	prevG.Go(func() error {
+		if loadOld != nil {
+			var err error
+			if old, err = loadOld(); err != nil {
+				return err
+			}
 		}
-		if prev == nil && old != nil && old.Size > hashing.BlockLen && old.Digest != base.digest {
-			prev = r.loadBlocks(old.Digest, old.Size)
+		if size > hashing.BlockLen {
+			if base.size > hashing.BlockLen {
+				prev = r.loadBlocks(base.digest, base.size)
+			}
+			if prev == nil && old != nil && old.Size > hashing.BlockLen && old.Digest != base.digest {
+				prev = r.loadBlocks(old.Digest, old.Size)
+			}
 		}
-	}
+		if old != nil {
+			for _, c := range old.Chunks {
+				known[c.ID] = true
+			}
+			known[old.Layout] = true
+		}
+		return nil
+	})
 
 	l, err := r.formats.Enumerate(ctx, f, size)
 	if err != nil {
@@ -236,16 +252,12 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	known := map[hashing.ID]bool{}
-	if old != nil {
-		for _, c := range old.Chunks {
-			known[c.ID] = true
-		}
-		known[old.Layout] = true
-	}
 	segs := l.Chunks()
-	likes := r.likelyBases(ctx, old, segs, up.dryRun)
 	pl := planScan(l.Segments)
+	if err := prevG.Wait(); err != nil {
+		return nil, err
+	}
+	likes := r.likelyBases(ctx, old, segs, up.dryRun)
 	ids := make([]hashing.ID, len(segs))
 	inline := make([][]byte, len(pl.parts))
 	var reuse func(i int) (hashing.CV, bool)
@@ -422,16 +434,24 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		// Prints and chaining values come from the same read: the
 		// entry holds together even for a file written while it was read.
 		r.saveBlocks(digest, size, &blockSet{gen: gen, prints: prints, cvs: cvs}, replaced...)
-		// Written now, while other files are still hashing; unreachable
-		// until the commit, and git gc prunes it if the commit fails.
-		if ch.blob, err = r.git.writeBlob(enc); err != nil {
-			return nil, fmt.Errorf("%s: write git object for its manifest: %w", p, err)
-		}
+		// Written (deflated) while the commit goes on, other files and
+		// the store's batch included; Commit waits for it before the Git
+		// commit that refers to it. Unreachable until then, and git gc
+		// prunes it if the commit fails.
+		ch.blob = newBlob(enc)
+		ch.put.Go(func() error {
+			if err := r.git.putBlob(ch.blob, enc); err != nil {
+				return fmt.Errorf("%s: write git object for its manifest: %w", p, err)
+			}
+			return nil
+		})
 	}
 	if err := deltas.Wait(); err != nil {
+		_ = ch.put.Wait()
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if err := layG.Wait(); err != nil {
+		_ = ch.put.Wait()
 		return nil, fmt.Errorf("%s: layout: %w", p, err)
 	}
 	return ch, nil

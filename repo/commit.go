@@ -114,6 +114,13 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		ch       *chunked
 	}
 	var jobs []*job
+	defer func() { // on every path: nothing may go on writing after Commit
+		for _, j := range jobs {
+			if j.ch != nil {
+				_ = j.ch.put.Wait()
+			}
+		}
+	}()
 	var total int64
 	for _, p := range paths {
 		var old *manifest.Manifest
@@ -238,6 +245,12 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	res.ChunksUploaded, res.BytesUploaded = up.chunks.Load(), up.bytes.Load()
 	if err := up.finish(ctx); err != nil {
 		return nil, err
+	}
+
+	for _, j := range jobs {
+		if err := j.ch.put.Wait(); err != nil {
+			return nil, err
+		}
 	}
 
 	// Every chunk is stored and verified: now, and only now, Git.

@@ -32,10 +32,22 @@ type blob struct {
 // a git gc running before the commit that will reference it (it may be an
 // old unreachable blob) does not prune it.
 func (g *gitRepo) writeBlob(data []byte) (blob, error) {
-	b := blob{hash: blobHash(data), size: len(data)}
+	b := newBlob(data)
+	return b, g.putBlob(b, data)
+}
+
+// newBlob returns the blob data makes, not yet written.
+func newBlob(data []byte) blob { return blob{hash: blobHash(data), size: len(data)} }
+
+// putBlob writes b, made of data by newBlob, as writeBlob does.
+func (g *gitRepo) putBlob(b blob, data []byte) error {
 	fsys, ok := g.r.Storer.(*filesystem.Storage)
 	if !ok {
-		return g.writeBlobGoGit(data)
+		got, err := g.writeBlobGoGit(data)
+		if err == nil && got != b {
+			err = fmt.Errorf("git object %s: stored as %s", b.hash, got.hash)
+		}
+		return err
 	}
 	// go-git reads objects from the .git folder it opened (openGit does
 	// not enable the common dir of linked worktrees), so this is where
@@ -46,15 +58,15 @@ func (g *gitRepo) writeBlob(data []byte) (blob, error) {
 	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() {
 		now := time.Now()
 		if os.Chtimes(final, now, now) == nil {
-			return b, nil
+			return nil
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return blob{}, fmt.Errorf("git object %s: %w", hex, err)
+		return fmt.Errorf("git object %s: %w", hex, err)
 	}
 	f, err := os.CreateTemp(dir, "tmp_obj_")
 	if err != nil {
-		return blob{}, fmt.Errorf("git object %s: %w", hex, err)
+		return fmt.Errorf("git object %s: %w", hex, err)
 	}
 	defer os.Remove(f.Name()) // fails harmlessly once renamed
 	zw, err := zlib.NewWriterLevel(f, zlib.BestSpeed)
@@ -77,9 +89,9 @@ func (g *gitRepo) writeBlob(data []byte) (blob, error) {
 		err = os.Rename(f.Name(), final)
 	}
 	if err != nil {
-		return blob{}, fmt.Errorf("git object %s: %w", hex, err)
+		return fmt.Errorf("git object %s: %w", hex, err)
 	}
-	return b, nil
+	return nil
 }
 
 // writeBlobGoGit is writeBlob for object stores that are not a .git

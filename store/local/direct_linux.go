@@ -52,3 +52,13 @@ func localDiskFS(dir string) bool {
 	}
 	return false
 }
+
+// mapFile maps the n bytes of f read-only. unmap must be called when they
+// are no longer used.
+func mapFile(f *os.File, n int) (b []byte, unmap func(), err error) {
+	b, err = unix.Mmap(int(f.Fd()), 0, n, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() { _ = unix.Munmap(b) }, nil
+}

@@ -18,3 +18,5 @@ func mapSegment(n int) ([]byte, error) { return make([]byte, n), nil }
 func unmapSegment([]byte) {}
 
 func localDiskFS(string) bool { return false }
+
+func mapFile(*os.File, int) ([]byte, func(), error) { return nil, nil, errNoDirect }

@@ -287,6 +287,19 @@ func TestPutOfPackedObjectWritesNothing(t *testing.T) {
 }
 
 func TestDamagedIndex(t *testing.T) {
+	for _, d := range []struct {
+		name   string
+		damage func([]byte) []byte
+	}{
+		{"a flipped bit", func(b []byte) []byte { b[30] ^= 1; return b }},
+		{"cut short", func(b []byte) []byte { return b[:len(b)/2] }},
+		{"empty", func(b []byte) []byte { return nil }},
+	} {
+		t.Run(d.name, func(t *testing.T) { testDamagedIndex(t, d.damage) })
+	}
+}
+
+func testDamagedIndex(t *testing.T, damage func([]byte) []byte) {
 	s := open(t)
 	a := batch(t, s, text(3000), []byte("a2"))
 	bData, _ := object(9, 20000)
@@ -297,8 +310,7 @@ func TestDamagedIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw[30] ^= 1
-	if err := os.WriteFile(damaged, raw, 0o444); err != nil {
+	if err := os.WriteFile(damaged, damage(raw), 0o444); err != nil {
 		t.Fatal(err)
 	}
 	s2 := reopen(t, s)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -176,15 +177,59 @@ func isPackName(name string) bool {
 // readIndex reads and checks the index of pack name.
 func (s *Store) readIndex(name string) (*packset.Pack, error) {
 	p := s.packPath(name, ".idx")
-	b, err := readWhole(p, maxIndexFile)
+	ix, err := decodeIndexFile(p)
 	if err != nil {
 		return nil, err
 	}
+	return &packset.Pack{Name: name, Index: ix}, nil
+}
+
+// decodeIndexFile reads and decodes the index file at p; errors of the
+// decoding name the file and wrap packidx.ErrFormat. It is mapped, not
+// read: every command that stores reads every index, and a read into the
+// heap cost a page fault per 4 KiB of fresh memory (a third of the time of
+// reading the indexes of a store of 50,000 chunks).
+func decodeIndexFile(p string) (ix packidx.Index, err error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return ix, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ix, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxIndexFile {
+		return ix, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("not a regular file of at most %d bytes", int64(maxIndexFile))}
+	}
+	b, unmap, err := mapFile(f, int(fi.Size()))
+	if err != nil || fi.Size() == 0 {
+		if b, err = readWhole(p, maxIndexFile); err != nil {
+			return ix, err
+		}
+		return decodeIndex(p, b)
+	}
+	defer unmap()
+	// The file is published read-only and never written again; one cut
+	// short under us all the same faults, and reads as damaged.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+				panic(r)
+			}
+			ix, err = packidx.Index{}, fmt.Errorf("pack index %s: %w: the file shrank while it was read", p, packidx.ErrFormat)
+		}
+	}()
+	return decodeIndex(p, b)
+}
+
+func decodeIndex(p string, b []byte) (packidx.Index, error) {
 	ix, err := packidx.Decode(b)
 	if err != nil {
-		return nil, fmt.Errorf("pack index %s: %w", p, err)
+		return ix, fmt.Errorf("pack index %s: %w", p, err)
 	}
-	return &packset.Pack{Name: name, Index: ix}, nil
+	return ix, nil
 }
 
 // publishPack adds a pack this Store has just written.
