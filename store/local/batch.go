@@ -400,7 +400,7 @@ func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod tim
 	if err := s.write(s.packPath(name, ".idx"), idx); err != nil {
 		return nil, err
 	}
-	p = &packset.Pack{Name: name, Index: ix}
+	p = &packset.Pack{Name: name, Table: ix.Table()}
 	s.publishPack(p)
 	return p, nil
 }

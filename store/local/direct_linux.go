@@ -60,5 +60,19 @@ func mapFile(f *os.File, n int) (b []byte, unmap func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Lookups probe an index here and there: a probe that mapped a whole
+	// huge page of the page cache (2 MiB) would count it all in the
+	// process's memory.
+	_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)
+	_ = unix.Madvise(b, unix.MADV_RANDOM)
 	return b, func() { _ = unix.Munmap(b) }, nil
+}
+
+// releaseMapped lets go of the pages of a file mapping that have been read
+// (they stay in the page cache): they no longer count in the process's
+// memory, and are mapped again when read again.
+func releaseMapped(b []byte) {
+	if n := len(b) &^ (os.Getpagesize() - 1); n > 0 {
+		_ = unix.Madvise(b[:n], unix.MADV_DONTNEED)
+	}
 }

@@ -20,3 +20,5 @@ func unmapSegment([]byte) {}
 func localDiskFS(string) bool { return false }
 
 func mapFile(*os.File, int) ([]byte, func(), error) { return nil, nil, errNoDirect }
+
+func releaseMapped([]byte) {}

@@ -254,7 +254,7 @@ func (s *Store) listPacked(ctx context.Context, fn func(store.Info) error) error
 		if mods[k].IsZero() {
 			continue
 		}
-		for i, e := range p.Entries {
+		for i, e := range p.All() {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("list local store %s: %w", s.root, err)
 			}

@@ -171,7 +171,7 @@ func (s *Store) affected(del map[hashing.ID]bool) []*packset.Pack {
 		}
 	} else {
 		for _, p := range packs {
-			for _, e := range p.Entries {
+			for _, e := range p.All() {
 				if del[e.ID] || e.Encoding == packidx.Delta && del[e.Base] {
 					hit[p] = true
 					break
@@ -190,7 +190,7 @@ func (s *Store) affected(del map[hashing.ID]bool) []*packset.Pack {
 
 // survivors reports whether p keeps an object.
 func survivors(p *packset.Pack, del map[hashing.ID]bool) bool {
-	for _, e := range p.Entries {
+	for _, e := range p.All() {
 		if !del[e.ID] {
 			return true
 		}
@@ -215,7 +215,7 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range p.Entries {
+	for _, e := range p.All() {
 		if del[e.ID] {
 			continue
 		}

@@ -109,7 +109,7 @@ func (s *Store) copyMapped(ctx context.Context, tp *tmpPack, p *packset.Pack, ma
 		return time.Time{}, err
 	}
 	defer src.Close()
-	for i, e := range p.Entries {
+	for i, e := range p.All() {
 		if !mask[i] {
 			continue // a copy the Store reads from another pack
 		}

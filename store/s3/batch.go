@@ -316,7 +316,7 @@ func (b *batch) Commit(ctx context.Context) error {
 	for i, tp := range packs {
 		tp.discard()
 		if errs[i] == nil {
-			b.s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
+			b.s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Table: packidx.Index{PackSize: tp.size, Entries: tp.entries}.Table()})
 		}
 	}
 	// A pack whose index PUT failed is left in place: the server may have

@@ -455,7 +455,7 @@ func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
 	packs, masks := s.snapshot()
 	packed := make(map[hashing.ID]bool)
 	for _, p := range packs {
-		for _, e := range p.Entries {
+		for _, e := range p.All() {
 			packed[e.ID] = true
 		}
 	}
@@ -463,7 +463,7 @@ func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
 		return err
 	}
 	for k, p := range packs {
-		for i, e := range p.Entries {
+		for i, e := range p.All() {
 			if !masks[k][i] {
 				continue
 			}

@@ -248,7 +248,7 @@ func (s *Store) readIndex(ctx context.Context, name string, size int64, hasPack 
 	case packSize != ix.PackSize:
 		return nil, damaged("pack object is %d bytes, the index says %d", packSize, ix.PackSize)
 	}
-	return &packset.Pack{Name: name, Mod: mod, Index: ix}, nil
+	return &packset.Pack{Name: name, Mod: mod, Table: ix.Table()}, nil
 }
 
 // getAll reads a whole object of at most limit bytes, with retries.

@@ -50,7 +50,7 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 	var old []*packset.Pack
 	for _, p := range packs {
 		hit, keep := false, false
-		for _, e := range p.Entries {
+		for _, e := range p.All() {
 			if del[e.ID] {
 				hit = true
 			} else {
@@ -117,7 +117,7 @@ func (s *Store) removeStale(ctx context.Context) error {
 // ranged GET.
 func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID]bool) error {
 	var kept []packidx.Entry
-	for _, e := range p.Entries {
+	for _, e := range p.All() {
 		if !del[e.ID] {
 			kept = append(kept, e)
 		}
@@ -166,6 +166,6 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 		// The index may be stored all the same: keep the pack it names.
 		return err
 	}
-	s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Index: packidx.Index{PackSize: tp.size, Entries: tp.entries}})
+	s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Table: packidx.Index{PackSize: tp.size, Entries: tp.entries}.Table()})
 	return nil
 }

@@ -8,56 +8,97 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
-// ErrFormat is wrapped by every error of Decode.
+// ErrFormat is wrapped by every error of Decode and Open.
 var ErrFormat = errors.New("damaged pack index")
 
 // Decode parses an index file, checking its checksum and every rule of the
 // format. Errors wrap ErrFormat.
 func Decode(b []byte) (Index, error) {
-	ix, err := decode(b)
+	packSize, n, _, err := validate(b, nil, 0)
 	if err != nil {
 		return Index{}, fmt.Errorf("%w: %w", ErrFormat, err)
+	}
+	ix := Index{PackSize: packSize, Entries: make([]Entry, n)}
+	raw := b[HeaderSize:]
+	for i := range ix.Entries {
+		ix.Entries[i] = entryAt(raw, i)
 	}
 	return ix, nil
 }
 
-func decode(b []byte) (Index, error) {
+// validate checks an index file and returns its pack size, its number of
+// entries and, when every > 0, the ID of every every-th entry. It calls
+// checked (when not nil) as it goes, with how many bytes of b it is done
+// with.
+func validate(b []byte, checked func(n int), every int) (packSize int64, n int, sample []hashing.ID, err error) {
 	if len(b) < HeaderSize+ChecksumSize {
-		return Index{}, fmt.Errorf("%d bytes, shorter than header and checksum", len(b))
+		return 0, 0, nil, fmt.Errorf("%d bytes, shorter than header and checksum", len(b))
 	}
 	if string(b[:4]) != magic {
-		return Index{}, fmt.Errorf("magic %q, want %q", b[:4], magic)
+		return 0, 0, nil, fmt.Errorf("magic %q, want %q", b[:4], magic)
 	}
 	if v := binary.LittleEndian.Uint32(b[4:]); v != Version {
-		return Index{}, fmt.Errorf("version %d, want %d", v, Version)
+		return 0, 0, nil, fmt.Errorf("version %d, want %d", v, Version)
 	}
 	count := uint64(binary.LittleEndian.Uint32(b[8:]))
 	if want := HeaderSize + count*EntrySize + ChecksumSize; uint64(len(b)) != want {
-		return Index{}, fmt.Errorf("%d bytes for %d entries, want %d", len(b), count, want)
+		return 0, 0, nil, fmt.Errorf("%d bytes for %d entries, want %d", len(b), count, want)
 	}
-	body := b[:len(b)-ChecksumSize]
-	if sum := hashing.Sum(body); sum != Checksum(b) {
-		return Index{}, fmt.Errorf("checksum mismatch")
+	// In steps, hashing and checking each while it is in cache, and
+	// telling the caller it may let it go. A broken rule is reported once
+	// the whole checksum is known: a damaged file is "checksum mismatch",
+	// whatever the damage broke.
+	var broken error
+	size := binary.LittleEndian.Uint64(b[12:])
+	packSize, n = int64(size), int(count)
+	switch {
+	case size > 1<<62:
+		broken = fmt.Errorf("pack size %d", size)
+	case packSize < PackHeaderSize:
+		broken = fmt.Errorf("pack size %d is below the %d-byte header", packSize, PackHeaderSize)
 	}
-	packSize := binary.LittleEndian.Uint64(b[12:])
-	if packSize > 1<<62 {
-		return Index{}, fmt.Errorf("pack size %d", packSize)
-	}
-	ix := Index{PackSize: int64(packSize), Entries: make([]Entry, count)}
-	for i := range ix.Entries {
-		p := body[HeaderSize+i*EntrySize:]
-		e := &ix.Entries[i]
-		copy(e.ID[:], p)
-		off, stored, size := binary.LittleEndian.Uint64(p[32:]), binary.LittleEndian.Uint64(p[40:]), binary.LittleEndian.Uint64(p[48:])
-		if off > 1<<62 || stored > 1<<62 || size > 1<<62 {
-			return Index{}, fmt.Errorf("entry %d: offset or size out of range", i)
+	var d hashing.Digest
+	d.Write(b[:HeaderSize])
+	raw := b[HeaderSize : len(b)-ChecksumSize]
+	const step = 1 << 20 / EntrySize
+	for i := 0; i < n; i += step {
+		end := min(i+step, n)
+		d.Write(raw[i*EntrySize : end*EntrySize])
+		for j := i; j < end && broken == nil; j++ {
+			broken = checkRaw(raw, j, packSize)
 		}
-		e.Offset, e.Stored, e.Size = int64(off), int64(stored), int64(size)
-		e.Encoding, e.Depth = Encoding(p[56]), p[57]
-		copy(e.Base[:], p[58:90])
+		for j := (i + every - 1) / max(every, 1) * every; every > 0 && j < end; j += every {
+			sample = append(sample, hashing.ID(raw[j*EntrySize:j*EntrySize+32]))
+		}
+		if checked != nil {
+			checked(HeaderSize + end*EntrySize)
+		}
 	}
-	if err := check(ix); err != nil {
-		return Index{}, err
+	if d.ID() != Checksum(b) {
+		return 0, 0, nil, fmt.Errorf("checksum mismatch")
 	}
-	return ix, nil
+	if broken != nil {
+		return 0, 0, nil, broken
+	}
+	return packSize, n, sample, nil
+}
+
+// checkRaw checks entry i of an index file's entries, and that it comes
+// after entry i-1.
+func checkRaw(raw []byte, i int, packSize int64) error {
+	p := raw[i*EntrySize:]
+	off, stored, sz := binary.LittleEndian.Uint64(p[32:]), binary.LittleEndian.Uint64(p[40:]), binary.LittleEndian.Uint64(p[48:])
+	if off > 1<<62 || stored > 1<<62 || sz > 1<<62 {
+		return fmt.Errorf("entry %d: offset or size out of range", i)
+	}
+	e := entryAt(raw, i)
+	if i > 0 {
+		if prev := hashing.ID(raw[(i-1)*EntrySize : (i-1)*EntrySize+32]); Compare(prev, e.ID) >= 0 {
+			return fmt.Errorf("entry %d (%s) is not after %s", i, e.ID.Short(), prev.Short())
+		}
+	}
+	if err := checkEntry(e, packSize); err != nil {
+		return fmt.Errorf("entry %d (%s): %w", i, e.ID.Short(), err)
+	}
+	return nil
 }

@@ -3,8 +3,12 @@ package packidx
 import (
 	"bytes"
 	"errors"
+	"math/rand"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 )
@@ -108,6 +112,10 @@ func TestDecodeRefuses(t *testing.T) {
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrFormat mentioning %q", name, err, c.want)
 		}
+		_, err = Open(c.f(bytes.Clone(good)), OpenOptions{})
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Open: %v, want ErrFormat mentioning %q", name, err, c.want)
+		}
 	}
 }
 
@@ -126,8 +134,20 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("CVCX\x01\x00\x00\x00\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ix, err := Decode(b)
+		tb, oerr := Open(b, OpenOptions{})
+		if (err == nil) != (oerr == nil) {
+			t.Fatalf("Decode: %v; Open: %v", err, oerr)
+		}
 		if err != nil {
 			return
+		}
+		if tb.Len() != len(ix.Entries) || tb.PackSize != ix.PackSize {
+			t.Fatalf("Open gives %d entries of a %d-byte pack, Decode %d of %d", tb.Len(), tb.PackSize, len(ix.Entries), ix.PackSize)
+		}
+		for i, e := range tb.All() {
+			if e != ix.Entries[i] {
+				t.Fatalf("entry %d: Open %+v, Decode %+v", i, e, ix.Entries[i])
+			}
 		}
 		again, err := Encode(ix)
 		if err != nil {
@@ -137,4 +157,64 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("decoded index encodes to other bytes")
 		}
 	})
+}
+
+// TestOpen checks a Table read from an index file of many entries (more
+// than one step of the check) against the entries it was made of.
+func TestOpen(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	ix := Index{PackSize: PackHeaderSize}
+	for i := range 30000 {
+		var e Entry
+		rng.Read(e.ID[:])
+		e.Offset, e.Stored, e.Size = ix.PackSize, int64(i%7), int64(i%7)
+		ix.PackSize += e.Stored
+		ix.Entries = append(ix.Entries, e)
+	}
+	b, err := Encode(ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	released := make(chan struct{})
+	tb, err := Open(b, OpenOptions{Checked: func(n int) { seen = append(seen, n) }, Release: func() { close(released) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 || !slices.IsSorted(seen) || seen[len(seen)-1] != len(b)-ChecksumSize {
+		t.Errorf("Checked saw %v; want steps rising to %d", seen, len(b)-ChecksumSize)
+	}
+	if tb.Len() != len(ix.Entries) || tb.PackSize != ix.PackSize {
+		t.Fatalf("%d entries of a %d-byte pack, want %d of %d", tb.Len(), tb.PackSize, len(ix.Entries), ix.PackSize)
+	}
+	for i, e := range ix.Entries { // sorted by Encode
+		if got := tb.Entry(i); got != e {
+			t.Fatalf("entry %d: %+v, want %+v", i, got, e)
+		}
+		if j, ok := tb.Search(e.ID); !ok || j != i {
+			t.Fatalf("Search(%s) = %d, %v; want %d", e.ID.Short(), j, ok, i)
+		}
+		missing := e.ID
+		missing[31] ^= 1
+		if j, ok := tb.Search(missing); ok {
+			t.Fatalf("Search finds %s at %d", missing.Short(), j)
+		}
+	}
+	select {
+	case <-released:
+		t.Fatal("released while the table is in use")
+	default:
+	}
+	runtime.KeepAlive(tb)
+	for i := 0; ; i++ {
+		runtime.GC()
+		select {
+		case <-released:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		if i == 100 {
+			t.Fatal("not released once the table was unreachable")
+		}
+	}
 }

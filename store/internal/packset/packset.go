@@ -23,7 +23,7 @@ import (
 type Pack struct {
 	Name string
 	Mod  time.Time
-	packidx.Index
+	packidx.Table
 }
 
 // Ref locates one object: entry I of pack P.
@@ -33,7 +33,7 @@ type Ref struct {
 }
 
 // Entry returns the index entry r points at.
-func (r Ref) Entry() packidx.Entry { return r.P.Entries[r.I] }
+func (r Ref) Entry() packidx.Entry { return r.P.Table.Entry(r.I) }
 
 // Set maps objects to the packs that hold them. An object found in several
 // packs (two processes may pack the same object) maps to the copy with the
@@ -50,9 +50,9 @@ func (r Ref) Entry() packidx.Entry { return r.P.Entries[r.I] }
 // does not pay for mapping every object of a large store.
 type Set struct {
 	packs   map[string]*Pack
-	order   []*Pack              // as added: the first copy wins a tie
-	deps    map[hashing.ID][]Ref // delta entries by base
-	damaged map[string]error     // pack name → why its index cannot be used
+	order   []*Pack                              // as added: the first copy wins a tie
+	deps    atomic.Pointer[map[hashing.ID][]Ref] // delta entries by base; nil until asked for
+	damaged map[string]error                     // pack name → why its index cannot be used
 	entries int
 
 	lookups atomic.Int64                       // since the map was last dropped
@@ -78,7 +78,7 @@ func (s *Set) search(id hashing.ID) (Ref, bool) {
 	var best Ref
 	found := false
 	for _, p := range s.order {
-		if i, ok := p.Search(id); ok && (!found || p.Entries[i].Depth < best.Entry().Depth) {
+		if i, ok := p.Search(id); ok && (!found || p.Table.Entry(i).Depth < best.Entry().Depth) {
 			best, found = Ref{p, i}, true
 		}
 	}
@@ -100,9 +100,24 @@ func (s *Set) index() map[hashing.ID]Ref {
 	return m
 }
 
+// dependants returns the map of deltas by base, building it if needed.
+func (s *Set) dependants() map[hashing.ID][]Ref {
+	s.build.Lock()
+	defer s.build.Unlock()
+	if d := s.deps.Load(); d != nil {
+		return *d
+	}
+	d := make(map[hashing.ID][]Ref)
+	for _, p := range s.order {
+		depsInto(d, p)
+	}
+	s.deps.Store(&d)
+	return d
+}
+
 // mapInto maps p's objects in m where p's copy is better than m's.
 func mapInto(m map[hashing.ID]Ref, p *Pack) {
-	for i, e := range p.Entries {
+	for i, e := range p.All() {
 		if old, ok := m[e.ID]; ok && old.Entry().Depth <= e.Depth {
 			continue
 		}
@@ -114,28 +129,33 @@ func mapInto(m map[hashing.ID]Ref, p *Pack) {
 func (s *Set) Pack(name string) *Pack { return s.packs[name] }
 
 // Add maps p's objects, unless the set has a pack called p.Name already.
-// p's entries must be sorted by ID, as packidx.Encode and Decode leave them.
+// It reads none of p's entries unless lookups or Dependants have needed
+// every object already: adding the packs of a large store costs nothing
+// per object.
 func (s *Set) Add(p *Pack) {
 	if s.packs[p.Name] != nil {
 		return
 	}
-	if !slices.IsSortedFunc(p.Entries, func(a, b packidx.Entry) int { return packidx.Compare(a.ID, b.ID) }) {
-		panic("packset: entries of " + p.Name + " are not sorted by ID")
-	}
 	if s.packs == nil {
 		s.packs = make(map[string]*Pack)
-		s.deps = make(map[hashing.ID][]Ref)
 	}
 	s.packs[p.Name] = p
 	s.order = append(s.order, p)
-	s.entries += len(p.Entries)
-	for i, e := range p.Entries {
-		if e.Encoding == packidx.Delta {
-			s.deps[e.Base] = append(s.deps[e.Base], Ref{p, i})
-		}
+	s.entries += p.Len()
+	if d := s.deps.Load(); d != nil {
+		depsInto(*d, p)
 	}
 	if m := s.objs.Load(); m != nil {
 		mapInto(*m, p)
+	}
+}
+
+// depsInto records p's deltas in d.
+func depsInto(d map[hashing.ID][]Ref, p *Pack) {
+	for i, e := range p.All() {
+		if e.Encoding == packidx.Delta {
+			d[e.Base] = append(d[e.Base], Ref{p, i})
+		}
 	}
 }
 
@@ -147,20 +167,10 @@ func (s *Set) Remove(p *Pack) {
 	}
 	delete(s.packs, p.Name)
 	s.order = slices.DeleteFunc(s.order, func(q *Pack) bool { return q == p })
-	s.entries -= len(p.Entries)
-	for _, e := range p.Entries {
-		if e.Encoding != packidx.Delta {
-			continue
-		}
-		deps := slices.DeleteFunc(s.deps[e.Base], func(r Ref) bool { return r.P == p })
-		if len(deps) == 0 {
-			delete(s.deps, e.Base)
-		} else {
-			s.deps[e.Base] = deps
-		}
-	}
-	// Rebuilt from the remaining packs when lookups call for it again.
+	s.entries -= p.Len()
+	// Rebuilt from the remaining packs when lookups call for them again.
 	s.objs.Store(nil)
+	s.deps.Store(nil)
 	s.lookups.Store(0)
 }
 
@@ -197,7 +207,7 @@ func (s *Set) Packs() ([]*Pack, int) {
 	ps, n := make([]*Pack, 0, len(s.packs)), 0
 	for _, p := range s.packs {
 		ps = append(ps, p)
-		n += len(p.Entries)
+		n += p.Len()
 	}
 	slices.SortFunc(ps, func(a, b *Pack) int { return strings.Compare(a.Name, b.Name) })
 	return ps, n
@@ -206,7 +216,7 @@ func (s *Set) Packs() ([]*Pack, int) {
 // Dependants returns the packs holding deltas against id, once per delta.
 func (s *Set) Dependants(id hashing.ID) []*Pack {
 	var ps []*Pack
-	for _, r := range s.deps[id] {
+	for _, r := range s.dependants()[id] {
 		ps = append(ps, r.P)
 	}
 	return ps
@@ -219,8 +229,8 @@ func (s *Set) Snapshot() ([]*Pack, [][]bool) {
 	m := s.index()
 	masks := make([][]bool, len(ps))
 	for k, p := range ps {
-		masks[k] = make([]bool, len(p.Entries))
-		for i, e := range p.Entries {
+		masks[k] = make([]bool, p.Len())
+		for i, e := range p.All() {
 			masks[k][i] = m[e.ID] == Ref{p, i}
 		}
 	}

@@ -16,15 +16,15 @@ func id(n byte) hashing.ID { return hashing.ID{n} }
 // pack returns a pack called name whose entries are (object, delta depth)
 // pairs, in ID order; an entry of depth > 0 is a delta against object 0.
 func pack(name string, objs ...[2]byte) *Pack {
-	p := &Pack{Name: name}
+	var ix packidx.Index
 	for _, o := range objs {
 		e := packidx.Entry{ID: id(o[0]), Depth: o[1]}
 		if o[1] > 0 {
 			e.Encoding, e.Base = packidx.Delta, id(0)
 		}
-		p.Entries = append(p.Entries, e)
+		ix.Entries = append(ix.Entries, e)
 	}
-	return p
+	return &Pack{Name: name, Table: ix.Table()}
 }
 
 func TestSet(t *testing.T) {
@@ -89,7 +89,7 @@ func TestSearchAndMapAgree(t *testing.T) {
 	var s Set
 	var all []hashing.ID
 	for k := range 6 {
-		p := &Pack{Name: fmt.Sprintf("p%d", k)}
+		var ix packidx.Index
 		seen := map[hashing.ID]bool{}
 		for range 300 {
 			var id hashing.ID
@@ -103,10 +103,10 @@ func TestSearchAndMapAgree(t *testing.T) {
 			}
 			seen[id] = true
 			all = append(all, id)
-			p.Entries = append(p.Entries, packidx.Entry{ID: id, Depth: uint8(rng.Intn(3))})
+			ix.Entries = append(ix.Entries, packidx.Entry{ID: id, Depth: uint8(rng.Intn(3))})
 		}
-		slices.SortFunc(p.Entries, func(a, b packidx.Entry) int { return packidx.Compare(a.ID, b.ID) })
-		s.Add(p)
+		slices.SortFunc(ix.Entries, func(a, b packidx.Entry) int { return packidx.Compare(a.ID, b.ID) })
+		s.Add(&Pack{Name: fmt.Sprintf("p%d", k), Table: ix.Table()})
 	}
 	missing := hashing.ID{0xff, 0xfe}
 	check := func(stage string) map[hashing.ID]Ref {
