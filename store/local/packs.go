@@ -195,21 +195,14 @@ func (s *Store) readIndex(name string) (*packset.Pack, error) {
 // under us faults: during the check that reads as damaged; afterwards,
 // as for any mapped file, it is fatal.
 func openIndexFile(p string) (t packidx.Table, err error) {
-	f, err := os.Open(p)
+	f, size, err := openBounded(p, maxIndexFile)
 	if err != nil {
 		return t, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return t, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxIndexFile {
-		return t, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("not a regular file of at most %d bytes", int64(maxIndexFile))}
-	}
-	b, unmap, err := mapFile(f, int(fi.Size()))
-	if err != nil || fi.Size() == 0 {
-		if b, err = readWhole(p, maxIndexFile); err != nil {
+	b, unmap, err := mapFile(f, int(size))
+	if err != nil || size == 0 {
+		if b, err = readAll(f, p, size); err != nil {
 			return t, err
 		}
 		return openIndex(p, b, packidx.OpenOptions{})

@@ -164,19 +164,36 @@ func readLoose(p string) ([]byte, error) { return readWhole(p, store.MaxObject) 
 // readWhole reads the regular file p of at most max bytes. Errors are
 // *fs.PathError naming p, so a missing file still says fs.ErrNotExist.
 func readWhole(p string, max int64) ([]byte, error) {
-	f, err := os.Open(p)
+	f, size, err := openBounded(p, max)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return readAll(f, p, size)
+}
+
+// openBounded opens the regular file p of at most max bytes and returns
+// its size; errors are as readWhole's.
+func openBounded(p string, max int64) (*os.File, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, 0, err
+	}
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		f.Close()
+		return nil, 0, err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("not a regular file of at most %d bytes", max)}
+		f.Close()
+		return nil, 0, &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("not a regular file of at most %d bytes", max)}
 	}
-	b := make([]byte, fi.Size())
+	return f, fi.Size(), nil
+}
+
+// readAll reads the size bytes of f, opened from p.
+func readAll(f *os.File, p string, size int64) ([]byte, error) {
+	b := make([]byte, size)
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, &fs.PathError{Op: "read", Path: p, Err: err}
 	}
