@@ -25,8 +25,10 @@ type Table struct {
 	owner    *holder      // keeps raw's release from running while the table is used
 }
 
-// holder is what Open ties the release of an index file's bytes to.
-type holder struct{ _ byte }
+// holder is what Open ties the release of an index file's bytes to. It
+// holds a pointer so that it is not a tiny allocation, whose cleanup may
+// wait on its neighbours in the same block.
+type holder struct{ _ *byte }
 
 // Table returns ix as a Table; it keeps ix.Entries, which must be sorted
 // by ID, as Encode and Decode leave them.
