@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
@@ -184,24 +185,32 @@ func (s *Store) readIndex(name string) (*packset.Pack, error) {
 }
 
 // openIndexFile checks the index file at p and returns it as a table;
-// errors of the check name the file and wrap packidx.ErrFormat. The file
-// is mapped, and stays mapped while the table is in use, rather than
+// errors of the check name the file and wrap packidx.ErrFormat. On a
+// local disk the file is mapped, and stays mapped while the table is in
+// use, rather than
 // decoded into the heap: every command that stores reads every index, and
 // decoding them cost a store of a million objects 120 ms and 96 MB of heap
 // per command. Only the check reads every page, and lets them go as it
 // passes them: a command's lookups touch only the pages they search.
 //
-// The file is published read-only and never written again. One cut short
-// under us faults: during the check that reads as damaged; afterwards,
-// as for any mapped file, it is fatal.
+// The file is published read-only and never written again, and removed
+// only by unlink, which leaves a mapping valid on a local disk. One cut
+// short under us all the same faults: during the check that reads as
+// damaged; afterwards, as for any mapped file, it is fatal.
 func openIndexFile(p string) (t packidx.Table, err error) {
 	f, size, err := openBounded(p, maxIndexFile)
 	if err != nil {
 		return t, err
 	}
 	defer f.Close()
-	b, unmap, err := mapFile(f, int(size))
-	if err != nil || size == 0 {
+	// Mapped only on a local disk: on a network file system a file that
+	// another host deletes can fault when its pages are read again.
+	var b []byte
+	var unmap func()
+	if size > 0 && localDiskFS(filepath.Dir(p)) {
+		b, unmap, _ = mapFile(f, int(size))
+	}
+	if unmap == nil {
 		if b, err = readAll(f, p, size); err != nil {
 			return t, err
 		}
@@ -210,7 +219,8 @@ func openIndexFile(p string) (t packidx.Table, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+			fault, ok := r.(interface{ Addr() uintptr })
+			if !ok || !within(fault.Addr(), b) {
 				panic(r)
 			}
 			unmap()
@@ -223,6 +233,12 @@ func openIndexFile(p string) (t packidx.Table, err error) {
 		return t, err
 	}
 	return t, nil
+}
+
+// within reports whether addr is in b.
+func within(addr uintptr, b []byte) bool {
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return addr >= start && addr-start < uintptr(len(b))
 }
 
 func openIndex(p string, b []byte, opt packidx.OpenOptions) (packidx.Table, error) {

@@ -79,7 +79,9 @@ func (t *Table) Entry(i int) Entry {
 	if t.entries != nil {
 		return t.entries[i]
 	}
-	return entryAt(t.raw, i)
+	e := entryAt(t.raw, i)
+	runtime.KeepAlive(t.owner) // raw may be unmapped once owner is gone
+	return e
 }
 
 // ID returns the ID of entry i.
@@ -87,7 +89,9 @@ func (t *Table) ID(i int) hashing.ID {
 	if t.entries != nil {
 		return t.entries[i].ID
 	}
-	return hashing.ID(t.raw[i*EntrySize : i*EntrySize+32])
+	id := hashing.ID(t.raw[i*EntrySize : i*EntrySize+32])
+	runtime.KeepAlive(t.owner)
+	return id
 }
 
 // sampleEvery is how far apart the entries are whose IDs a Table read
@@ -117,7 +121,9 @@ func (t *Table) Search(id hashing.ID) (int, bool) {
 			hi = m
 		}
 	}
-	return lo, lo < t.Len() && t.ID(lo) == id
+	found := lo < t.Len() && t.ID(lo) == id
+	runtime.KeepAlive(t.owner)
+	return lo, found
 }
 
 // All yields every entry with its position, in order.
