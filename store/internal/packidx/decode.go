@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/chunkvc/chunkvc/hashing"
 )
@@ -63,10 +64,19 @@ func validate(b []byte, checked func(n int), every int) (packSize int64, n int, 
 	const step = 1 << 20 / EntrySize
 	for i := 0; i < n; i += step {
 		end := min(i+step, n)
-		d.Write(raw[i*EntrySize : end*EntrySize])
+		// The step is hashed on another core while its entries are
+		// checked here: an index of a million objects is read by every
+		// command that stores.
+		var hashed sync.WaitGroup
+		if end-i > 1024 {
+			hashed.Go(func() { d.Write(raw[i*EntrySize : end*EntrySize]) })
+		} else {
+			d.Write(raw[i*EntrySize : end*EntrySize])
+		}
 		for j := i; j < end && broken == nil; j++ {
 			broken = checkRaw(raw, j, packSize)
 		}
+		hashed.Wait()
 		for j := (i + every - 1) / max(every, 1) * every; every > 0 && j < end; j += every {
 			sample = append(sample, hashing.ID(raw[j*EntrySize:j*EntrySize+32]))
 		}
