@@ -123,7 +123,7 @@ type spellings struct {
 // maxSpellings bounds the map for manifests of scattered footprints.
 const maxSpellings = 1 << 12
 
-// append appends v as appendBBox spells it. out must be the buffer of
+// append appends v as appendCoord spells it. out must be the buffer of
 // every earlier call.
 func (sp *spellings) append(out []byte, v float64) []byte {
 	k := math.Float64bits(v) // not v: 0 and -0 are spelled apart
@@ -134,10 +134,13 @@ func (sp *spellings) append(out []byte, v float64) []byte {
 		clear(sp.at)
 	}
 	start := len(out)
-	out = strconv.AppendFloat(out, v, 'f', -1, 64)
+	out = appendCoord(out, v)
 	sp.at[k] = [2]int{start, len(out)}
 	return out
 }
+
+// appendCoord appends v as manifests spell coordinates.
+func appendCoord(out []byte, v float64) []byte { return strconv.AppendFloat(out, v, 'f', -1, 64) }
 
 // appendBBox appends bb as FormatBBox spells it.
 func appendBBox(out []byte, bb [4]float64) []byte {
@@ -145,7 +148,7 @@ func appendBBox(out []byte, bb [4]float64) []byte {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = strconv.AppendFloat(out, v, 'f', -1, 64)
+		out = appendCoord(out, v)
 	}
 	return out
 }
