@@ -34,10 +34,12 @@
 // unavailable and List (hence gc) and DeleteMany fail naming it; other packs
 // are not affected.
 //
-// A Store keeps the indexes mapped, not decoded: each is checked whole
+// A Store keeps the indexes as their files' bytes, not decoded (mapped on
+// a local disk; read into memory elsewhere, as on NFS a file another host
+// deletes can fault when its pages are read again): each is checked whole
 // (checksum and rules) when first read, then entries are decoded as
-// lookups reach them, so a command's memory and time do not grow with the
-// number of objects stored. When an object is not
+// lookups reach them, so a command's memory does not grow with the number
+// of objects stored. When an object is not
 // found there it re-reads the packs folder if that changed since (one stat
 // on a miss), so that packs published by other processes are seen; when a
 // pack file has vanished (rewritten by another process's DeleteMany) it

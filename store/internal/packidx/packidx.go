@@ -2,7 +2,6 @@ package packidx
 
 import (
 	"bytes"
-	"slices"
 
 	"github.com/chunkvc/chunkvc/hashing"
 )
@@ -70,11 +69,6 @@ type Entry struct {
 type Index struct {
 	PackSize int64   // length of the pack file
 	Entries  []Entry // sorted by ID, no duplicates
-}
-
-// Search returns the position of id's entry by binary search.
-func (ix *Index) Search(id hashing.ID) (int, bool) {
-	return slices.BinarySearchFunc(ix.Entries, id, func(e Entry, id hashing.ID) int { return Compare(e.ID, id) })
 }
 
 // Compare orders IDs bytewise.

@@ -41,15 +41,16 @@ func TestRoundTrip(t *testing.T) {
 		if got.PackSize != ix.PackSize || len(got.Entries) != len(ix.Entries) {
 			t.Fatalf("decoded %+v, want %+v", got, ix)
 		}
+		tb := got.Table() // decoded entries, searched without a sample
 		for i, e := range got.Entries {
 			if e != ix.Entries[i] { // Encode sorted ix.Entries in place
 				t.Errorf("entry %d: %+v, want %+v", i, e, ix.Entries[i])
 			}
-			if j, ok := got.Search(e.ID); !ok || j != i {
+			if j, ok := tb.Search(e.ID); !ok || j != i {
 				t.Errorf("Search(%s) = %d, %v; want %d", e.ID.Short(), j, ok, i)
 			}
 		}
-		if _, ok := got.Search(id("missing")); ok {
+		if _, ok := tb.Search(id("missing")); ok {
 			t.Error("Search finds a missing ID")
 		}
 		if Checksum(b) != hashing.Sum(b[:len(b)-ChecksumSize]) {
