@@ -26,6 +26,15 @@ type ScanOptions struct {
 	// for what the caller vouches for). It runs on worker goroutines,
 	// possibly concurrently with itself and with fn.
 	Reuse func(i int) (CV, bool)
+	// Quick, when not nil, is called for every non-empty piece with the
+	// QuickSum of its bytes under QuickSeed, before the piece is hashed;
+	// when it returns an ID, Scan takes that as the piece's ID instead of
+	// hashing it (and fn gets it). The caller vouches that bytes with this
+	// Quick and length have that ID: it saw them so under a seed of its own.
+	// It runs on worker goroutines, possibly concurrently with itself and
+	// with fn.
+	Quick     func(i int, q Quick) (ID, bool)
+	QuickSeed uint64
 }
 
 // Scan reads size bytes of r once, in windows of a few MiB, and computes
@@ -197,6 +206,10 @@ type scanWorker struct {
 	m       many
 	data    [][]byte
 	ids     []ID
+	// The pieces of data that Quick did not know, and their IDs.
+	todo   []int
+	sub    [][]byte
+	subIDs []ID
 }
 
 // window runs window w's task: read it, hash the pieces that end in it.
@@ -239,7 +252,7 @@ func (s *scan) window(ctx context.Context, w int, sw *scanWorker) error {
 			sw.ids = make([]ID, len(sw.data))
 		}
 		sw.ids = sw.ids[:len(sw.data)]
-		sw.m.sum(sw.data, sw.ids)
+		s.hash(i, sw)
 		for k := i; k < j; k++ {
 			if err := s.done(k, w, sw.ids[k-i], sw.data[k-i], sw); err != nil {
 				return err
@@ -249,6 +262,37 @@ func (s *scan) window(ctx context.Context, w int, sw *scanWorker) error {
 	}
 	s.release(w)
 	return nil
+}
+
+// hash sets sw.ids to the IDs of sw.data, pieces first, first+1, … of the task: from
+// Quick where it knows them, else hashed together.
+func (s *scan) hash(first int, sw *scanWorker) {
+	if s.opt.Quick == nil {
+		sw.m.sum(sw.data, sw.ids)
+		return
+	}
+	sw.todo, sw.sub = sw.todo[:0], sw.sub[:0]
+	for k, d := range sw.data {
+		if len(d) > 0 {
+			if id, ok := s.opt.Quick(first+k, QuickSum(s.opt.QuickSeed, d)); ok {
+				sw.ids[k] = id
+				continue
+			}
+		}
+		sw.todo = append(sw.todo, k)
+		sw.sub = append(sw.sub, d)
+	}
+	if len(sw.sub) == 0 {
+		return
+	}
+	if cap(sw.subIDs) < len(sw.sub) {
+		sw.subIDs = make([]ID, len(sw.sub))
+	}
+	sw.subIDs = sw.subIDs[:len(sw.sub)]
+	sw.m.sum(sw.sub, sw.subIDs)
+	for n, k := range sw.todo {
+		sw.ids[k] = sw.subIDs[n]
+	}
 }
 
 // pieceData returns the bytes of piece i, which ends in window w: in the

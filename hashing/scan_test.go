@@ -287,3 +287,90 @@ func BenchmarkTwoPasses(b *testing.B) {
 		}
 	}
 }
+
+// Quick sees every non-empty piece with the QuickSum of its bytes, and a
+// piece whose ID it gives is not hashed: fn gets that ID, and the blocks
+// are still hashed from the bytes.
+func TestScanQuick(t *testing.T) {
+	setWindow(t, 2*blockLen)
+	rng := rand.New(rand.NewPCG(5, 6))
+	size := int64(5*blockLen + 1234)
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	pieces := cuts(rng, size, blockLen/3)
+	const seed = 0x5eed
+	given := func(i int) ID { return ID{byte(i), byte(i >> 8), 0xee} } // no piece hashes to it
+	var mu sync.Mutex
+	var problems []string
+	asked := make([]atomic.Int32, len(pieces))
+	id, cvs, err := Scan(t.Context(), bytes.NewReader(data), size, pieces, ScanOptions{Workers: 2, QuickSeed: seed, Quick: func(i int, q Quick) (ID, bool) {
+		asked[i].Add(1)
+		p := pieces[i]
+		if want := QuickSum(seed, data[p.Off:p.Off+p.Len]); q != want {
+			mu.Lock()
+			problems = append(problems, fmt.Sprintf("piece %d: Quick %x, want %x", i, q, want))
+			mu.Unlock()
+		}
+		return given(i), i%3 == 0
+	}}, func(i int, id ID, b []byte) error {
+		p := pieces[i]
+		want := ref(data[p.Off : p.Off+p.Len])
+		if p.Len > 0 && i%3 == 0 {
+			want = given(i)
+		}
+		if id != want || !bytes.Equal(b, data[p.Off:p.Off+p.Len]) {
+			return fmt.Errorf("piece %d (%d+%d): wrong bytes or ID", i, p.Off, p.Len)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) > 0 {
+		t.Fatal(strings.Join(problems, "\n"))
+	}
+	for i, p := range pieces {
+		if n, want := asked[i].Load(), min(p.Len, 1); int64(n) != want {
+			t.Fatalf("piece %d of %d bytes: Quick asked %d times", i, p.Len, n)
+		}
+	}
+	wantID, wantCVs, err := SumBlocks(t.Context(), bytes.NewReader(data), size, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != wantID || len(cvs) != len(wantCVs) {
+		t.Fatalf("digest %s, want %s", id.Short(), wantID.Short())
+	}
+	if QuickSum(seed, data[:100]) == QuickSum(seed+1, data[:100]) || QuickSum(seed, data[:100]) == QuickSum(seed, data[1:101]) {
+		t.Fatal("QuickSum ignores its seed or its bytes")
+	}
+}
+
+// BenchmarkScanQuick is the scan of a commit after an edit of a few tiles
+// in place: each block's CV comes from the block cache but one in a
+// hundred, and each tile's ID from the quick table (quick) but one in a
+// hundred, or from BLAKE3 (blake3).
+func BenchmarkScanQuick(b *testing.B) {
+	f, size := benchFile(b)
+	rs := benchRanges(size, 40<<10)
+	reuse := func(k int) (CV, bool) { return CV{}, k%100 != 0 }
+	for _, c := range []struct {
+		name  string
+		quick func(int, Quick) (ID, bool)
+	}{
+		{"blake3", nil},
+		{"quick", func(i int, _ Quick) (ID, bool) { return ID{1}, i%100 != 0 }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			opt := ScanOptions{Reuse: reuse, QuickSeed: 1, Quick: c.quick}
+			b.SetBytes(size)
+			for b.Loop() {
+				if _, _, err := Scan(b.Context(), f, size, rs, opt, func(int, ID, []byte) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -2,12 +2,15 @@ package repo
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -22,13 +25,26 @@ import (
 // same fingerprint, the block's bytes are the same (the pieces name their
 // bytes by BLAKE3), and so is its chaining value.
 //
+// It also keeps the quick table: the hashing.Quick, length and ID of every
+// chunk piece of that version, under a random seed of its own. A commit
+// takes a piece's ID from there when the Quick of its bytes is in the
+// table, instead of hashing it with BLAKE3: a file edited in a few tiles is
+// then read once and checked at XXH3's speed, and only the changed tiles
+// are hashed. A record states a fact about bytes, not about a place in a
+// file, so a rewritten file whose tiles moved finds them too, and a
+// checkout that patches a file keeps the table of the version it patched.
+//
 // File layout, all integers little-endian:
 //
-//	"chunkvc-blocks 1\n"
+//	"chunkvc-blocks 2\n"
 //	file size     uint64
 //	block count   uint32
 //	generation    uint32   commits since the chaining values were all computed
 //	per block:    fingerprint [16]byte, chaining value [32]byte
+//	quick seed    uint64
+//	record count  uint32
+//	per record, in increasing order of Quick (each Quick once):
+//	              Quick [16]byte, length uint32, ID [32]byte
 //	BLAKE3 of everything above [32]byte
 //
 // It is a cache: written without fsync, and a file that is missing, damaged,
@@ -43,13 +59,25 @@ import (
 // value carried on wrongly, every maxGeneration-th commit of a file
 // computes its digest from every byte.
 const (
-	blocksMagic   = "chunkvc-blocks 1\n"
+	blocksMagic   = "chunkvc-blocks 2\n"
 	maxGeneration = 16
 )
 
 // testHookBlocksReused, when set, learns how many blocks of file p a
-// commit took from the block cache.
-var testHookBlocksReused func(p string, reused int)
+// commit took from the block cache; testHookPiecesKnown, how many pieces
+// it took from the quick table instead of hashing them.
+var (
+	testHookBlocksReused func(p string, reused int)
+	testHookPiecesKnown  func(p string, known int)
+)
+
+// newQuickSeed returns the seed of a new quick table: random, so that no
+// one who writes a file knows which bytes would share a Quick.
+func newQuickSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	return binary.LittleEndian.Uint64(b[:])
+}
 
 // fingerprint identifies the bytes of one block through the pieces that
 // cover it; the zero value is never reused.
@@ -136,6 +164,52 @@ type blockSet struct {
 	gen    uint32 // commits whose digests reused values since all were computed
 	prints []fingerprint
 	cvs    []hashing.CV
+	seed   uint64 // of the quick table
+	quick  []byte // the quick table's records, as encoded
+}
+
+// quickRecord is one record of the quick table.
+type quickRecord struct {
+	q   hashing.Quick
+	len int64
+	id  hashing.ID
+}
+
+const quickRecordLen = 16 + 4 + 32
+
+// setQuick makes recs, in any order, s's quick table under seed. A Quick
+// given with two lengths or IDs (a collision, in theory) is left out, so
+// that those bytes are hashed.
+func (s *blockSet) setQuick(seed uint64, recs []quickRecord) {
+	slices.SortFunc(recs, func(a, b quickRecord) int { return bytes.Compare(a.q[:], b.q[:]) })
+	s.seed, s.quick = seed, make([]byte, 0, len(recs)*quickRecordLen)
+	for i := 0; i < len(recs); {
+		j, clash := i+1, false
+		for ; j < len(recs) && recs[j].q == recs[i].q; j++ {
+			clash = clash || recs[j].len != recs[i].len || recs[j].id != recs[i].id
+		}
+		if !clash && recs[i].len > 0 && recs[i].len <= hashing.MaxRange {
+			s.quick = append(s.quick, recs[i].q[:]...)
+			s.quick = binary.LittleEndian.AppendUint32(s.quick, uint32(recs[i].len))
+			s.quick = append(s.quick, recs[i].id[:]...)
+		}
+		i = j
+	}
+}
+
+// known returns the ID of n bytes whose Quick under s.seed is q, if the
+// quick table has them.
+func (s *blockSet) known(q hashing.Quick, n int64) (hashing.ID, bool) {
+	recs := len(s.quick) / quickRecordLen
+	i := sort.Search(recs, func(i int) bool { return bytes.Compare(s.quick[i*quickRecordLen:i*quickRecordLen+16], q[:]) >= 0 })
+	if i == recs {
+		return hashing.ID{}, false
+	}
+	rec := s.quick[i*quickRecordLen : (i+1)*quickRecordLen]
+	if hashing.Quick(rec[:16]) != q || int64(binary.LittleEndian.Uint32(rec[16:])) != n {
+		return hashing.ID{}, false
+	}
+	return hashing.ID(rec[20:]), true
 }
 
 // reuse returns, for block i of a new version with the given prints, the
@@ -199,7 +273,7 @@ func (r *Repo) saveBlocks(digest hashing.ID, size int64, s *blockSet, replaced .
 }
 
 func encodeBlocks(size int64, s *blockSet) []byte {
-	out := make([]byte, 0, len(blocksMagic)+16+len(s.cvs)*48+32)
+	out := make([]byte, 0, len(blocksMagic)+16+len(s.cvs)*48+12+len(s.quick)+32)
 	out = append(out, blocksMagic...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(size))
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(s.cvs)))
@@ -208,6 +282,9 @@ func encodeBlocks(size int64, s *blockSet) []byte {
 		out = append(out, s.prints[i][:]...)
 		out = append(out, s.cvs[i][:]...)
 	}
+	out = binary.LittleEndian.AppendUint64(out, s.seed)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(s.quick)/quickRecordLen))
+	out = append(out, s.quick...)
 	sum := hashing.Sum(out)
 	return append(out, sum[:]...)
 }
@@ -225,10 +302,22 @@ func decodeBlocks(data []byte, size int64) (*blockSet, error) {
 		return nil, fmt.Errorf("block cache entry for %d bytes, file has %d", got, size)
 	}
 	n := int64(binary.LittleEndian.Uint32(body[len(blocksMagic)+8:]))
-	if want := (size + hashing.BlockLen - 1) / hashing.BlockLen; n != want || int64(len(body)-head) != n*48 {
+	if want := (size + hashing.BlockLen - 1) / hashing.BlockLen; n != want || int64(len(body)-head) < n*48+12 {
 		return nil, fmt.Errorf("block cache entry: %d blocks in %d bytes for a %d-byte file", n, len(body)-head, size)
 	}
-	s := &blockSet{gen: binary.LittleEndian.Uint32(body[len(blocksMagic)+12:]), prints: make([]fingerprint, n), cvs: make([]hashing.CV, n)}
+	table := body[head+int(n)*48:]
+	seed, recs := binary.LittleEndian.Uint64(table), int64(binary.LittleEndian.Uint32(table[8:]))
+	table = table[12:]
+	if int64(len(table)) != recs*quickRecordLen {
+		return nil, fmt.Errorf("block cache entry: %d quick records in %d bytes", recs, len(table))
+	}
+	for i := int64(1); i < recs; i++ {
+		if bytes.Compare(table[(i-1)*quickRecordLen:(i-1)*quickRecordLen+16], table[i*quickRecordLen:i*quickRecordLen+16]) >= 0 {
+			return nil, fmt.Errorf("block cache entry: quick record %d out of order", i)
+		}
+	}
+	s := &blockSet{gen: binary.LittleEndian.Uint32(body[len(blocksMagic)+12:]), prints: make([]fingerprint, n), cvs: make([]hashing.CV, n),
+		seed: seed, quick: table}
 	for i := range n {
 		rec := body[head+int(i)*48:]
 		copy(s.prints[i][:], rec[:16])

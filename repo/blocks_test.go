@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -25,12 +26,14 @@ type blockCommits struct {
 	rel    string
 	mtime  time.Time
 	reused int
+	known  int // pieces the commit took from the quick table (-1: no entry)
 }
 
 func newBlockCommits(t *testing.T, r *Repo, rel string) *blockCommits {
-	c := &blockCommits{t: t, r: r, rel: rel, mtime: time.Now().Add(-time.Hour), reused: -1}
+	c := &blockCommits{t: t, r: r, rel: rel, mtime: time.Now().Add(-time.Hour), reused: -1, known: -1}
 	testHookBlocksReused = func(_ string, n int) { c.reused = n }
-	t.Cleanup(func() { testHookBlocksReused = nil })
+	testHookPiecesKnown = func(_ string, n int) { c.known = n }
+	t.Cleanup(func() { testHookBlocksReused, testHookPiecesKnown = nil, nil })
 	return c
 }
 
@@ -48,7 +51,7 @@ func (c *blockCommits) commit(name string, data []byte) (hashing.ID, int) {
 	if err := os.Chtimes(path, c.mtime, c.mtime); err != nil {
 		t.Fatal(err)
 	}
-	c.reused = -1
+	c.reused, c.known = -1, -1
 	// A touched file is re-hashed and found unchanged.
 	if _, err := c.r.Commit(context.Background(), CommitOptions{Message: name}); err != nil && !errors.Is(err, ErrNothingToCommit) {
 		t.Fatalf("%s: %v", name, err)
@@ -59,6 +62,15 @@ func (c *blockCommits) commit(name string, data []byte) (hashing.ID, int) {
 	}
 	if want := hashing.ID(blake3.Sum256(data)); m.Digest != want {
 		t.Fatalf("%s: committed digest %s, BLAKE3 of the file %s", name, m.Digest.Short(), want.Short())
+	}
+	// Chunk IDs taken from the quick table must be those of the bytes:
+	// the manifest of the file hashed afresh, without any cache, is the same.
+	fresh, err := c.r.chunkFile(context.Background(), c.rel, nil, version{}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc, err := m.Encode(); err != nil || !bytes.Equal(enc, fresh.encoded) {
+		t.Fatalf("%s: committed manifest differs from the file's hashed afresh (%v)", name, err)
 	}
 	if _, err := os.Stat(c.r.blocksPath(m.Digest)); err != nil {
 		t.Fatalf("%s: no block cache entry: %v", name, err)
@@ -223,6 +235,57 @@ func TestBlockCacheDigests(t *testing.T) {
 	}
 }
 
+// TestQuickTable checks which pieces a commit takes from the quick table:
+// all of an unchanged file, all but the changed ones of a file edited in
+// place, and those that moved in a file with bytes inserted (the table
+// names bytes, not places). The IDs themselves are checked by commit,
+// against the file hashed afresh.
+func TestQuickTable(t *testing.T) {
+	const B = hashing.BlockLen
+	v1 := randomData(6*B+321, 11)
+	r := testRepo(t, v1)
+	c := newBlockCommits(t, r, "sub/x.bin")
+	chunks := func() int {
+		m, err := r.Manifest("", "sub/x.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(m.Chunks)
+	}
+	c.commit("touch", v1)
+	if n := chunks(); c.known != n || n < 20 {
+		t.Errorf("touched, same bytes: %d of %d chunks from the quick table", c.known, n)
+	}
+
+	v2 := bytes.Clone(v1)
+	v2[2*B+77] ^= 1
+	c.commit("one byte", v2)
+	if n := chunks(); c.known < n-3 || c.known >= n {
+		t.Errorf("one byte changed: %d of %d chunks from the quick table", c.known, n)
+	}
+
+	v3 := append(append(bytes.Clone(v2[:B/2]), randomData(1000, 12)...), v2[B/2:]...)
+	c.commit("insert", v3)
+	if n := chunks(); c.known < n-3 || c.reused > 1 {
+		t.Errorf("1000 bytes inserted in block 0: %d of %d chunks from the quick table, %d blocks reused", c.known, n, c.reused)
+	}
+
+	// A damaged table is not used: the entry's checksum covers it.
+	d := hashing.ID(blake3.Sum256(v3))
+	raw, err := os.ReadFile(r.blocksPath(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)-40] ^= 1 // in the last record's ID
+	if err := os.WriteFile(r.blocksPath(d), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.commit("damaged table", v3)
+	if c.known != -1 {
+		t.Errorf("damaged table: %d chunks taken from it", c.known)
+	}
+}
+
 // TestBlockCacheInlineBytes edits only a Parquet file's footer, which is
 // inline bytes of its layout, not a chunk: the blocks it touches must be
 // hashed again and the others reused.
@@ -300,6 +363,8 @@ func FuzzDecodeBlocks(f *testing.F) {
 	s := &blockSet{prints: make([]fingerprint, 3), cvs: make([]hashing.CV, 3)}
 	s.prints[1][0], s.cvs[2][5] = 1, 2
 	f.Add(encodeBlocks(2<<20+5, s), int64(2<<20+5))
+	s.setQuick(7, []quickRecord{{hashing.Quick{2}, 40 << 10, hashing.ID{3}}, {hashing.Quick{1}, 1, hashing.ID{4}}})
+	f.Add(encodeBlocks(2<<20+5, s), int64(2<<20+5))
 	f.Add([]byte(blocksMagic), int64(0))
 	f.Fuzz(func(t *testing.T, data []byte, size int64) {
 		s, err := decodeBlocks(data, size)
@@ -311,6 +376,13 @@ func FuzzDecodeBlocks(f *testing.F) {
 		}
 		if !bytes.Equal(encodeBlocks(size, s), data) {
 			t.Fatal("decoded entry does not encode to its bytes")
+		}
+		for i := 0; i < len(s.quick); i += quickRecordLen {
+			rec := s.quick[i : i+quickRecordLen]
+			n := int64(binary.LittleEndian.Uint32(rec[16:]))
+			if id, ok := s.known(hashing.Quick(rec[:16]), n); !ok || id != hashing.ID(rec[20:]) {
+				t.Fatalf("quick record %d not found by known", i/quickRecordLen)
+			}
 		}
 	})
 }

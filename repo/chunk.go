@@ -293,7 +293,31 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	var deltas errgroup.Group
 	deltaSlot := semaphore.NewWeighted(1)
 	defer deltas.Wait() //nolint:errcheck // an early return must not leave it writing
-	digest, cvs, err := hashing.Scan(uctx, f, size, pl.ranges, hashing.ScanOptions{Workers: workers, Reuse: reuse}, func(i int, id hashing.ID, data []byte) error {
+	// The Quick of every piece goes into the block cache with its ID;
+	// a chunk piece whose Quick the previous version's table holds is
+	// not hashed again.
+	opt := hashing.ScanOptions{Workers: workers, Reuse: reuse}
+	var quick []hashing.Quick
+	var quickHits atomic.Int64
+	if size > hashing.BlockLen {
+		quick = make([]hashing.Quick, len(pl.ranges))
+		opt.QuickSeed = newQuickSeed()
+		if prev != nil && len(prev.quick) > 0 {
+			opt.QuickSeed = prev.seed
+		}
+		opt.Quick = func(i int, q hashing.Quick) (hashing.ID, bool) {
+			quick[i] = q
+			if pt := &pl.parts[i]; prev == nil || pt.inline || pt.derive != "" {
+				return hashing.ID{}, false
+			}
+			id, ok := prev.known(q, pl.ranges[i].Len)
+			if ok {
+				quickHits.Add(1)
+			}
+			return id, ok
+		}
+	}
+	digest, cvs, err := hashing.Scan(uctx, f, size, pl.ranges, opt, func(i int, id hashing.ID, data []byte) error {
 		pt := &pl.parts[i]
 		pl.ids[i] = id
 		switch {
@@ -355,6 +379,9 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	}
 	if testHookBlocksReused != nil && prev != nil {
 		testHookBlocksReused(p, int(reused.Load()))
+	}
+	if testHookPiecesKnown != nil && prev != nil {
+		testHookPiecesKnown(p, int(quickHits.Load()))
 	}
 
 	// The layout blob: inline bytes as read, chunks by id.
@@ -433,7 +460,17 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		}
 		// Prints and chaining values come from the same read: the
 		// entry holds together even for a file written while it was read.
-		r.saveBlocks(digest, size, &blockSet{gen: gen, prints: prints, cvs: cvs}, replaced...)
+		bs := &blockSet{gen: gen, prints: prints, cvs: cvs}
+		if quick != nil {
+			recs := make([]quickRecord, 0, len(segs))
+			for i, pt := range pl.parts {
+				if n := pl.ranges[i].Len; n > 0 && !pt.inline && pt.derive == "" {
+					recs = append(recs, quickRecord{quick[i], n, pl.ids[i]})
+				}
+			}
+			bs.setQuick(opt.QuickSeed, recs)
+		}
+		r.saveBlocks(digest, size, bs, replaced...)
 		// Written (deflated) while the commit goes on, other files and
 		// the store's batch included; Commit waits for it before the Git
 		// commit that refers to it. Unreachable until then, and git gc

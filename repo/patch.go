@@ -223,7 +223,11 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 	}
 	done = true
 	prog.Add(m.Size - n)
-	r.saveBlocks(m.Digest, m.Size, &blockSet{gen: gen, prints: prints, cvs: cvs})
+	bs := &blockSet{gen: gen, prints: prints, cvs: cvs}
+	if prev != nil { // its records name bytes, wherever they are
+		bs.seed, bs.quick = prev.seed, prev.quick
+	}
+	r.saveBlocks(m.Digest, m.Size, bs)
 	now, hashed := settled(f, m.Size, written)
 	cache.put(m.Path, cacheEntry{fileStat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
 	st.InPlace, st.BytesWritten = true, n
