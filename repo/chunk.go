@@ -386,7 +386,10 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 
 	// The layout blob: inline bytes as read, chunks by id.
 	var lay manifest.Layout
-	byRange := map[[2]int64]hashing.ID{}
+	var byRange map[[2]int64]hashing.ID // for aliases, when there are any
+	if len(l.Aliases) > 0 {
+		byRange = map[[2]int64]hashing.ID{}
+	}
 	for i, pt := range pl.parts {
 		rg := pl.ranges[i]
 		switch {
@@ -398,11 +401,11 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			}
 		default:
 			lay.Append(manifest.Piece{Len: rg.Len, Chunk: true, ID: ids[pt.chunk]})
-			byRange[[2]int64{rg.Off, rg.Len}] = ids[pt.chunk]
+			if byRange != nil {
+				byRange[[2]int64{rg.Off, rg.Len}] = ids[pt.chunk]
+			}
 		}
 	}
-	// From the layout, as a checkout computes them: the two agree.
-	prints := layoutPrints(&lay, size)
 	layBlob := lay.Encode()
 	layID := hashing.Sum(layBlob)
 	// Stored while the manifest is made: its delta against the previous
@@ -460,17 +463,22 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		}
 		// Prints and chaining values come from the same read: the
 		// entry holds together even for a file written while it was read.
-		bs := &blockSet{gen: gen, prints: prints, cvs: cvs}
-		if quick != nil {
-			recs := make([]quickRecord, 0, len(segs))
-			for i, pt := range pl.parts {
-				if n := pl.ranges[i].Len; n > 0 && !pt.inline && pt.derive == "" {
-					recs = append(recs, quickRecord{quick[i], n, pl.ids[i]})
+		// A cache: made and written while the commit goes on.
+		ch.put.Go(func() error {
+			// Prints from the layout, as a checkout computes them.
+			bs := &blockSet{gen: gen, prints: layoutPrints(&lay, size), cvs: cvs}
+			if quick != nil {
+				recs := make([]quickRecord, 0, len(segs))
+				for i, pt := range pl.parts {
+					if n := pl.ranges[i].Len; n > 0 && !pt.inline && pt.derive == "" {
+						recs = append(recs, quickRecord{quick[i], n, pl.ids[i]})
+					}
 				}
+				bs.setQuick(opt.QuickSeed, recs)
 			}
-			bs.setQuick(opt.QuickSeed, recs)
-		}
-		r.saveBlocks(digest, size, bs, replaced...)
+			r.saveBlocks(digest, size, bs, replaced...)
+			return nil
+		})
 		// Written (deflated) while the commit goes on, other files and
 		// the store's batch included; Commit waits for it before the Git
 		// commit that refers to it. Unreachable until then, and git gc
