@@ -264,8 +264,8 @@ func (s *scan) window(ctx context.Context, w int, sw *scanWorker) error {
 	return nil
 }
 
-// hash sets sw.ids to the IDs of sw.data, pieces first, first+1, … of the task: from
-// Quick where it knows them, else hashed together.
+// hash sets sw.ids to the IDs of sw.data (pieces first, first+1, …): from
+// Quick where it knows them, the others hashed together.
 func (s *scan) hash(first int, sw *scanWorker) {
 	if s.opt.Quick == nil {
 		sw.m.sum(sw.data, sw.ids)

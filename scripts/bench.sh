@@ -368,7 +368,8 @@ cpusplit=$(go tool pprof -top -cum -nodecount=1000000 "$cv" "$tmp/cold$best.prof
   $NF == "os.(*File).ReadAt" { part["reading tiles and headers (pread)"] += secs($4) }
   $NF == "github.com/chunkvc/chunkvc/hashing.(*mapper).cv.func1" { part["mapping the file for the digest (mmap)"] += secs($4) }
   $NF == "github.com/chunkvc/chunkvc/store/local.(*Store).encode" { part["compression trials (entropy, zstd)"] += secs($4) }
-  $NF == "github.com/chunkvc/chunkvc/repo.(*gitRepo).writeBlob" || $NF == "github.com/chunkvc/chunkvc/repo.(*gitRepo).commit" { part["manifests into Git"] += secs($4) }
+  $NF == "github.com/chunkvc/chunkvc/repo.(*gitRepo).putBlob" || $NF == "github.com/chunkvc/chunkvc/repo.(*gitRepo).commit" { part["manifests into Git"] += secs($4) }
+  $NF == "github.com/chunkvc/chunkvc/hashing.QuickSum" { part["quick checksums (XXH3-128, for the next commit)"] += secs($4) }
   $NF == "runtime.gcBgMarkWorker" { part["garbage collector"] += secs($4) }
   $NF == "github.com/chunkvc/chunkvc/internal/writeback.Start" || $NF == "os.(*File).Sync" { part["writeback and fsync"] += secs($4) }
   $NF == "github.com/chunkvc/chunkvc/formats.Set.Enumerate" { part["parsing the files (layouts)"] += secs($4) }
