@@ -109,8 +109,10 @@ func (r *Repo) layoutFor(ctx context.Context, m *manifest.Manifest) (*manifest.L
 // stream writes the pieces of lay to w: inline bytes from the layout,
 // chunks from ru when it has them intact, else from the store (each
 // verified by hash), derived pieces as zeros. It returns the digest of what
-// it wrote, computed by d (nil: a new Digest).
-func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, w io.Writer, ru *reuse, d *hashing.Digest) (AssembleStats, hashing.ID, error) {
+// it wrote, computed by d (nil: a new Digest). With q not nil, each chunk
+// written is also recorded in q, for the quick table of the block cache:
+// its records hold once the digest of what was written is the manifest's.
+func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, w io.Writer, ru *reuse, d *hashing.Digest, q *quickRecords) (AssembleStats, hashing.ID, error) {
 	var st AssembleStats
 	keyOf := make(map[hashing.ID]string, len(m.Chunks))
 	for _, c := range m.Chunks {
@@ -167,6 +169,7 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 		if _, err := out.Write(data); err != nil {
 			return st, hashing.ID{}, err
 		}
+		q.add(data, pc.ID)
 	}
 	return st, d.ID(), nil
 }
@@ -224,7 +227,11 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 	}
 	w := bufio.NewWriterSize(progressWriter{f, prog}, 1<<20)
 	d := hashing.NewBlocks()
-	st, _, err := r.stream(ctx, m, lay, w, ru, d)
+	var q *quickRecords
+	if m.Size > hashing.BlockLen {
+		q = &quickRecords{seed: newQuickSeed()}
+	}
+	st, _, err := r.stream(ctx, m, lay, w, ru, d, q)
 	if err != nil {
 		return st, err
 	}
@@ -240,7 +247,11 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 	if digest != m.Digest {
 		return st, fmt.Errorf("%s: %w: assembled bytes hash to %s, manifest says %s", m.Path, ErrIntegrity, digest, m.Digest)
 	}
-	r.saveBlocks(m.Digest, m.Size, &blockSet{prints: layoutPrints(lay, m.Size), cvs: cvs})
+	bs := &blockSet{prints: layoutPrints(lay, m.Size), cvs: cvs}
+	if q != nil {
+		bs.setQuick(q.seed, q.recs)
+	}
+	r.saveBlocks(m.Digest, m.Size, bs)
 	return st, nil
 }
 

@@ -33,6 +33,8 @@ import (
 // are hashed. A record states a fact about bytes, not about a place in a
 // file, so a rewritten file whose tiles moved finds them too, and a
 // checkout that patches a file keeps the table of the version it patched.
+// A checkout that writes a file afresh records the chunks it wrote, and
+// keeps them once the file's digest is the manifest's.
 //
 // File layout, all integers little-endian:
 //
@@ -176,6 +178,21 @@ type quickRecord struct {
 }
 
 const quickRecordLen = 16 + 4 + 32
+
+// quickRecords gathers records for a quick table under seed, from pieces
+// as they are written (a checkout); a nil *quickRecords gathers nothing.
+type quickRecords struct {
+	seed uint64
+	recs []quickRecord
+}
+
+// add records data, whose ID is id: the caller vouches for that.
+func (q *quickRecords) add(data []byte, id hashing.ID) {
+	if q == nil || len(data) == 0 || len(data) > hashing.MaxRange {
+		return
+	}
+	q.recs = append(q.recs, quickRecord{hashing.QuickSum(q.seed, data), int64(len(data)), id})
+}
 
 // setQuick makes recs, in any order, s's quick table under seed. A Quick
 // given with two lengths or IDs (a collision, in theory) is left out, so

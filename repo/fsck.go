@@ -259,7 +259,7 @@ func (r *Repo) verifyDigest(ctx context.Context, m *manifest.Manifest, lay *mani
 		_, err := r.catVia(ctx, m, io.Discard)
 		return err
 	}
-	_, digest, err := r.stream(ctx, m, lay, io.Discard, nil, nil)
+	_, digest, err := r.stream(ctx, m, lay, io.Discard, nil, nil, nil)
 	if err != nil {
 		return nil // a missing or corrupt chunk: reported with its key by the chunk check
 	}

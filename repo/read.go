@@ -50,7 +50,7 @@ func (r *Repo) Cat(ctx context.Context, rev, p string, w io.Writer) (AssembleSta
 	if lay.HasDerived() {
 		return r.catVia(ctx, m, w)
 	}
-	st, digest, err := r.stream(ctx, m, lay, w, nil, nil)
+	st, digest, err := r.stream(ctx, m, lay, w, nil, nil, nil)
 	if err == nil && digest != m.Digest {
 		err = fmt.Errorf("%s: %w: assembled bytes hash to %s, manifest says %s (the output is wrong)", m.Path, ErrIntegrity, digest, m.Digest)
 	}
