@@ -38,8 +38,9 @@ type ScanOptions struct {
 }
 
 // Scan reads size bytes of r once, in windows of a few MiB, and computes
-// from those same bytes both the ID of every piece and the file's digest,
-// with the CV of every block as SumBlocks returns them. pieces must cover
+// from those same bytes both the ID of every piece (or takes it from
+// opt.Quick, given the Quick of those bytes) and the file's digest, with
+// the CV of every block as SumBlocks returns them. pieces must cover
 // the file exactly, in order: the first at offset 0, each starting where
 // the one before ends, none longer than MaxRange. So a file that changes
 // while it is read cannot give pieces and a digest that disagree: the

@@ -18,23 +18,34 @@ import (
 
 // The block cache lets a commit of a file edited in a few tiles hash only
 // the 1 MiB blocks around them for the file's digest, instead of the whole
-// file a second time (its chunks are hashed once either way). For each
-// committed file digest it keeps, in .git/chunkvc/blocks/<digest>, the
-// chaining value of every block and a fingerprint of the pieces of the
-// layout that cover it. When the next version's pieces over a block have the
-// same fingerprint, the block's bytes are the same (the pieces name their
-// bytes by BLAKE3), and so is its chaining value.
+// file a second time. For each committed file digest it keeps, in
+// .git/chunkvc/blocks/<digest>, the chaining value of every block and a
+// fingerprint of the pieces of the layout that cover it. When the next
+// version's pieces over a block have the same fingerprint (offsets,
+// lengths and IDs), the block's bytes are the same, and so is its chaining
+// value.
 //
-// It also keeps the quick table: the hashing.Quick, length and ID of every
-// chunk piece of that version, under a random seed of its own. A commit
-// takes a piece's ID from there when the Quick of its bytes is in the
-// table, instead of hashing it with BLAKE3: a file edited in a few tiles is
-// then read once and checked at XXH3's speed, and only the changed tiles
-// are hashed. A record states a fact about bytes, not about a place in a
-// file, so a rewritten file whose tiles moved finds them too, and a
-// checkout that patches a file keeps the table of the version it patched.
-// A checkout that writes a file afresh records the chunks it wrote, and
-// keeps them once the file's digest is the manifest's.
+// It also keeps the quick table: the hashing.Quick (XXH3-128 under a
+// random seed of the entry's own), length and BLAKE3 ID of the chunk
+// pieces of that version of minQuick bytes or more. A commit takes a
+// piece's ID from there when the Quick of its bytes is in the table,
+// instead of hashing it with BLAKE3: a file edited in a few tiles is then
+// read once and checked at XXH3's speed, and only the changed tiles are
+// hashed. A record states a fact about bytes, not about a place in a file,
+// so a rewritten file whose tiles moved finds them too, and a checkout that
+// patches a file keeps the table of the version it patched (the patched
+// tiles are hashed by the next commit). A checkout that writes a file
+// afresh records the chunks it wrote, and keeps them once the file's
+// digest is the manifest's.
+//
+// What the table rests on: that bytes which changed do not keep their
+// Quick. By accident that is 2^-128. On purpose it is XXH3's strength
+// against someone who writes the file without knowing the seed: no attack
+// on its path for inputs over 240 bytes is known, but one on shorter ones
+// is (xxHash issue #1127, about 2^-27 a try), so pieces under minQuick are
+// always hashed. A file that did not change at all rests on less: its
+// size, times and inode (the stat cache). Whoever can write the cache can
+// make a commit record anything, as whoever can write .git can.
 //
 // File layout, all integers little-endian:
 //
@@ -51,18 +62,21 @@ import (
 //
 // It is a cache: written without fsync, and a file that is missing, damaged,
 // for another size or whose chaining values do not give its digest is not
-// used (the digest is then computed from every byte, as without it).
+// used (the digest and every piece are then hashed, as without it).
 //
-// A commit takes the fingerprints and the chaining values from one read of
-// the file (hashing.Scan), so its entry holds together even when the file
-// was written meanwhile. A checkout takes the prints from the layout it
-// wrote and the values from reading the file back, and keeps the entry only
-// when that read gives the manifest's digest. As a last guard against a
-// value carried on wrongly, every maxGeneration-th commit of a file
-// computes its digest from every byte.
+// A commit takes the fingerprints, the chaining values and the quick table
+// from one read of the file (hashing.Scan), so its entry holds together
+// even when the file was written meanwhile. A checkout takes the prints
+// from the layout it wrote and the values from reading the file back, and
+// keeps the entry only when that read gives the manifest's digest. As a
+// last guard against a value carried on wrongly, every maxGeneration-th
+// commit of a file hashes every piece and computes its digest from every
+// byte.
 const (
 	blocksMagic   = "chunkvc-blocks 2\n"
 	maxGeneration = 16
+	// minQuick: shorter pieces are always hashed with BLAKE3 (see above).
+	minQuick = 1 << 10
 )
 
 // testHookBlocksReused, when set, learns how many blocks of file p a
@@ -188,7 +202,7 @@ type quickRecords struct {
 
 // add records data, whose ID is id: the caller vouches for that.
 func (q *quickRecords) add(data []byte, id hashing.ID) {
-	if q == nil || len(data) == 0 || len(data) > hashing.MaxRange {
+	if q == nil || len(data) < minQuick || len(data) > hashing.MaxRange {
 		return
 	}
 	q.recs = append(q.recs, quickRecord{hashing.QuickSum(q.seed, data), int64(len(data)), id})
@@ -205,7 +219,7 @@ func (s *blockSet) setQuick(seed uint64, recs []quickRecord) {
 		for ; j < len(recs) && recs[j].q == recs[i].q; j++ {
 			clash = clash || recs[j].len != recs[i].len || recs[j].id != recs[i].id
 		}
-		if !clash && recs[i].len > 0 && recs[i].len <= hashing.MaxRange {
+		if !clash && recs[i].len >= minQuick && recs[i].len <= hashing.MaxRange {
 			s.quick = append(s.quick, recs[i].q[:]...)
 			s.quick = binary.LittleEndian.AppendUint32(s.quick, uint32(recs[i].len))
 			s.quick = append(s.quick, recs[i].id[:]...)
@@ -217,6 +231,9 @@ func (s *blockSet) setQuick(seed uint64, recs []quickRecord) {
 // known returns the ID of n bytes whose Quick under s.seed is q, if the
 // quick table has them.
 func (s *blockSet) known(q hashing.Quick, n int64) (hashing.ID, bool) {
+	if n < minQuick {
+		return hashing.ID{}, false
+	}
 	recs := len(s.quick) / quickRecordLen
 	i := sort.Search(recs, func(i int) bool { return bytes.Compare(s.quick[i*quickRecordLen:i*quickRecordLen+16], q[:]) >= 0 })
 	if i == recs {
@@ -328,8 +345,12 @@ func decodeBlocks(data []byte, size int64) (*blockSet, error) {
 	if int64(len(table)) != recs*quickRecordLen {
 		return nil, fmt.Errorf("block cache entry: %d quick records in %d bytes", recs, len(table))
 	}
-	for i := int64(1); i < recs; i++ {
-		if bytes.Compare(table[(i-1)*quickRecordLen:(i-1)*quickRecordLen+16], table[i*quickRecordLen:i*quickRecordLen+16]) >= 0 {
+	for i := range recs {
+		rec := table[i*quickRecordLen:]
+		if n := binary.LittleEndian.Uint32(rec[16:]); n < minQuick || n > hashing.MaxRange {
+			return nil, fmt.Errorf("block cache entry: quick record %d for %d bytes", i, n)
+		}
+		if i > 0 && bytes.Compare(table[(i-1)*quickRecordLen:(i-1)*quickRecordLen+16], rec[:16]) >= 0 {
 			return nil, fmt.Errorf("block cache entry: quick record %d out of order", i)
 		}
 	}

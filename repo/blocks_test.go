@@ -291,6 +291,48 @@ func TestQuickTable(t *testing.T) {
 	}
 }
 
+// TestQuickRecords: a table keeps each Quick once, with its length and
+// ID, leaves out pieces shorter than minQuick (XXH3's short inputs have
+// known collisions) and Quicks seen with two IDs, and finds a Quick only
+// for its own length.
+func TestQuickRecords(t *testing.T) {
+	q := func(b byte) hashing.Quick { return hashing.Quick{b} }
+	var s blockSet
+	s.setQuick(9, []quickRecord{
+		{q(5), 4096, hashing.ID{1}},
+		{q(3), 2048, hashing.ID{2}},
+		{q(5), 4096, hashing.ID{1}},         // the same fact twice
+		{q(7), minQuick - 1, hashing.ID{3}}, // too short to trust
+		{q(8), 4096, hashing.ID{4}},
+		{q(8), 4096, hashing.ID{5}}, // a collision: neither is kept
+	})
+	for _, c := range []struct {
+		q    hashing.Quick
+		n    int64
+		want hashing.ID
+		ok   bool
+	}{
+		{q(5), 4096, hashing.ID{1}, true},
+		{q(3), 2048, hashing.ID{2}, true},
+		{q(3), 2049, hashing.ID{}, false},
+		{q(7), minQuick - 1, hashing.ID{}, false},
+		{q(8), 4096, hashing.ID{}, false},
+		{q(6), 4096, hashing.ID{}, false},
+	} {
+		if id, ok := s.known(c.q, c.n); ok != c.ok || id != c.want {
+			t.Errorf("known(%x, %d) = %s, %v; want %s, %v", c.q[:1], c.n, id.Short(), ok, c.want.Short(), c.ok)
+		}
+	}
+	if n := len(s.quick) / quickRecordLen; n != 2 {
+		t.Errorf("%d records kept, want 2", n)
+	}
+	enc := encodeBlocks(3<<20, &blockSet{prints: make([]fingerprint, 3), cvs: make([]hashing.CV, 3), seed: s.seed, quick: s.quick})
+	d, err := decodeBlocks(enc, 3<<20)
+	if err != nil || d.seed != 9 || !bytes.Equal(d.quick, s.quick) {
+		t.Fatalf("round trip: seed %d, %v", d.seed, err)
+	}
+}
+
 // TestBlockCacheInlineBytes edits only a Parquet file's footer, which is
 // inline bytes of its layout, not a chunk: the blocks it touches must be
 // hashed again and the others reused.
@@ -364,14 +406,22 @@ func TestBlockPrints(t *testing.T) {
 	}
 }
 
+// FuzzDecodeBlocks decodes entries whose checksum is right (body, then its
+// BLAKE3), so that mutations reach the parser; raw also tries data as is.
 func FuzzDecodeBlocks(f *testing.F) {
 	s := &blockSet{prints: make([]fingerprint, 3), cvs: make([]hashing.CV, 3)}
 	s.prints[1][0], s.cvs[2][5] = 1, 2
-	f.Add(encodeBlocks(2<<20+5, s), int64(2<<20+5))
-	s.setQuick(7, []quickRecord{{hashing.Quick{2}, 40 << 10, hashing.ID{3}}, {hashing.Quick{1}, 1, hashing.ID{4}}})
-	f.Add(encodeBlocks(2<<20+5, s), int64(2<<20+5))
-	f.Add([]byte(blocksMagic), int64(0))
-	f.Fuzz(func(t *testing.T, data []byte, size int64) {
+	body := func(e []byte) []byte { return e[:len(e)-32] }
+	f.Add(body(encodeBlocks(2<<20+5, s)), int64(2<<20+5), false)
+	s.setQuick(7, []quickRecord{{hashing.Quick{2}, 40 << 10, hashing.ID{3}}, {hashing.Quick{1}, minQuick, hashing.ID{4}}})
+	f.Add(body(encodeBlocks(2<<20+5, s)), int64(2<<20+5), false)
+	f.Add(encodeBlocks(2<<20+5, s), int64(2<<20+5), true)
+	f.Add([]byte(blocksMagic), int64(0), false)
+	f.Fuzz(func(t *testing.T, data []byte, size int64, raw bool) {
+		if !raw {
+			sum := hashing.Sum(data)
+			data = append(data[:len(data):len(data)], sum[:]...)
+		}
 		s, err := decodeBlocks(data, size)
 		if err != nil {
 			return
@@ -387,6 +437,9 @@ func FuzzDecodeBlocks(f *testing.F) {
 			n := int64(binary.LittleEndian.Uint32(rec[16:]))
 			if id, ok := s.known(hashing.Quick(rec[:16]), n); !ok || id != hashing.ID(rec[20:]) {
 				t.Fatalf("quick record %d not found by known", i/quickRecordLen)
+			}
+			if _, ok := s.known(hashing.Quick(rec[:16]), n+1); ok {
+				t.Fatalf("quick record %d found for another length", i/quickRecordLen)
 			}
 		}
 	})
