@@ -27,6 +27,14 @@ func cuts(rng *rand.Rand, size, maxLen int64) []Range {
 	return append(out, Range{Off: size})
 }
 
+func randomBytes(rng *rand.Rand, n int64) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
 func setWindow(t *testing.T, w int64) {
 	old := scanWindow
 	scanWindow = w
@@ -63,10 +71,7 @@ func TestScanMatches(t *testing.T) {
 	for _, win := range []int64{blockLen, 2 * blockLen, 4 << 20} {
 		setWindow(t, win)
 		for _, size := range sizes {
-			data := make([]byte, size)
-			for i := range data {
-				data[i] = byte(rng.Uint32())
-			}
+			data := randomBytes(rng, size)
 			// Tile-sized pieces, pieces that cross several windows, and
 			// the whole file as one piece.
 			for _, maxLen := range []int64{50 << 10, 3*blockLen + 17, max(size, 1)} {
@@ -106,10 +111,7 @@ func TestScanReuse(t *testing.T) {
 	setWindow(t, 2*blockLen)
 	rng := rand.New(rand.NewPCG(3, 4))
 	size := int64(7*blockLen + 99)
-	data := make([]byte, size)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
+	data := randomBytes(rng, size)
 	pieces := cuts(rng, size, 3*blockLen)
 	done := make([]atomic.Bool, len(pieces))
 	asked := make([]atomic.Int32, blocksOf(size))
@@ -295,10 +297,7 @@ func TestScanQuick(t *testing.T) {
 	setWindow(t, 2*blockLen)
 	rng := rand.New(rand.NewPCG(5, 6))
 	size := int64(5*blockLen + 1234)
-	data := make([]byte, size)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
+	data := randomBytes(rng, size)
 	pieces := cuts(rng, size, blockLen/3)
 	const seed = 0x5eed
 	given := func(i int) ID { return ID{byte(i), byte(i >> 8), 0xee} } // no piece hashes to it
