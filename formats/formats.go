@@ -67,6 +67,11 @@ type Layout struct {
 	// Aliases are extra chunk keys for a byte range that a chunk segment
 	// already covers (a TIFF tile whose offset and size equal another's).
 	Aliases []Segment
+	// Derived, when not nil, returns what the adapter's Deriver would
+	// regenerate for a derived segment of this layout, from the parse that
+	// made the layout: the pipeline checks derived bytes with it instead of
+	// having the whole file parsed again.
+	Derived func(ctx context.Context, seg Segment) ([]byte, error)
 }
 
 // Adapter enumerates the layout of one file format.

@@ -593,7 +593,13 @@ func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderA
 			if _, err := f.ReadAt(want, s.Off); err != nil {
 				return nil, err
 			}
-			got, err := d.Derive(ctx, f, size, s)
+			var got []byte
+			var err error
+			if l.Derived != nil {
+				got, err = l.Derived(ctx, s)
+			} else {
+				got, err = d.Derive(ctx, f, size, s)
+			}
 			if err == nil && bytes.Equal(got, want) {
 				h := derivedHash{id: hashing.Sum(want)}
 				for at := int64(0); s.Len > hashing.MaxRange && at < s.Len; at += hashing.MaxRange {
@@ -614,5 +620,6 @@ func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderA
 	if changed {
 		l.Segments = segs
 	}
+	l.Derived = nil // what it holds is not needed again
 	return out, nil
 }

@@ -99,13 +99,19 @@ func layout(ctx context.Context, r io.ReaderAt, size int64, p blocking) (*format
 		}
 		segs = append(segs, formats.Segment{Off: b.off, Len: b.len, Key: b.key, BBox: b.bbox})
 	}
-	return &formats.Layout{
+	l := &formats.Layout{
 		Format:   "flatgeobuf",
 		Version:  Version,
 		Params:   Params,
 		Summary:  f.summary(index),
 		Segments: formats.Coalesce(segs),
-	}, nil
+	}
+	if f.index != nil {
+		// Without the features, which the index no longer needs.
+		g := &file{h: f.h, indexOff: f.indexOff, indexLen: f.indexLen, index: f.index}
+		l.Derived = func(_ context.Context, seg formats.Segment) ([]byte, error) { return g.derive(seg) }
+	}
+	return l, nil
 }
 
 // RecipeIndex names the derived packed Hilbert R-tree.
@@ -123,13 +129,25 @@ func (Adapter) Derive(ctx context.Context, r io.ReaderAt, size int64, seg format
 	if err != nil {
 		return nil, err
 	}
+	return f.derive(seg)
+}
+
+// derive is Derive of the parsed file f.
+func (f *file) derive(seg formats.Segment) ([]byte, error) {
+	if seg.Derive != RecipeIndex {
+		return nil, fmt.Errorf("flatgeobuf: unknown derived segment %q", seg.Derive)
+	}
 	if f.indexOff != seg.Off || f.indexLen != seg.Len {
 		return nil, fmt.Errorf("flatgeobuf: index is at %d+%d, segment says %d+%d", f.indexOff, f.indexLen, seg.Off, seg.Len)
+	}
+	if f.index != nil {
+		return f.index, nil
 	}
 	return BuildIndex(f.feats, f.h.nodeSize)
 }
 
-// derivedIndex reports whether the stored index equals BuildIndex.
+// derivedIndex reports whether the stored index equals BuildIndex, and
+// keeps the index built when it does.
 func (f *file) derivedIndex(r io.ReaderAt) (bool, error) {
 	want, err := BuildIndex(f.feats, f.h.nodeSize)
 	if err != nil || int64(len(want)) != f.indexLen {
@@ -139,7 +157,11 @@ func (f *file) derivedIndex(r io.ReaderAt) (bool, error) {
 	if err := readAt(r, got, f.indexOff); err != nil {
 		return false, err
 	}
-	return bytes.Equal(got, want), nil
+	if !bytes.Equal(got, want) {
+		return false, nil
+	}
+	f.index = want
+	return true, nil
 }
 
 // blocking holds the feature-block parameters (tests vary them).
@@ -178,7 +200,8 @@ func blocks(feats []Feature, p blocking) []block {
 		}
 		d := hashing.New()
 		bb := emptyBox
-		for _, f := range fs {
+		for i := range fs {
+			f := &fs[i] // a copy's ID[:] would escape: one allocation per feature
 			d.Write(f.ID[:])
 			if !f.Empty() {
 				bb[0], bb[1] = minf(bb[0], f.BBox[0]), minf(bb[1], f.BBox[1])

@@ -63,6 +63,7 @@ type file struct {
 	indexOff, indexLen int64 // indexLen 0: no index
 	featOff            int64
 	feats              []Feature
+	index              []byte // BuildIndex(feats), once it is found equal to the file's
 }
 
 // Features lists the feature records of the FlatGeobuf file r (size
@@ -228,10 +229,29 @@ func crsName(c table) (string, error) {
 	return "", nil
 }
 
-// records reads the size-prefixed feature records from off to size.
+// records reads the size-prefixed feature records from off to size. The
+// records' hashes are taken in batches (SumMany fills BLAKE3's 16 lanes
+// with 16 records at a time, where Sum would run one mostly empty lane per
+// record), each batch before the window its records lie in is refilled.
 func records(ctx context.Context, r io.ReaderAt, off, size int64, hint int) ([]Feature, error) {
 	w := &windowReader{r: r, size: size}
 	out := make([]Feature, 0, hint)
+	var batch [][]byte // the records of out[len(out)-len(batch):], in w's window
+	ids := make([]hashing.ID, 0, recordBatch)
+	flush := func() {
+		ids = ids[:len(batch)]
+		hashing.SumMany(batch, ids)
+		for i, id := range ids {
+			out[len(out)-len(batch)+i].ID = id
+		}
+		batch = batch[:0]
+	}
+	get := func(off, n int64) ([]byte, error) {
+		if len(batch) > 0 && !w.holds(off, n) {
+			flush()
+		}
+		return w.get(off, n)
+	}
 	for pos := off; pos < size; {
 		if len(out)%1024 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -239,7 +259,7 @@ func records(ctx context.Context, r io.ReaderAt, off, size int64, hint int) ([]F
 		if size-pos < 4 {
 			return nil, fmt.Errorf("flatgeobuf: %d trailing bytes at %d are not a feature record", size-pos, pos)
 		}
-		lb, err := w.get(pos, 4)
+		lb, err := get(pos, 4)
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +267,7 @@ func records(ctx context.Context, r io.ReaderAt, off, size int64, hint int) ([]F
 		if n < 4 || n > size-pos-4 {
 			return nil, fmt.Errorf("flatgeobuf: feature record at %d has length %d (file has %d bytes)", pos, n, size)
 		}
-		b, err := w.get(pos+4, n)
+		b, err := get(pos+4, n)
 		if err != nil {
 			return nil, err
 		}
@@ -255,11 +275,18 @@ func records(ctx context.Context, r io.ReaderAt, off, size int64, hint int) ([]F
 		if err != nil {
 			return nil, fmt.Errorf("flatgeobuf: feature %d at %d: %w", len(out), pos, err)
 		}
-		out = append(out, Feature{ID: hashing.Sum(b), BBox: bb, Off: pos, Len: n + 4})
+		out = append(out, Feature{BBox: bb, Off: pos, Len: n + 4})
+		if batch = append(batch, b); len(batch) == recordBatch {
+			flush()
+		}
 		pos += n + 4
 	}
+	flush()
 	return out, nil
 }
+
+// recordBatch is how many records records hashes at once.
+const recordBatch = 256
 
 // featureBBox reads a Feature flatbuffer's geometry extent.
 func featureBBox(b []byte) (formats.BBox, error) {
@@ -326,9 +353,16 @@ type windowReader struct {
 	off  int64
 }
 
-// get returns n bytes at off; the slice is valid until the next call.
+// holds reports whether get(off, n) would be served from the window, so
+// that slices from earlier calls stay valid.
+func (w *windowReader) holds(off, n int64) bool {
+	return off >= w.off && n <= int64(len(w.buf)) && off-w.off <= int64(len(w.buf))-n
+}
+
+// get returns n bytes at off; the slice is valid until a call that holds
+// does not vouch for.
 func (w *windowReader) get(off, n int64) ([]byte, error) {
-	if off >= w.off && n <= int64(len(w.buf)) && off-w.off <= int64(len(w.buf))-n {
+	if w.holds(off, n) {
 		return w.buf[off-w.off : off-w.off+n], nil
 	}
 	m := min(max(n, window), w.size-off)
