@@ -50,6 +50,16 @@ type Deriver interface {
 	Derive(ctx context.Context, r io.ReaderAt, size int64, seg Segment) ([]byte, error)
 }
 
+// StreamDeriver is a Deriver that can also write a derived segment as it
+// makes it, so that checking one costs no memory per byte of it.
+type StreamDeriver interface {
+	Deriver
+	// DeriveTo writes what Derive returns to w, at offsets from the
+	// segment's first byte, each byte once, in any order; it does not
+	// close w.
+	DeriveTo(ctx context.Context, r io.ReaderAt, size int64, seg Segment, w io.WriterAt) error
+}
+
 // Field is one line of a manifest summary.
 type Field struct{ Name, Value string }
 
@@ -67,11 +77,6 @@ type Layout struct {
 	// Aliases are extra chunk keys for a byte range that a chunk segment
 	// already covers (a TIFF tile whose offset and size equal another's).
 	Aliases []Segment
-	// Derived, when not nil, returns what the adapter's Deriver would
-	// regenerate for a derived segment of this layout, from the parse that
-	// made the layout: the pipeline checks derived bytes with it instead of
-	// having the whole file parsed again.
-	Derived func(ctx context.Context, seg Segment) ([]byte, error)
 }
 
 // Adapter enumerates the layout of one file format.

@@ -1,11 +1,9 @@
 package repo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"sync"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/formats"
-	"github.com/chunkvc/chunkvc/formats/generic"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -568,58 +565,4 @@ func bbox(b *formats.BBox) *[4]float64 {
 	}
 	v := [4]float64(*b)
 	return &v
-}
-
-// checkDerived makes sure every derived segment of l really is what the
-// adapter's recipe regenerates from the file; a segment that is not becomes
-// content-defined chunks instead. It returns the hashes of each derived
-// segment's bytes by offset: whole, and in the parts the scan reads when
-// it is longer than one.
-func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderAt, size int64) (map[int64]derivedHash, error) {
-	out := map[int64]derivedHash{}
-	var d formats.Deriver
-	if a := r.formats.ByName(l.Format); a != nil {
-		d, _ = a.(formats.Deriver)
-	}
-	var segs []formats.Segment
-	changed := false
-	for _, s := range l.Segments {
-		if !s.IsDerived() {
-			segs = append(segs, s)
-			continue
-		}
-		if d != nil {
-			want := make([]byte, s.Len)
-			if _, err := f.ReadAt(want, s.Off); err != nil {
-				return nil, err
-			}
-			var got []byte
-			var err error
-			if l.Derived != nil {
-				got, err = l.Derived(ctx, s)
-			} else {
-				got, err = d.Derive(ctx, f, size, s)
-			}
-			if err == nil && bytes.Equal(got, want) {
-				h := derivedHash{id: hashing.Sum(want)}
-				for at := int64(0); s.Len > hashing.MaxRange && at < s.Len; at += hashing.MaxRange {
-					h.parts = append(h.parts, hashing.Sum(want[at:min(at+hashing.MaxRange, s.Len)]))
-				}
-				out[s.Off] = h
-				segs = append(segs, s)
-				continue
-			}
-		}
-		parts, err := generic.Split(ctx, f, s.Off, s.Len, "derived", nil)
-		if err != nil {
-			return nil, err
-		}
-		segs = append(segs, parts...)
-		changed = true
-	}
-	if changed {
-		l.Segments = segs
-	}
-	l.Derived = nil // what it holds is not needed again
-	return out, nil
 }

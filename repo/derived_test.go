@@ -16,14 +16,12 @@ import (
 // sumTrailer is a test format: "SUMT", a body, and the BLAKE3 of the body,
 // which its Deriver regenerates. Its Layout always claims the trailer is
 // derived, right or not, as a buggy adapter could: the pipeline must check.
-// With closure set, the layout carries a Derived computed from the parse,
-// as the FlatGeobuf adapter's does.
-type sumTrailer struct{ closure bool }
+type sumTrailer struct{}
 
 func (sumTrailer) Name() string            { return "sumtrailer" }
 func (sumTrailer) Detect(head []byte) bool { return bytes.HasPrefix(head, []byte("SUMT")) }
 
-func (a sumTrailer) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.Layout, error) {
+func (sumTrailer) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.Layout, error) {
 	body := make([]byte, size-4-32)
 	if _, err := r.ReadAt(body, 4); err != nil {
 		return nil, err
@@ -33,10 +31,6 @@ func (a sumTrailer) Layout(ctx context.Context, r io.ReaderAt, size int64) (*for
 		{Off: 4, Len: size - 36, Key: "body"},
 		{Off: size - 32, Len: 32, Derive: "sum"},
 	}}
-	if a.closure {
-		id := hashing.Sum(body)
-		l.Derived = func(context.Context, formats.Segment) ([]byte, error) { return id[:], nil }
-	}
 	return l, nil
 }
 
@@ -49,15 +43,39 @@ func (sumTrailer) Derive(ctx context.Context, r io.ReaderAt, size int64, seg for
 	return id[:], nil
 }
 
+// streamTrailer is sumTrailer with a DeriveTo that writes the trailer in
+// two halves, the second first ("ok"), or gets it wrong: only the first
+// half ("skip"), or the first half twice ("twice").
+type streamTrailer struct {
+	sumTrailer
+	mode string
+}
+
+func (a streamTrailer) DeriveTo(ctx context.Context, r io.ReaderAt, size int64, seg formats.Segment, w io.WriterAt) error {
+	b, err := a.Derive(ctx, r, size, seg)
+	if err != nil {
+		return err
+	}
+	writes := map[string][][2]int{"ok": {{16, 32}, {0, 16}}, "skip": {{0, 16}}, "twice": {{0, 16}, {0, 32}}}[a.mode]
+	for _, x := range writes {
+		if _, err := w.WriteAt(b[x[0]:x[1]], int64(x[0])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // TestDerivedChecked: a derived segment is kept only when the recipe (the
-// layout's Derived or the adapter's Deriver) gives the file's bytes;
-// otherwise it is stored as chunks. Either way the file comes back whole.
+// adapter's Deriver, or its DeriveTo writing each byte once) gives the
+// file's bytes; otherwise it is stored as chunks. Either way the file
+// comes back whole.
 func TestDerivedChecked(t *testing.T) {
 	t.Setenv("GIT_AUTHOR_NAME", "Test")
 	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
-	for _, closure := range []bool{false, true} {
+	for _, a := range []formats.Adapter{sumTrailer{}, streamTrailer{mode: "ok"}, streamTrailer{mode: "skip"}, streamTrailer{mode: "twice"}} {
+		keeps := a == sumTrailer{} || a == streamTrailer{mode: "ok"} // the good file's trailer derived
 		dir := t.TempDir()
-		r, err := Init(dir, "", Adapters{sumTrailer{closure: closure}})
+		r, err := Init(dir, "", Adapters{a})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,18 +105,18 @@ func TestDerivedChecked(t *testing.T) {
 			for _, c := range m.Chunks {
 				stored = stored || strings.HasPrefix(c.Key, "derived")
 			}
-			if want := name == "bad.st"; stored != want {
-				t.Errorf("closure %v, %s: trailer stored as a chunk: %v, want %v", closure, name, stored, want)
+			if want := name == "bad.st" || !keeps; stored != want {
+				t.Errorf("%v, %s: trailer stored as a chunk: %v, want %v", a, name, stored, want)
 			}
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
 			if _, err := r.Cat(context.Background(), "", name, &out); err != nil {
-				t.Fatalf("closure %v: cat %s: %v", closure, name, err)
+				t.Fatalf("%v: cat %s: %v", a, name, err)
 			}
 			if !bytes.Equal(out.Bytes(), b) {
-				t.Errorf("closure %v: %s does not come back byte for byte", closure, name)
+				t.Errorf("%v: %s does not come back byte for byte", a, name)
 			}
 		}
 	}

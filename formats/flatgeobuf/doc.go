@@ -19,7 +19,11 @@
 // its bytes (and ID) wherever it moves. The index depends only on the
 // records in file order and the node size: BuildIndex regenerates it, and
 // the summary says whether the stored index equals the rebuild
-// ("derived-ok") or not ("verbatim").
+// ("derived-ok") or not ("verbatim"). Layout walks the records once and
+// keeps none of them: blocks are cut, and the stored index compared node
+// by node with the tree over the records, as they go (the tree holds one
+// open parent per level). DeriveTo writes the index the same way, so
+// neither grows with the feature count; Derive and Features hold it all.
 //
 // The flatbuffer reader is hand-written and bounds-checks every read;
 // anything malformed — header past EOF, features_count disagreeing with the

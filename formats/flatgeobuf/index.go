@@ -2,8 +2,11 @@ package flatgeobuf
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+
+	"github.com/chunkvc/chunkvc/formats"
 )
 
 // nodeItemSize is the size of one packed R-tree node: minX, minY, maxX,
@@ -53,53 +56,138 @@ func IndexSize(n uint64, nodeSize uint16) (int64, error) {
 // consecutive children and stores the node index of its first child; the
 // levels are stored root first.
 func BuildIndex(feats []Feature, nodeSize uint16) ([]byte, error) {
-	lv, err := levels(uint64(len(feats)), nodeSize)
-	if err != nil {
-		return nil, err
-	}
 	size, err := IndexSize(uint64(len(feats)), nodeSize)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]byte, size)
-	total := uint64(size / nodeItemSize)
-	// start[i] is the first node of level i (leaves are level 0, stored last).
-	start := make([]uint64, len(lv))
-	next := total
-	for i, c := range lv {
-		next -= c
-		start[i] = next
+	t, err := newTree(uint64(len(feats)), nodeSize, func(_ int, n uint64, node *[nodeItemSize]byte) error {
+		copy(out[n*nodeItemSize:], node[:])
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	put := func(i uint64, bb [4]float64, off uint64) {
-		p := out[i*nodeItemSize : (i+1)*nodeItemSize]
-		for k, v := range bb {
-			binary.LittleEndian.PutUint64(p[8*k:], math.Float64bits(v))
+	for i := range feats {
+		if err := t.leaf(feats[i].BBox, feats[i].Len); err != nil {
+			return nil, err
 		}
-		binary.LittleEndian.PutUint64(p[32:], off)
 	}
-	boxes := make([][4]float64, total)
-	var rel uint64
-	for i, f := range feats {
-		n := start[0] + uint64(i)
-		boxes[n] = f.BBox
-		put(n, f.BBox, rel)
-		rel += uint64(f.Len)
-	}
-	for l := 0; l+1 < len(lv); l++ {
-		pos, end, parent := start[l], start[l]+lv[l], start[l+1]
-		for pos < end {
-			first := pos
-			bb := [4]float64(emptyBox)
-			for j := 0; j < int(nodeSize) && pos < end; j++ {
-				c := boxes[pos]
-				bb[0], bb[1] = minf(bb[0], c[0]), minf(bb[1], c[1])
-				bb[2], bb[3] = maxf(bb[2], c[2]), maxf(bb[3], c[3])
-				pos++
-			}
-			boxes[parent] = bb
-			put(parent, bb, first)
-			parent++
-		}
+	if err := t.finish(); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// errNotIndex: the nodes are not those of the tree over the records (more
+// records than the header counts, or a stored node that differs).
+var errNotIndex = errors.New("flatgeobuf: the index is not the tree over the records")
+
+// tree makes the nodes of the tree BuildIndex describes from the leaves
+// in order, holding only the parent being filled on each level, so that
+// checking or writing an index costs no memory per feature. Each node goes
+// to emit once complete, with its level (0: leaves) and its index n in
+// the stored order (its byte offset in the index is n·40); a level's nodes
+// come in increasing n.
+type tree struct {
+	nodeSize uint64
+	lv       []uint64 // per level, leaves first: node count
+	start    []uint64 // per level: index of its first node
+	done     []uint64 // per level: nodes emitted
+	open     []parent // per level above the leaves: the node being filled
+	rel      uint64   // offset of the next leaf's record from the first's
+	emit     func(level int, n uint64, node *[nodeItemSize]byte) error
+	node     [nodeItemSize]byte
+}
+
+type parent struct {
+	bb    [4]float64
+	kids  uint64
+	first uint64 // index of its first child
+}
+
+func newTree(count uint64, nodeSize uint16, emit func(int, uint64, *[nodeItemSize]byte) error) (*tree, error) {
+	lv, err := levels(count, nodeSize)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := IndexSize(count, nodeSize); err != nil {
+		return nil, err
+	}
+	t := &tree{nodeSize: uint64(nodeSize), lv: lv, emit: emit,
+		start: make([]uint64, len(lv)), done: make([]uint64, len(lv)), open: make([]parent, len(lv))}
+	var total uint64
+	for _, c := range lv {
+		total += c
+	}
+	for i, c := range lv {
+		total -= c
+		t.start[i] = total
+		t.open[i].bb = emptyBox
+	}
+	return t, nil
+}
+
+// leaf adds the next record: its bbox and its length, prefix included.
+func (t *tree) leaf(bb formats.BBox, recLen int64) error {
+	if t.done[0] == t.lv[0] {
+		return errNotIndex
+	}
+	n := t.start[0] + t.done[0]
+	t.done[0]++
+	off := t.rel
+	t.rel += uint64(recLen)
+	return t.put(0, n, bb, off)
+}
+
+// put emits node n of level l and adds it to its parent.
+func (t *tree) put(l int, n uint64, bb [4]float64, off uint64) error {
+	for k, v := range bb {
+		binary.LittleEndian.PutUint64(t.node[8*k:], math.Float64bits(v))
+	}
+	binary.LittleEndian.PutUint64(t.node[32:], off)
+	if err := t.emit(l, n, &t.node); err != nil {
+		return err
+	}
+	if l+1 == len(t.lv) {
+		return nil
+	}
+	p := &t.open[l+1]
+	if p.kids == 0 {
+		p.first = n
+	}
+	p.bb[0], p.bb[1] = minf(p.bb[0], bb[0]), minf(p.bb[1], bb[1])
+	p.bb[2], p.bb[3] = maxf(p.bb[2], bb[2]), maxf(p.bb[3], bb[3])
+	if p.kids++; p.kids == t.nodeSize {
+		return t.close(l + 1)
+	}
+	return nil
+}
+
+// close emits the parent being filled on level l.
+func (t *tree) close(l int) error {
+	p := t.open[l]
+	t.open[l] = parent{bb: emptyBox}
+	n := t.start[l] + t.done[l]
+	t.done[l]++
+	return t.put(l, n, p.bb, p.first)
+}
+
+// finish emits the parents left partly filled, leaves up; every leaf must
+// have come.
+func (t *tree) finish() error {
+	if t.done[0] != t.lv[0] {
+		return errNotIndex
+	}
+	for l := 1; l < len(t.lv); l++ {
+		if t.open[l].kids > 0 {
+			if err := t.close(l); err != nil {
+				return err
+			}
+		}
+		if t.done[l] != t.lv[l] {
+			return fmt.Errorf("flatgeobuf: index level %d has %d nodes, want %d", l, t.done[l], t.lv[l])
+		}
+	}
+	return nil
 }

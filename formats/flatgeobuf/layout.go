@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -59,14 +60,27 @@ func (Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.
 }
 
 func layout(ctx context.Context, r io.ReaderAt, size int64, p blocking) (*formats.Layout, error) {
-	f, err := parse(ctx, r, size)
+	f, err := parseHead(r, size)
 	if err != nil {
 		return nil, err
 	}
+	k := &blocker{p: p, seen: map[string][]hashing.ID{}}
+	var chk *indexCheck
+	if f.indexLen > 0 {
+		chk = newIndexCheck(f, r)
+	}
+	err = f.walk(ctx, r, size, true, func(ft *Feature) error {
+		k.add(ft)
+		return chk.leaf(ft)
+	})
+	if err != nil {
+		return nil, err
+	}
+	k.close(false)
 	segs := []formats.Segment{{Off: 0, Len: f.indexOff}}
 	index := "none"
 	if f.indexLen > 0 {
-		ok, err := f.derivedIndex(r)
+		ok, err := chk.finish()
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +99,7 @@ func layout(ctx context.Context, r io.ReaderAt, size int64, p blocking) (*format
 			segs = append(segs, idx...)
 		}
 	}
-	for _, b := range blocks(f.feats, p) {
+	for _, b := range k.out {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -99,69 +113,165 @@ func layout(ctx context.Context, r io.ReaderAt, size int64, p blocking) (*format
 		}
 		segs = append(segs, formats.Segment{Off: b.off, Len: b.len, Key: b.key, BBox: b.bbox})
 	}
-	l := &formats.Layout{
+	return &formats.Layout{
 		Format:   "flatgeobuf",
 		Version:  Version,
 		Params:   Params,
 		Summary:  f.summary(index),
 		Segments: formats.Coalesce(segs),
-	}
-	if f.index != nil {
-		// Without the features, which the index no longer needs.
-		g := &file{h: f.h, indexOff: f.indexOff, indexLen: f.indexLen, index: f.index}
-		l.Derived = func(_ context.Context, seg formats.Segment) ([]byte, error) { return g.derive(seg) }
-	}
-	return l, nil
+	}, nil
 }
 
 // RecipeIndex names the derived packed Hilbert R-tree.
 const RecipeIndex = "fgb-rtree"
 
-var _ formats.Deriver = Adapter{}
+var _ formats.StreamDeriver = Adapter{}
 
 // Derive rebuilds the packed R-tree from the feature records in r. The
 // index bytes of r are not read, so they may be anything.
-func (Adapter) Derive(ctx context.Context, r io.ReaderAt, size int64, seg formats.Segment) ([]byte, error) {
-	if seg.Derive != RecipeIndex {
-		return nil, fmt.Errorf("flatgeobuf: unknown derived segment %q", seg.Derive)
-	}
-	f, err := parse(ctx, r, size)
+func (a Adapter) Derive(ctx context.Context, r io.ReaderAt, size int64, seg formats.Segment) ([]byte, error) {
+	f, err := deriveHead(r, size, seg)
 	if err != nil {
 		return nil, err
 	}
-	return f.derive(seg)
+	out := make([]byte, f.indexLen) // bounded by the file: parseHead checked
+	if err := f.writeIndex(ctx, r, size, sliceWriter(out)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// derive is Derive of the parsed file f.
-func (f *file) derive(seg formats.Segment) ([]byte, error) {
+// DeriveTo is Derive writing the index to w (offsets from its first
+// byte) as it is built: memory does not grow with the feature count.
+func (Adapter) DeriveTo(ctx context.Context, r io.ReaderAt, size int64, seg formats.Segment, w io.WriterAt) error {
+	f, err := deriveHead(r, size, seg)
+	if err != nil {
+		return err
+	}
+	return f.writeIndex(ctx, r, size, w)
+}
+
+func deriveHead(r io.ReaderAt, size int64, seg formats.Segment) (*file, error) {
 	if seg.Derive != RecipeIndex {
 		return nil, fmt.Errorf("flatgeobuf: unknown derived segment %q", seg.Derive)
+	}
+	f, err := parseHead(r, size)
+	if err != nil {
+		return nil, err
 	}
 	if f.indexOff != seg.Off || f.indexLen != seg.Len {
 		return nil, fmt.Errorf("flatgeobuf: index is at %d+%d, segment says %d+%d", f.indexOff, f.indexLen, seg.Off, seg.Len)
 	}
-	if f.index != nil {
-		return f.index, nil
-	}
-	return BuildIndex(f.feats, f.h.nodeSize)
+	return f, nil
 }
 
-// derivedIndex reports whether the stored index equals BuildIndex, and
-// keeps the index built when it does.
-func (f *file) derivedIndex(r io.ReaderAt) (bool, error) {
-	want, err := BuildIndex(f.feats, f.h.nodeSize)
-	if err != nil || int64(len(want)) != f.indexLen {
+// writeIndex walks the records and writes the tree over them to w, each
+// level's nodes gathered into runs of up to runBytes.
+func (f *file) writeIndex(ctx context.Context, r io.ReaderAt, size int64, w io.WriterAt) error {
+	const runBytes = 64 << 10
+	var runs [][]byte  // per level: nodes not yet written
+	var first []uint64 // per level: index of the run's first node
+	put := func(l int, n uint64, node *[nodeItemSize]byte) error {
+		if len(runs[l]) >= runBytes {
+			if _, err := w.WriteAt(runs[l], int64(first[l])*nodeItemSize); err != nil {
+				return err
+			}
+			runs[l] = runs[l][:0]
+		}
+		if len(runs[l]) == 0 {
+			first[l] = n
+		}
+		runs[l] = append(runs[l], node[:]...)
+		return nil
+	}
+	t, err := newTree(f.h.count, f.h.nodeSize, put)
+	if err != nil {
+		return err
+	}
+	runs, first = make([][]byte, len(t.lv)), make([]uint64, len(t.lv))
+	err = f.walk(ctx, r, size, false, func(ft *Feature) error { return t.leaf(ft.BBox, ft.Len) })
+	if err == nil {
+		err = t.finish()
+	}
+	if err != nil {
+		return err
+	}
+	for l, run := range runs {
+		if _, err := w.WriteAt(run, int64(first[l])*nodeItemSize); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sliceWriter writes into a byte slice.
+type sliceWriter []byte
+
+func (s sliceWriter) WriteAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(s)) || int64(len(p)) > int64(len(s))-off {
+		return 0, fmt.Errorf("flatgeobuf: index write of %d bytes at %d is out of range", len(p), off)
+	}
+	return copy(s[off:], p), nil
+}
+
+// indexCheck compares the stored index, node by node, with the tree over
+// the records as they are walked. A nil *indexCheck checks nothing.
+type indexCheck struct {
+	t      *tree
+	levels []*windowReader // per level, over that level's stored nodes
+	base   int64           // the index's offset in the file
+	ok     bool
+}
+
+func newIndexCheck(f *file, r io.ReaderAt) *indexCheck {
+	c := &indexCheck{base: f.indexOff}
+	t, err := newTree(f.h.count, f.h.nodeSize, c.compare)
+	if err != nil {
+		return c // not a tree BuildIndex makes: stored verbatim
+	}
+	c.t, c.ok = t, true
+	for l := range t.lv {
+		c.levels = append(c.levels, &windowReader{r: r, size: f.indexOff + int64(t.start[l]+t.lv[l])*nodeItemSize})
+	}
+	return c
+}
+
+func (c *indexCheck) compare(l int, n uint64, node *[nodeItemSize]byte) error {
+	b, err := c.levels[l].get(c.base+int64(n)*nodeItemSize, nodeItemSize)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(b, node[:]) {
+		return errNotIndex
+	}
+	return nil
+}
+
+// leaf checks the next record's leaf and the parents it completes; only a
+// read error is returned.
+func (c *indexCheck) leaf(ft *Feature) error {
+	if c == nil || !c.ok {
+		return nil
+	}
+	return c.settle(c.t.leaf(ft.BBox, ft.Len))
+}
+
+// finish checks the last parents and reports whether the stored index is
+// the tree over the records.
+func (c *indexCheck) finish() (bool, error) {
+	if !c.ok {
 		return false, nil
 	}
-	got := make([]byte, f.indexLen)
-	if err := readAt(r, got, f.indexOff); err != nil {
-		return false, err
+	err := c.settle(c.t.finish())
+	return c.ok, err
+}
+
+func (c *indexCheck) settle(err error) error {
+	if errors.Is(err, errNotIndex) {
+		c.ok = false
+		return nil
 	}
-	if !bytes.Equal(got, want) {
-		return false, nil
-	}
-	f.index = want
-	return true, nil
+	return err
 }
 
 // blocking holds the feature-block parameters (tests vary them).
@@ -187,70 +297,90 @@ func (p blocking) cuts(f Feature) bool {
 	return h < uint64(f.Len)*(math.MaxUint64/uint64(p.avg))
 }
 
-// blocks groups feats (file order) into content-defined blocks. A block's
-// key is "f/" + the short hash of its first feature, so it stays put when
-// features elsewhere come and go, and even when the block's other features
-// change. A repeated key for different content gets ".2", ".3", ….
+// blocks groups feats (file order) into content-defined blocks.
 func blocks(feats []Feature, p blocking) []block {
-	var out []block
-	seen := map[string][]hashing.ID{} // base key → block digests, in order
-	emit := func(fs []Feature, split bool) {
-		if len(fs) == 0 {
-			return
-		}
-		d := hashing.New()
-		bb := emptyBox
-		for i := range fs {
-			f := &fs[i] // a copy's ID[:] would escape: one allocation per feature
-			d.Write(f.ID[:])
-			if !f.Empty() {
-				bb[0], bb[1] = minf(bb[0], f.BBox[0]), minf(bb[1], f.BBox[1])
-				bb[2], bb[3] = maxf(bb[2], f.BBox[2]), maxf(bb[3], f.BBox[3])
-			}
-		}
-		base := "f/" + fs[0].ID.Short()
-		id, n := d.ID(), -1
-		for i, x := range seen[base] {
-			if x == id {
-				n = i
-				break
-			}
-		}
-		if n < 0 {
-			n = len(seen[base])
-			seen[base] = append(seen[base], id)
-		}
-		key := base
-		if n > 0 {
-			key += "." + strconv.Itoa(n+1)
-		}
-		last := fs[len(fs)-1]
-		b := block{off: fs[0].Off, len: last.Off + last.Len - fs[0].Off, key: key, split: split}
-		if finite(bb) {
-			b.bbox = &bb
-		}
-		out = append(out, b)
+	k := &blocker{p: p, seen: map[string][]hashing.ID{}}
+	for i := range feats {
+		k.add(&feats[i])
 	}
-	start, size := 0, int64(0)
-	for i, f := range feats {
-		if f.Len > p.split {
-			emit(feats[start:i], false)
-			emit(feats[i:i+1], true)
-			start, size = i+1, 0
-			continue
-		}
-		if size > 0 && size+f.Len > p.max {
-			emit(feats[start:i], false)
-			start, size = i, 0
-		}
-		size += f.Len
-		if size >= p.min && p.cuts(f) {
-			emit(feats[start:i+1], false)
-			start, size = i+1, 0
+	k.close(false)
+	return k.out
+}
+
+// blocker groups records, as they come in file order, into content-defined
+// blocks. A block's key is "f/" + the short hash of its first feature, so it
+// stays put when features elsewhere come and go, and even when the block's
+// other features change. A repeated key for different content gets ".2",
+// ".3", ….
+type blocker struct {
+	p    blocking
+	out  []block
+	seen map[string][]hashing.ID // base key → block digests, in order
+	// The open block: n records from off to end, the first one's ID, the
+	// hash of their IDs and the union of their bboxes.
+	n        int
+	off, end int64
+	first    hashing.ID
+	d        *hashing.Digest
+	bb       formats.BBox
+}
+
+func (k *blocker) add(f *Feature) {
+	if f.Len > k.p.split {
+		k.close(false)
+		k.extend(f)
+		k.close(true)
+		return
+	}
+	if k.n > 0 && k.end-k.off+f.Len > k.p.max {
+		k.close(false)
+	}
+	k.extend(f)
+	if k.end-k.off >= k.p.min && k.p.cuts(*f) {
+		k.close(false)
+	}
+}
+
+func (k *blocker) extend(f *Feature) {
+	if k.n == 0 {
+		k.off, k.first, k.d, k.bb = f.Off, f.ID, hashing.New(), emptyBox
+	}
+	k.n++
+	k.end = f.Off + f.Len
+	k.d.Write(f.ID[:])
+	if !f.Empty() {
+		k.bb[0], k.bb[1] = minf(k.bb[0], f.BBox[0]), minf(k.bb[1], f.BBox[1])
+		k.bb[2], k.bb[3] = maxf(k.bb[2], f.BBox[2]), maxf(k.bb[3], f.BBox[3])
+	}
+}
+
+// close ends the open block, if any.
+func (k *blocker) close(split bool) {
+	if k.n == 0 {
+		return
+	}
+	k.n = 0
+	base := "f/" + k.first.Short()
+	id, n := k.d.ID(), -1
+	for i, x := range k.seen[base] {
+		if x == id {
+			n = i
+			break
 		}
 	}
-	emit(feats[start:], false)
-	return out
+	if n < 0 {
+		n = len(k.seen[base])
+		k.seen[base] = append(k.seen[base], id)
+	}
+	key := base
+	if n > 0 {
+		key += "." + strconv.Itoa(n+1)
+	}
+	b := block{off: k.off, len: k.end - k.off, key: key, split: split}
+	if bb := k.bb; finite(bb) {
+		b.bbox = &bb
+	}
+	k.out = append(k.out, b)
 }
 
 func finite(b formats.BBox) bool {
@@ -271,7 +401,7 @@ func (f *file) summary(index string) []formats.Field {
 	var out []formats.Field
 	add := func(k, v string) { out = append(out, formats.Field{Name: k, Value: v}) }
 	h := f.h
-	add("features", strconv.Itoa(len(f.feats)))
+	add("features", strconv.Itoa(f.n))
 	gt := "type" + strconv.Itoa(int(h.geomType))
 	if int(h.geomType) < len(geomTypes) {
 		gt = geomTypes[h.geomType]
@@ -290,13 +420,7 @@ func (f *file) summary(index string) []formats.Field {
 	if len(h.envelope) == 4 { // other lengths (a z range?) are not standard: use the features
 		copy(env[:], h.envelope)
 	} else {
-		env = emptyBox
-		for _, ft := range f.feats {
-			if !ft.Empty() {
-				env[0], env[1] = minf(env[0], ft.BBox[0]), minf(env[1], ft.BBox[1])
-				env[2], env[3] = maxf(env[2], ft.BBox[2]), maxf(env[3], ft.BBox[3])
-			}
-		}
+		env = f.env
 	}
 	if finite(env) {
 		var s [4]string

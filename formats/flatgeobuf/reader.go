@@ -57,13 +57,15 @@ type header struct {
 	headerLen int64
 }
 
-// file is a parsed FlatGeobuf file.
+// file is a parsed FlatGeobuf file: its header, where its parts are, and,
+// once walked, what its records hold.
 type file struct {
 	h                  *header
 	indexOff, indexLen int64 // indexLen 0: no index
 	featOff            int64
-	feats              []Feature
-	index              []byte // BuildIndex(feats), once it is found equal to the file's
+	n                  int          // records walked
+	env                formats.BBox // union of their bboxes
+	feats              []Feature    // the records, when parse keeps them
 }
 
 // Features lists the feature records of the FlatGeobuf file r (size
@@ -82,8 +84,28 @@ func isMagic(b []byte) bool {
 		b[4] == 'f' && b[5] == 'g' && b[6] == 'b'
 }
 
-// parse reads the magic, header, index extent and every feature record.
+// parse reads the magic, header, index extent and every feature record,
+// and keeps the records. A commit walks them instead (layout), holding none.
 func parse(ctx context.Context, r io.ReaderAt, size int64) (*file, error) {
+	f, err := parseHead(r, size)
+	if err != nil {
+		return nil, err
+	}
+	// Every record takes at least 8 bytes, which bounds the preallocation.
+	f.feats = make([]Feature, 0, min(f.h.count, uint64(size-f.featOff)/8))
+	err = f.walk(ctx, r, size, true, func(ft *Feature) error {
+		f.feats = append(f.feats, *ft)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// parseHead reads the magic, the header and where the index and the
+// records are.
+func parseHead(r io.ReaderAt, size int64) (*file, error) {
 	var pre [magicLen + 4]byte
 	if size < int64(len(pre)) {
 		return nil, fmt.Errorf("flatgeobuf: %d bytes is too short for a header", size)
@@ -118,14 +140,6 @@ func parse(ctx context.Context, r io.ReaderAt, size int64) (*file, error) {
 		}
 		f.indexLen = n
 		f.featOff += n
-	}
-	// Every record takes at least 8 bytes, which bounds the preallocation.
-	hint := min(h.count, uint64(size-f.featOff)/8)
-	if f.feats, err = records(ctx, r, f.featOff, size, int(hint)); err != nil {
-		return nil, err
-	}
-	if h.count > 0 && uint64(len(f.feats)) != h.count {
-		return nil, fmt.Errorf("flatgeobuf: header says %d features, file holds %d records", h.count, len(f.feats))
 	}
 	return f, nil
 }
@@ -229,60 +243,88 @@ func crsName(c table) (string, error) {
 	return "", nil
 }
 
-// records reads the size-prefixed feature records from off to size. The
-// records' hashes are taken in batches (SumMany fills BLAKE3's 16 lanes
-// with 16 records at a time, where Sum would run one mostly empty lane per
-// record), each batch before the window its records lie in is refilled.
-func records(ctx context.Context, r io.ReaderAt, off, size int64, hint int) ([]Feature, error) {
+// walk reads the size-prefixed feature records from f.featOff to size and
+// calls visit for each in file order (the Feature is only valid during the
+// call), counting them in f.n and their bboxes in f.env. With ids, the
+// records' hashes are set, taken in batches: SumMany fills BLAKE3's 16
+// lanes with 16 records at a time, where Sum would run one mostly empty
+// lane per record; a batch is hashed before the window its records lie in
+// is refilled.
+func (f *file) walk(ctx context.Context, r io.ReaderAt, size int64, ids bool, visit func(*Feature) error) error {
 	w := &windowReader{r: r, size: size}
-	out := make([]Feature, 0, hint)
-	var batch [][]byte // the records of out[len(out)-len(batch):], in w's window
-	ids := make([]hashing.ID, 0, recordBatch)
-	flush := func() {
-		ids = ids[:len(batch)]
-		hashing.SumMany(batch, ids)
-		for i, id := range ids {
-			out[len(out)-len(batch)+i].ID = id
+	var pend []Feature // records read, waiting for their IDs
+	var batch [][]byte // their flatbuffers, in w's window
+	idbuf := make([]hashing.ID, recordBatch)
+	flush := func() error {
+		hashing.SumMany(batch, idbuf)
+		for i := range pend {
+			pend[i].ID = idbuf[i]
+			if err := visit(&pend[i]); err != nil {
+				return err
+			}
 		}
-		batch = batch[:0]
+		pend, batch = pend[:0], batch[:0]
+		return nil
 	}
 	get := func(off, n int64) ([]byte, error) {
 		if len(batch) > 0 && !w.holds(off, n) {
-			flush()
+			if err := flush(); err != nil {
+				return nil, err
+			}
 		}
 		return w.get(off, n)
 	}
-	for pos := off; pos < size; {
-		if len(out)%1024 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+	f.n, f.env = 0, emptyBox
+	for pos := f.featOff; pos < size; {
+		if f.n%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
 		}
 		if size-pos < 4 {
-			return nil, fmt.Errorf("flatgeobuf: %d trailing bytes at %d are not a feature record", size-pos, pos)
+			return fmt.Errorf("flatgeobuf: %d trailing bytes at %d are not a feature record", size-pos, pos)
 		}
 		lb, err := get(pos, 4)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n := int64(binary.LittleEndian.Uint32(lb))
 		if n < 4 || n > size-pos-4 {
-			return nil, fmt.Errorf("flatgeobuf: feature record at %d has length %d (file has %d bytes)", pos, n, size)
+			return fmt.Errorf("flatgeobuf: feature record at %d has length %d (file has %d bytes)", pos, n, size)
 		}
 		b, err := get(pos+4, n)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		bb, err := featureBBox(b)
 		if err != nil {
-			return nil, fmt.Errorf("flatgeobuf: feature %d at %d: %w", len(out), pos, err)
+			return fmt.Errorf("flatgeobuf: feature %d at %d: %w", f.n, pos, err)
 		}
-		out = append(out, Feature{BBox: bb, Off: pos, Len: n + 4})
-		if batch = append(batch, b); len(batch) == recordBatch {
-			flush()
+		ft := Feature{BBox: bb, Off: pos, Len: n + 4}
+		if !ft.Empty() {
+			f.env[0], f.env[1] = minf(f.env[0], bb[0]), minf(f.env[1], bb[1])
+			f.env[2], f.env[3] = maxf(f.env[2], bb[2]), maxf(f.env[3], bb[3])
 		}
+		f.n++
 		pos += n + 4
+		if !ids {
+			if err := visit(&ft); err != nil {
+				return err
+			}
+			continue
+		}
+		pend, batch = append(pend, ft), append(batch, b)
+		if len(batch) == recordBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
 	}
-	flush()
-	return out, nil
+	if err := flush(); err != nil {
+		return err
+	}
+	if f.h.count > 0 && uint64(f.n) != f.h.count {
+		return fmt.Errorf("flatgeobuf: header says %d features, file holds %d records", f.h.count, f.n)
+	}
+	return nil
 }
 
 // recordBatch is how many records records hashes at once.
