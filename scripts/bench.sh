@@ -12,6 +12,7 @@
 #   BENCH_HASH_MB     size of the random file for the hashing benchmarks
 #   BENCH_GOTIME      -benchtime of the Go micro-benchmarks
 #   BENCH_PQ_ROWS, BENCH_FGB_POINTS, BENCH_CSV_POINTS   sizes of the edit rows
+#   BENCH_FGB_BIG_POINTS   points of the large FlatGeobuf of the memory table
 #   BENCH_TREE_FILES  small files of the large-tree rows
 #
 # Needs bin/chunkvc (make build), Go, GDAL tools and jq; the peers come from
@@ -31,11 +32,11 @@ quick=${BENCH_QUICK:-0}
 if [[ $quick == 1 ]]; then
   mode="quick (BENCH_QUICK=1)"
   : "${BENCH_COG_SIZE:=2750}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=4096}" "${BENCH_RUNS:=2}" "${BENCH_HASH_MB:=256}"
-  : "${BENCH_GOTIME:=0.3s}" "${BENCH_PQ_ROWS:=200000}" "${BENCH_FGB_POINTS:=100000}" "${BENCH_CSV_POINTS:=50000}" "${BENCH_TREE_FILES:=2000}"
+  : "${BENCH_GOTIME:=0.3s}" "${BENCH_PQ_ROWS:=200000}" "${BENCH_FGB_POINTS:=100000}" "${BENCH_FGB_BIG_POINTS:=300000}" "${BENCH_CSV_POINTS:=50000}" "${BENCH_TREE_FILES:=2000}"
 else
   mode="default"
   : "${BENCH_COG_SIZE:=9900}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=8192}" "${BENCH_RUNS:=3}" "${BENCH_HASH_MB:=1024}"
-  : "${BENCH_GOTIME:=1s}" "${BENCH_PQ_ROWS:=1000000}" "${BENCH_FGB_POINTS:=200000}" "${BENCH_CSV_POINTS:=100000}" "${BENCH_TREE_FILES:=20000}"
+  : "${BENCH_GOTIME:=1s}" "${BENCH_PQ_ROWS:=1000000}" "${BENCH_FGB_POINTS:=200000}" "${BENCH_FGB_BIG_POINTS:=1000000}" "${BENCH_CSV_POINTS:=100000}" "${BENCH_TREE_FILES:=20000}"
 fi
 out=${BENCH_OUT:-$top/docs/BENCHMARKS.md}
 
@@ -600,6 +601,33 @@ for row in "${rowids[@]}"; do
     rm -rf "$tmp/t"
   done
 done
+
+# ---------------------------------------------------------------- memory by format
+# Peak RSS of a cold commit of one file of each edit row's format, and of a
+# FlatGeobuf several times the row's: a commit's memory must not grow with
+# the file (the FlatGeobuf adapter walks the features, holding none).
+log "peak memory by format"
+"$gen/mkdemo" points -o "$gen/p.csv" -n "$BENCH_FGB_BIG_POINTS"
+fgb "$gen/p.csv" "$gen/big.fgb"
+rm -f "$gen/p.csv"
+memrows=() memrss=()
+for f in "$rows/cog/v1/dem.tif" "$rows/pqedit/v1/sensors.parquet" "$rows/fgb/v1/stations.fgb" "$gen/big.fgb" "$rows/csv/v1/points.csv"; do
+  w="$tmp/t/mem"
+  newrepo "$w" "*.${f##*.}"
+  cp "$f" "$w/"
+  sync
+  timed "$cv" -C "$w" -q commit -m mem --json
+  memrows+=("| $(basename "$f") ($(jq -r '.files[0].format' "$tmp/cmd.out")) | $(hb "$(stat -c %s "$f")") | $(jq -r '.files[0].chunks' "$tmp/cmd.out") | $(secs "$T_NS") | $(mb "$T_RSS") |")
+  memrss+=("$T_RSS")
+  rm -rf "$w"
+done
+rm -f "$gen/big.fgb"
+peak=$(maxof "$peak" "${memrss[@]}")
+emit "## Peak memory of a commit, by format" "" \
+  "A cold commit of one file (the first version of each edit row below; big.fgb: $BENCH_FGB_BIG_POINTS points" \
+  "made the same way) into a fresh repository; \`/usr/bin/time -v\` maximum resident set size. Target: ≤ 300 MB" \
+  "whatever the file's size." "" \
+  "| file | size | chunks | commit | peak RSS |" "|---|---:|---:|---:|---:|" "${memrows[@]}" ""
 
 emit "## Bytes stored for a local edit" "" \
   "Each file is stored, edited as described, and stored again; the cell is what the second" \

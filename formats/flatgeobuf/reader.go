@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"slices"
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
+	"golang.org/x/sync/errgroup"
 )
 
 const (
@@ -243,83 +246,94 @@ func crsName(c table) (string, error) {
 	return "", nil
 }
 
+// Segments of the record area that walk reads at once: at most
+// segmentBytes (more for a record larger than that) and segmentRecords.
+const (
+	segmentBytes   = 1 << 20
+	segmentRecords = 8192
+)
+
 // walk reads the size-prefixed feature records from f.featOff to size and
 // calls visit for each in file order (the Feature is only valid during the
 // call), counting them in f.n and their bboxes in f.env. With ids, the
-// records' hashes are set, taken in batches: SumMany fills BLAKE3's 16
-// lanes with 16 records at a time, where Sum would run one mostly empty
-// lane per record; a batch is hashed before the window its records lie in
-// is refilled.
+// records' hashes are set. The records are read a segment at a time; the
+// workers measure (and hash: SumMany fills BLAKE3's 16 lanes with 16
+// records at a time) a share of each segment's records, then visit runs on
+// the caller's goroutine. Errors are those of the first bad record in file
+// order, as a sequential walk would meet it.
 func (f *file) walk(ctx context.Context, r io.ReaderAt, size int64, ids bool, visit func(*Feature) error) error {
-	w := &windowReader{r: r, size: size}
-	var pend []Feature // records read, waiting for their IDs
-	var batch [][]byte // their flatbuffers, in w's window
-	idbuf := make([]hashing.ID, recordBatch)
-	flush := func() error {
-		hashing.SumMany(batch, idbuf)
-		for i := range pend {
-			pend[i].ID = idbuf[i]
-			if err := visit(&pend[i]); err != nil {
-				return err
-			}
-		}
-		pend, batch = pend[:0], batch[:0]
-		return nil
-	}
-	get := func(off, n int64) ([]byte, error) {
-		if len(batch) > 0 && !w.holds(off, n) {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-		}
-		return w.get(off, n)
-	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	var (
+		buf   []byte
+		feats []Feature
+		data  [][]byte // each record's flatbuffer, in buf
+		idbuf []hashing.ID
+	)
 	f.n, f.env = 0, emptyBox
 	for pos := f.featOff; pos < size; {
-		if f.n%1024 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		if size-pos < 4 {
 			return fmt.Errorf("flatgeobuf: %d trailing bytes at %d are not a feature record", size-pos, pos)
 		}
-		lb, err := get(pos, 4)
-		if err != nil {
+		m := min(segmentBytes, size-pos)
+		buf = grow(buf, m)
+		if err := readAt(r, buf[:m], pos); err != nil {
 			return err
 		}
-		n := int64(binary.LittleEndian.Uint32(lb))
-		if n < 4 || n > size-pos-4 {
-			return fmt.Errorf("flatgeobuf: feature record at %d has length %d (file has %d bytes)", pos, n, size)
-		}
-		b, err := get(pos+4, n)
-		if err != nil {
-			return err
-		}
-		bb, err := featureBBox(b)
-		if err != nil {
-			return fmt.Errorf("flatgeobuf: feature %d at %d: %w", f.n, pos, err)
-		}
-		ft := Feature{BBox: bb, Off: pos, Len: n + 4}
-		if !ft.Empty() {
-			f.env[0], f.env[1] = minf(f.env[0], bb[0]), minf(f.env[1], bb[1])
-			f.env[2], f.env[3] = maxf(f.env[2], bb[2]), maxf(f.env[3], bb[3])
-		}
-		f.n++
-		pos += n + 4
-		if !ids {
-			if err := visit(&ft); err != nil {
-				return err
-			}
-			continue
-		}
-		pend, batch = append(pend, ft), append(batch, b)
-		if len(batch) == recordBatch {
-			if err := flush(); err != nil {
+		if n := int64(binary.LittleEndian.Uint32(buf)); n >= 4 && n <= size-pos-4 && 4+n > m {
+			m = 4 + n // a record larger than a segment: read it whole
+			buf = grow(buf, m)
+			if err := readAt(r, buf[:m], pos); err != nil {
 				return err
 			}
 		}
-	}
-	if err := flush(); err != nil {
-		return err
+		// Cut the segment into records; a bad length or trailing bytes are
+		// reported once the records before them are done.
+		feats, data = feats[:0], data[:0]
+		var at int64
+		var later error
+		for len(feats) < segmentRecords && at+4 <= m {
+			n := int64(binary.LittleEndian.Uint32(buf[at:]))
+			if n < 4 || n > size-pos-at-4 {
+				later = fmt.Errorf("flatgeobuf: feature record at %d has length %d (file has %d bytes)", pos+at, n, size)
+				break
+			}
+			if at+4+n > m {
+				break
+			}
+			feats = append(feats, Feature{Off: pos + at, Len: n + 4})
+			data = append(data, buf[at+4:at+4+n])
+			at += 4 + n
+		}
+		if later == nil && at < m && at+4 > m && pos+m == size {
+			later = fmt.Errorf("flatgeobuf: %d trailing bytes at %d are not a feature record", m-at, pos+at)
+		}
+		if ids {
+			idbuf = slices.Grow(idbuf[:0], len(data))[:len(data)]
+		}
+		if err := f.measure(feats, data, idbuf, workers); err != nil {
+			return err
+		}
+		for i := range feats {
+			ft := &feats[i]
+			if ids {
+				ft.ID = idbuf[i]
+			}
+			if !ft.Empty() {
+				f.env[0], f.env[1] = minf(f.env[0], ft.BBox[0]), minf(f.env[1], ft.BBox[1])
+				f.env[2], f.env[3] = maxf(f.env[2], ft.BBox[2]), maxf(f.env[3], ft.BBox[3])
+			}
+			f.n++
+			if err := visit(ft); err != nil {
+				return err
+			}
+		}
+		if later != nil {
+			return later
+		}
+		pos += at
 	}
 	if f.h.count > 0 && uint64(f.n) != f.h.count {
 		return fmt.Errorf("flatgeobuf: header says %d features, file holds %d records", f.h.count, f.n)
@@ -327,8 +341,55 @@ func (f *file) walk(ctx context.Context, r io.ReaderAt, size int64, ids bool, vi
 	return nil
 }
 
-// recordBatch is how many records records hashes at once.
-const recordBatch = 256
+// measure sets the BBox of feats[i] from data[i] and, when ids is not
+// empty, ids[i] to its hash, in workers contiguous shares; the error is
+// that of the first bad record.
+func (f *file) measure(feats []Feature, data [][]byte, ids []hashing.ID, workers int) error {
+	share := func(lo, hi int) (int, error) {
+		for i := lo; i < hi; i++ {
+			bb, err := featureBBox(data[i])
+			if err != nil {
+				return i, err
+			}
+			feats[i].BBox = bb
+		}
+		if len(ids) > 0 {
+			hashing.SumMany(data[lo:hi], ids[lo:hi])
+		}
+		return hi, nil
+	}
+	if len(feats) < 256 {
+		workers = 1
+	}
+	bad, errs := make([]int, workers), make([]error, workers)
+	var g errgroup.Group
+	for w := range workers {
+		lo, hi := len(feats)*w/workers, len(feats)*(w+1)/workers
+		if w == workers-1 {
+			bad[w], errs[w] = share(lo, hi) // on the caller's goroutine
+			continue
+		}
+		g.Go(func() error {
+			bad[w], errs[w] = share(lo, hi)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for w, err := range errs { // shares are in file order
+		if err != nil {
+			return fmt.Errorf("flatgeobuf: feature %d at %d: %w", f.n+bad[w], feats[bad[w]].Off, err)
+		}
+	}
+	return nil
+}
+
+// grow returns b with room for n bytes.
+func grow(b []byte, n int64) []byte {
+	if int64(cap(b)) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
 
 // featureBBox reads a Feature flatbuffer's geometry extent.
 func featureBBox(b []byte) (formats.BBox, error) {
