@@ -283,9 +283,17 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 		// since our fstat, the entry can be trusted from the rename on,
 		// and the next status or checkout does not read the file again.
 		// Otherwise it is racily clean: re-read once, then trusted.
+		// Where times move after a stat (timesMoveAfterStat), an mtime
+		// unmoved since our fstat is proof enough at once.
 		now, was := statOf(fi2), statOf(fi1)
-		if now.Mtime == was.Mtime && now.Size == was.Size && now.Ino == was.Ino && now.Mtime+fsWindow(filepath.Dir(target)) < renamed {
-			hashed = renamed
+		dir := filepath.Dir(target)
+		w := fsWindow(dir)
+		if now.Mtime == was.Mtime && now.Size == was.Size && now.Ino == was.Ino {
+			if now.Mtime+w < renamed {
+				hashed = renamed
+			} else if timesMoveAfterStat(dir) {
+				hashed = now.Mtime + w + 1
+			}
 		}
 		cache.put(m.Path, cacheEntry{fileStat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
 	}

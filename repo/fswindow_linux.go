@@ -2,6 +2,8 @@ package repo
 
 import (
 	"io/fs"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -35,6 +37,55 @@ func fsWindow(dir string) int64 {
 		return int64(50 * time.Millisecond)
 	}
 	return racyWindow
+}
+
+// timesMoveAfterStat reports whether, on the file system holding dir, a
+// change made after a stat of a file always gives it new times, however
+// soon: multigrain timestamps, which Linux uses on ext4, xfs, btrfs and
+// tmpfs from 6.13 on (a stat marks the inode's times as seen, and the next
+// change takes a fine-grained time past them). Then an entry whose stat
+// was taken after our last write needs no racy window waited out.
+func timesMoveAfterStat(dir string) bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return false
+	}
+	switch uint32(st.Type) {
+	case 0xEF53, 0x58465342, 0x9123683E, 0x01021994: // ext4, xfs, btrfs, tmpfs
+	default:
+		return false
+	}
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return false
+	}
+	var rel []byte
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		rel = append(rel, byte(c))
+	}
+	return releaseAtLeast(string(rel), 6, 13)
+}
+
+// releaseAtLeast reports whether a kernel release string ("6.18.4-arch1")
+// is major.minor or later.
+func releaseAtLeast(release string, major, minor int) bool {
+	parts := strings.SplitN(release, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	digits := parts[1] // "13-rc1": the leading digits
+	if i := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		digits = digits[:i]
+	}
+	mj, err1 := strconv.Atoi(parts[0])
+	mn, err2 := strconv.Atoi(digits)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return mj > major || mj == major && mn >= minor
 }
 
 // singleLink reports whether fi's file has no other name, so that writing

@@ -13,3 +13,6 @@ func fsWindow(string) int64 { return racyWindow }
 
 // singleLink: without a link count, never patch a file in place.
 func singleLink(fs.FileInfo) bool { return false }
+
+// timesMoveAfterStat: not known beyond Linux.
+func timesMoveAfterStat(string) bool { return false }

@@ -319,8 +319,16 @@ var settleMin int64 = 64 << 20
 // the entry matches nothing. A small file, or one on a file system with a
 // long window (network), gets a racily clean entry: the next status reads
 // it once.
+//
+// Where times move after a stat (multigrain timestamps), nothing is
+// waited: written came from a stat after our last write, so a later write
+// changes the stat, and the entry is recorded as past the window.
 func settled(f *os.File, size int64, written fileStat) (fileStat, int64) {
-	w := fsWindow(filepath.Dir(f.Name()))
+	dir := filepath.Dir(f.Name())
+	w := fsWindow(dir)
+	if timesMoveAfterStat(dir) {
+		return written, max(time.Now().UnixNano(), written.Mtime+w+1)
+	}
 	if size < settleMin || w > int64(100*time.Millisecond) {
 		return written, written.Mtime // racy: Mtime+window >= Hashed
 	}

@@ -141,6 +141,85 @@ func TestCheckoutPatchesInPlace(t *testing.T) {
 	}
 }
 
+// TestCheckoutPatchThenWrite: the entry an in-place checkout records is
+// trusted at once (no racy window is waited where times move after a
+// stat), yet a write made the moment the checkout returns is committed.
+func TestCheckoutPatchThenWrite(t *testing.T) {
+	v1 := randomData(9<<20+333, 2)
+	r, path := patchRepo(t, v1, twoEdits(v1, 0))
+	if f := checkoutOne(t, r, "HEAD~1"); !f.InPlace {
+		t.Fatal("not patched in place")
+	}
+	edited := bytes.Clone(v1)
+	edited[5<<20] ^= 0x5a
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(edited[5<<20:5<<20+1], 5<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(context.Background(), CommitOptions{Message: "edited"}); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if _, err := r.Cat(context.Background(), "", "sub/x.bin", &got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), edited) {
+		t.Fatal("the write made right after the checkout was not committed: the stat cache trusted a stale entry")
+	}
+}
+
+// TestTimesMoveAfterStat checks what settled relies on where
+// timesMoveAfterStat says so: a write right after a stat changes the times.
+func TestTimesMoveAfterStat(t *testing.T) {
+	dir := t.TempDir()
+	if !timesMoveAfterStat(dir) {
+		t.Logf("%s: times need not move after a stat here; settled waits out the racy window", dir)
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i := range 200 {
+		if _, err := f.WriteAt([]byte{byte(i)}, 0); err != nil {
+			t.Fatal(err)
+		}
+		a, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte{byte(i + 1)}, 0); err != nil {
+			t.Fatal(err)
+		}
+		b, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sa, sb := statOf(a), statOf(b); sa.Mtime == sb.Mtime || sa.Ctime == sb.Ctime {
+			t.Fatalf("write %d after a stat left the times as they were (%d, %d)", i, sb.Mtime, sb.Ctime)
+		}
+	}
+}
+
+func TestReleaseAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		rel  string
+		want bool
+	}{{"6.13.0", true}, {"6.18.44-fc-v657", true}, {"6.12.9-amd64", false}, {"6.1.0-28-amd64", false},
+		{"7.0", true}, {"5.19.17", false}, {"6.13-rc1", true}, {"6", false}, {"x.y", false}, {"", false}} {
+		if got := releaseAtLeast(c.rel, 6, 13); got != c.want {
+			t.Errorf("releaseAtLeast(%q, 6, 13) = %v", c.rel, got)
+		}
+	}
+}
+
 // A file with another name is replaced, not patched: the other name keeps
 // its bytes.
 func TestCheckoutPatchSparesHardLinks(t *testing.T) {

@@ -40,6 +40,8 @@ type cacheEntry struct {
 	// file's mtime is more than racyWindow older than that: a change made
 	// after we read would then have moved the mtime. Files modified just
 	// before being hashed are "racily clean" and simply re-read next time.
+	// Where times move after a stat (timesMoveAfterStat), an entry whose
+	// stat followed our own last write is set past the window at once.
 	Hashed int64 `json:"hashed"`
 	// Manifest is the Git blob hash of the committed manifest that
 	// describes these bytes, so commit and status can tell "unchanged"
