@@ -10,6 +10,12 @@
 // never fail a file: Enumerate runs the matching adapter under recover() and
 // falls back to the generic content-defined chunker, recording why.
 //
+// A segment may instead be derived: regenerated from the rest of the file
+// by the adapter's Deriver (a FlatGeobuf index) and stored nowhere. The
+// pipeline keeps it derived only after regenerating it and comparing; a
+// StreamDeriver lets that comparison run as the bytes are made, in
+// constant memory.
+//
 // Keys: printable ASCII without spaces, at most MaxKeyLen bytes. A key that
 // ends in "@" is content-keyed: the manifest completes it with the chunk's
 // hash, so chunks found by content (CDC) keep stable keys under inserts.

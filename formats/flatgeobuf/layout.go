@@ -129,7 +129,7 @@ var _ formats.StreamDeriver = Adapter{}
 
 // Derive rebuilds the packed R-tree from the feature records in r. The
 // index bytes of r are not read, so they may be anything.
-func (a Adapter) Derive(ctx context.Context, r io.ReaderAt, size int64, seg formats.Segment) ([]byte, error) {
+func (Adapter) Derive(ctx context.Context, r io.ReaderAt, size int64, seg formats.Segment) ([]byte, error) {
 	f, err := deriveHead(r, size, seg)
 	if err != nil {
 		return nil, err
