@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -117,6 +118,19 @@ func TestDerivedChecked(t *testing.T) {
 			}
 			if !bytes.Equal(out.Bytes(), b) {
 				t.Errorf("%v: %s does not come back byte for byte", a, name)
+			}
+		}
+		// A reader whose DeriveTo leaves bytes unwritten must not pass
+		// them off as the file.
+		if a == (streamTrailer{mode: "ok"}) {
+			r2, err := Open(dir, Adapters{streamTrailer{mode: "skip"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			_, err = r2.Cat(context.Background(), "", "good.st", &out)
+			if !errors.Is(err, ErrIntegrity) {
+				t.Errorf("cat with a DeriveTo that skips bytes: %v, want an integrity error", err)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -292,19 +293,53 @@ func (r *Repo) deriveInto(ctx context.Context, m *manifest.Manifest, f *os.File,
 	if !ok {
 		return fmt.Errorf("%s: format %q has derived bytes but this chunkvc cannot regenerate them", m.Path, m.Format)
 	}
+	mismatch := func(w write) error {
+		return fmt.Errorf("%s: %w: regenerated %s at byte %d does not match its recorded hash %s", m.Path, ErrIntegrity, w.pc.Derive, w.off, w.pc.ID)
+	}
 	for _, w := range ws {
-		b, err := d.Derive(ctx, f, m.Size, formats.Segment{Off: w.off, Len: w.pc.Len, Derive: w.pc.Derive})
+		seg := formats.Segment{Off: w.off, Len: w.pc.Len, Derive: w.pc.Derive}
+		if sd, ok := d.(formats.StreamDeriver); ok {
+			// Written in place as it is made (the recipe reads none of
+			// the segment's bytes), then read back and hashed: no copy of
+			// it is held. A failure leaves bytes that the caller undoes
+			// (the patch journal) or throws away (a temp file).
+			if err := sd.DeriveTo(ctx, f, m.Size, seg, &sectionWriter{f: f, off: w.off, n: w.pc.Len}); err != nil {
+				return fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, w.pc.Derive, w.off, err)
+			}
+			id, err := hashing.SumReaderAt(ctx, io.NewSectionReader(f, w.off, w.pc.Len), w.pc.Len)
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.Path, err)
+			}
+			if id != w.pc.ID {
+				return mismatch(w)
+			}
+			continue
+		}
+		b, err := d.Derive(ctx, f, m.Size, seg)
 		if err != nil {
 			return fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, w.pc.Derive, w.off, err)
 		}
 		if int64(len(b)) != w.pc.Len || hashing.Sum(b) != w.pc.ID {
-			return fmt.Errorf("%s: %w: regenerated %s at byte %d does not match its recorded hash %s", m.Path, ErrIntegrity, w.pc.Derive, w.off, w.pc.ID)
+			return mismatch(w)
 		}
 		if _, err := f.WriteAt(b, w.off); err != nil {
 			return fmt.Errorf("%s: %w", m.Path, err)
 		}
 	}
 	return nil
+}
+
+// sectionWriter writes n bytes of f from off; writes outside them fail.
+type sectionWriter struct {
+	f      *os.File
+	off, n int64
+}
+
+func (w *sectionWriter) WriteAt(p []byte, at int64) (int, error) {
+	if at < 0 || at > w.n || int64(len(p)) > w.n-at {
+		return 0, fmt.Errorf("write of %d bytes at %d is outside the %d-byte segment", len(p), at, w.n)
+	}
+	return w.f.WriteAt(p, w.off+at)
 }
 
 // settleMin is the size from which reading a file again (about 1 GB/s)
