@@ -131,8 +131,12 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 		}
 		switch {
 		case pc.Derive != "":
-			if _, err := out.Write(make([]byte, pc.Len)); err != nil {
-				return st, hashing.ID{}, err
+			for left := pc.Len; left > 0; { // zeros, regenerated later: a few at a time
+				k := min(left, int64(len(zeros)))
+				if _, err := out.Write(zeros[:k]); err != nil {
+					return st, hashing.ID{}, err
+				}
+				left -= k
 			}
 			continue
 		case !pc.Chunk:
@@ -374,3 +378,6 @@ func (r *Repo) patchDerived(ctx context.Context, m *manifest.Manifest, lay *mani
 	}
 	return hashing.SumBlocks(ctx, f, m.Size, nil)
 }
+
+// zeros stands in for derived bytes until they are regenerated.
+var zeros [64 << 10]byte

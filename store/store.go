@@ -144,18 +144,34 @@ func ReadAll(ctx context.Context, s Getter, id hashing.ID) ([]byte, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(rc, MaxObject+1))
-	if err != nil {
-		return nil, fmt.Errorf("read object %s: %w", id, err)
+	var b []byte
+	if sz, ok := rc.(interface{ Size() int64 }); ok && sz.Size() >= 0 && sz.Size() <= MaxObject {
+		// A reader that knows its size (a file section, bytes in memory)
+		// is read into one buffer of that size: growing one as it fills
+		// allocated twice the object, garbage that a checkout of large
+		// chunks turned into hundreds of MB of RSS.
+		b = make([]byte, sz.Size())
+		if _, err := io.ReadFull(rc, b); err != nil {
+			return nil, fmt.Errorf("read object %s: %w", id, err)
+		}
+		if n, _ := rc.Read(make([]byte, 1)); n > 0 {
+			return nil, fmt.Errorf("read object %s: more than the %d bytes its reader said", id, len(b))
+		}
+	} else {
+		var buf bytes.Buffer
+		n, err := buf.ReadFrom(io.LimitReader(rc, MaxObject+1))
+		if err != nil {
+			return nil, fmt.Errorf("read object %s: %w", id, err)
+		}
+		if n > MaxObject {
+			return nil, fmt.Errorf("read object %s: larger than %d bytes", id, MaxObject)
+		}
+		b = buf.Bytes()
 	}
-	if n > MaxObject {
-		return nil, fmt.Errorf("read object %s: larger than %d bytes", id, MaxObject)
-	}
-	if got := hashing.Sum(buf.Bytes()); got != id {
+	if got := hashing.Sum(b); got != id {
 		return nil, fmt.Errorf("object %s: %w: its bytes hash to %s", id, ErrCorrupt, got)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // Confirmer is a store that confirms many objects for less than a Stat
