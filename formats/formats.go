@@ -162,7 +162,13 @@ func CheckKey(k string) error {
 
 // Chunks returns the chunk segments of l, in file order.
 func (l *Layout) Chunks() []Segment {
-	var out []Segment
+	n := 0
+	for _, s := range l.Segments {
+		if s.IsChunk() {
+			n++
+		}
+	}
+	out := make([]Segment, 0, n)
 	for _, s := range l.Segments {
 		if s.IsChunk() {
 			out = append(out, s)
@@ -184,7 +190,7 @@ func (l *Layout) InlineBytes() int64 {
 
 // Coalesce merges adjacent inline segments, which adapters may emit freely.
 func Coalesce(segs []Segment) []Segment {
-	out := segs[:0:0]
+	out := make([]Segment, 0, len(segs))
 	inline := func(s Segment) bool { return !s.IsChunk() && s.Derive == "" }
 	for _, s := range segs {
 		if s.Len == 0 && inline(s) {

@@ -24,11 +24,13 @@ func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderA
 	if a := r.formats.ByName(l.Format); a != nil {
 		d, _ = a.(formats.Deriver)
 	}
-	var segs []formats.Segment
+	var segs []formats.Segment // once a segment is replaced: the new list so far
 	changed := false
-	for _, s := range l.Segments {
+	for i, s := range l.Segments {
 		if !s.IsDerived() {
-			segs = append(segs, s)
+			if changed {
+				segs = append(segs, s)
+			}
 			continue
 		}
 		if d != nil {
@@ -42,7 +44,9 @@ func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderA
 					return nil, err
 				}
 				out[s.Off] = h
-				segs = append(segs, s)
+				if changed {
+					segs = append(segs, s)
+				}
 				continue
 			}
 		}
@@ -50,8 +54,11 @@ func (r *Repo) checkDerived(ctx context.Context, l *formats.Layout, f io.ReaderA
 		if err != nil {
 			return nil, err
 		}
+		if !changed {
+			segs = append(make([]formats.Segment, 0, len(l.Segments)+len(parts)), l.Segments[:i]...)
+			changed = true
+		}
 		segs = append(segs, parts...)
-		changed = true
 	}
 	if changed {
 		l.Segments = segs

@@ -37,7 +37,7 @@ func (pt *scanPart) first() bool { return pt.part == 0 }
 // planScan returns the scan plan of segs, a checked layout's segments
 // (none empty, chunks no longer than a scan piece).
 func planScan(segs []formats.Segment) *scanPlan {
-	pl := &scanPlan{}
+	pl := &scanPlan{ranges: make([]hashing.Range, 0, len(segs)), parts: make([]scanPart, 0, len(segs))}
 	add := func(seg hashing.Range, pt scanPart) {
 		pt.seg = seg
 		for off := seg.Off; off < seg.Off+seg.Len; off += hashing.MaxRange {

@@ -110,7 +110,10 @@ func (rd *reader) segments(ctx context.Context, blocks []block) ([]formats.Segme
 		return blocks[i].n < blocks[j].n
 	})
 	structure := mergeSpans(rd.structure)
-	var segs, aliases []formats.Segment
+	var aliases []formats.Segment
+	// A block and the bytes before it (GDAL's COGs put a 4-byte leader
+	// before each tile): sized once, not grown by doubling.
+	segs := make([]formats.Segment, 0, 2*len(blocks)+len(structure)+8)
 	var pos int64
 	var prev []formats.Segment // segments of the last chunk range, for aliases
 	gaps := 0

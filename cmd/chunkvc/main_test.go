@@ -1,0 +1,29 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestMemoryLimit: gc and fsck keep the large heap limit however they are
+// called; every other command gets the one that holds a commit under 300 MB.
+func TestMemoryLimit(t *testing.T) {
+	var out bytes.Buffer
+	root := newRootCmd(&globalOptions{stdout: &out, stderr: &out})
+	for _, c := range []struct {
+		args []string
+		want int64
+	}{
+		{[]string{"gc"}, 1 << 30},
+		{[]string{"-C", "some/dir", "-q", "gc", "--grace", "1h"}, 1 << 30},
+		{[]string{"fsck", "--remote"}, 1 << 30},
+		{[]string{"commit", "-m", "x"}, 224 << 20},
+		{[]string{"-C", "gc", "commit", "-m", "gc"}, 224 << 20},
+		{[]string{"checkout", "HEAD", "--", "gc"}, 224 << 20},
+		{nil, 224 << 20},
+	} {
+		if got := memoryLimit(root, c.args); got != c.want {
+			t.Errorf("memoryLimit(%q) = %d MiB, want %d MiB", c.args, got>>20, c.want>>20)
+		}
+	}
+}
