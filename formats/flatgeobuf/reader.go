@@ -456,16 +456,9 @@ type windowReader struct {
 	off  int64
 }
 
-// holds reports whether get(off, n) would be served from the window, so
-// that slices from earlier calls stay valid.
-func (w *windowReader) holds(off, n int64) bool {
-	return off >= w.off && n <= int64(len(w.buf)) && off-w.off <= int64(len(w.buf))-n
-}
-
-// get returns n bytes at off; the slice is valid until a call that holds
-// does not vouch for.
+// get returns n bytes at off; the slice is valid until the next call.
 func (w *windowReader) get(off, n int64) ([]byte, error) {
-	if w.holds(off, n) {
+	if off >= w.off && n <= int64(len(w.buf)) && off-w.off <= int64(len(w.buf))-n {
 		return w.buf[off-w.off : off-w.off+n], nil
 	}
 	m := min(max(n, window), w.size-off)
