@@ -122,10 +122,11 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		}
 	}()
 	var total int64
-	for _, p := range paths {
+	stats := r.statFiles(paths, true)
+	for i, p := range paths {
 		var old *manifest.Manifest
 		var oldBytes []byte
-		fi, err := os.Lstat(r.abs(p))
+		fi, err := stats[i].fi, stats[i].err
 		if err != nil {
 			return nil, err
 		}

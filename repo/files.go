@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -212,4 +214,44 @@ func processAlive(pid int) bool {
 	}
 	err = p.Signal(syscall.Signal(0))
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// fileInfo is what statFiles found for one path.
+type fileInfo struct {
+	fi  fs.FileInfo
+	err error
+}
+
+// statFiles stats the work-tree files paths, several at once: a tree of
+// thousands of files otherwise waits on one stat call after another (on a
+// network file system, one round trip after another). lstat does not
+// follow a final symbolic link.
+func (r *Repo) statFiles(paths []string, lstat bool) []fileInfo {
+	out := make([]fileInfo, len(paths))
+	stat := os.Stat
+	if lstat {
+		stat = os.Lstat
+	}
+	workers := min(8, len(paths)/256+1)
+	if workers == 1 {
+		for i, p := range paths {
+			out[i].fi, out[i].err = stat(r.abs(p))
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
+				out[i].fi, out[i].err = stat(r.abs(paths[i]))
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"golang.org/x/sync/errgroup"
 )
 
 // StatusEntry is one tracked file that differs from HEAD.
@@ -30,39 +31,49 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Three independent reads: the work tree's listing, the stat cache and
+	// HEAD's manifest tree (go-git, used here by this goroutine only).
+	var files []string
+	var cache *statCache
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		files, err = r.trackedFiles()
+		return err
+	})
+	g.Go(func() error {
+		cache = r.loadStatCache()
+		return nil
+	})
 	prev, err := r.git.manifestBlobs(head)
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return nil, err
 	}
-	files, err := r.trackedFiles()
-	if err != nil {
-		return nil, err
-	}
-	cache := r.loadStatCache()
 	partial := r.loadPartial()
 	var out []StatusEntry
 	seen := map[string]bool{}
 	dirty := false
-	for _, p := range files {
+	stats := r.statFiles(files, false)
+	for i, p := range files {
 		seen[p] = true
 		if _, ok := partial.Entries[p]; ok {
-			fi, err := os.Stat(r.abs(p))
-			if err != nil {
-				return nil, err
+			if stats[i].err != nil {
+				return nil, stats[i].err
 			}
-			out = append(out, StatusEntry{Path: p, Status: "partial", Size: fi.Size()})
+			out = append(out, StatusEntry{Path: p, Status: "partial", Size: stats[i].fi.Size()})
 			continue
 		}
 		h, inHead := prev[p]
 		if !inHead {
-			fi, err := os.Stat(r.abs(p))
-			if err != nil {
-				return nil, err
+			if stats[i].err != nil {
+				return nil, stats[i].err
 			}
-			out = append(out, StatusEntry{Path: p, Status: "added", Size: fi.Size()})
+			out = append(out, StatusEntry{Path: p, Status: "added", Size: stats[i].fi.Size()})
 			continue
 		}
-		if fi, err := os.Stat(r.abs(p)); err == nil {
+		if fi, err := stats[i].fi, stats[i].err; err == nil {
 			if e, ok := cache.lookup(p, statOf(fi)); ok && e.Manifest == h.String() {
 				continue // same stat as when HEAD's manifest was made: unchanged, nothing read
 			}
