@@ -151,11 +151,17 @@ func ReadAll(ctx context.Context, s Getter, id hashing.ID) ([]byte, error) {
 		// allocated twice the object, garbage that a checkout of large
 		// chunks turned into hundreds of MB of RSS.
 		b = make([]byte, sz.Size())
-		if _, err := io.ReadFull(rc, b); err != nil {
+		n, err := io.ReadFull(rc, b)
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			// Fewer bytes than the store said: as before, when a short
+			// read reached the hash check, the object is corrupt.
+			return nil, fmt.Errorf("object %s: %w: %d of its %d bytes could be read", id, ErrCorrupt, n, len(b))
+		}
+		if err != nil {
 			return nil, fmt.Errorf("read object %s: %w", id, err)
 		}
 		if n, _ := rc.Read(make([]byte, 1)); n > 0 {
-			return nil, fmt.Errorf("read object %s: more than the %d bytes its reader said", id, len(b))
+			return nil, fmt.Errorf("object %s: %w: more than the %d bytes its reader said", id, ErrCorrupt, len(b))
 		}
 	} else {
 		var buf bytes.Buffer
