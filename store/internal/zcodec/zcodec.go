@@ -40,11 +40,10 @@ const (
 )
 
 var codec struct {
-	once  sync.Once
-	full  *zstd.Encoder // whole objects (see initCodec for the level)
-	probe *zstd.Encoder // samples
-	dec   *zstd.Decoder // frames without a dictionary
-	err   error
+	once sync.Once
+	enc  *zstd.Encoder // whole objects and their samples (see initCodec for the level)
+	dec  *zstd.Decoder // frames without a dictionary
+	err  error
 }
 
 // Bufs recycles encode buffers.
@@ -53,15 +52,14 @@ var Bufs = sync.Pool{New: func() any { return new([]byte) }}
 func initCodec() error {
 	codec.once.Do(func() {
 		n := runtime.GOMAXPROCS(0)
-		var errs [3]error
+		var errs [2]error
 		// Whole objects at the fastest level: on FlatGeobuf feature blocks
 		// it is 1.5 times as fast as the default level for 1% more bytes
 		// (on CSV and Parquet no more), and a commit of compressible data
 		// spends most of its CPU here. Deltas keep their levels: an edit's
 		// bytes stored are what the benchmark rows compare.
-		codec.full, errs[0] = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(n))
-		codec.probe, errs[1] = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(n))
-		codec.dec, errs[2] = zstd.NewReader(nil, zstd.WithDecoderConcurrency(n),
+		codec.enc, errs[0] = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(n))
+		codec.dec, errs[1] = zstd.NewReader(nil, zstd.WithDecoderConcurrency(n),
 			zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderMaxMemory(store.MaxObject))
 		codec.err = errors.Join(errs[:]...)
 	})
@@ -90,13 +88,13 @@ func Compress(data []byte, buf *[]byte) ([]byte, error) {
 		if entropy(sample[:]) > maxEntropy {
 			return nil, nil // already compressed (LZW, DEFLATE, JPEG tiles): not even a trial
 		}
-		out := codec.probe.EncodeAll(sample[:], (*buf)[:0])
+		out := codec.enc.EncodeAll(sample[:], (*buf)[:0])
 		*buf = out
 		if len(out)*100 >= sampleLen*sampleRatio {
 			return nil, nil
 		}
 	}
-	out := codec.full.EncodeAll(data, (*buf)[:0])
+	out := codec.enc.EncodeAll(data, (*buf)[:0])
 	*buf = out
 	if len(out) > len(data)-len(data)/MinSaving {
 		return nil, nil
