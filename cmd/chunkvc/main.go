@@ -67,11 +67,11 @@ func main() {
 }
 
 // memoryLimit is the soft limit of the Go heap for the command args name.
-// A file's layout, scan plan and manifest take about 1.4 KB per chunk
-// while it is committed, so a file of 100,000 tiles has a live heap of
-// 140 MB, which 5× would let grow past the 300 MB a commit may take: near
-// 224 MiB (plus the scan's and the pack's buffers, outside the heap) the
-// collector runs early again. gc and fsck, which map every object of a
+// A file's scan plan, manifest and the store's index entries take about
+// 600 bytes per chunk while it is committed, so a file of 100,000 tiles has
+// a live heap of 60 MB, which 5× would let grow past the 300 MB a commit
+// may take: near 224 MiB (plus the scan's and the pack's buffers, outside
+// the heap) the collector runs early again. gc and fsck, which map every object of a
 // store, keep 1 GiB rather than collect that often.
 func memoryLimit(root *cobra.Command, args []string) int64 {
 	if c, _, err := root.Find(args); err == nil && (c.Name() == "gc" || c.Name() == "fsck") {
@@ -80,14 +80,17 @@ func memoryLimit(root *cobra.Command, args []string) int64 {
 	return 224 << 20
 }
 
-// startProfile writes a CPU profile to $CHUNKVC_CPUPROFILE and an execution
-// trace to $CHUNKVC_TRACE, each when set: how the performance work of
-// docs/BENCHMARKS.md finds where time goes, and where a command waits
-// rather than computes.
+// startProfile writes a CPU profile to $CHUNKVC_CPUPROFILE, an execution
+// trace to $CHUNKVC_TRACE and a heap profile taken near the command's
+// largest live heap to $CHUNKVC_MEMPROFILE, each when set: how the
+// performance work of docs/BENCHMARKS.md finds where time and memory go,
+// and where a command waits rather than computes.
 func startProfile(g *globalOptions) (stop func()) {
 	stopCPU := startOutput(g, "CHUNKVC_CPUPROFILE", pprof.StartCPUProfile, pprof.StopCPUProfile)
 	stopTrace := startOutput(g, "CHUNKVC_TRACE", trace.Start, trace.Stop)
+	stopHeap := startHeapProfile(g, os.Getenv("CHUNKVC_MEMPROFILE"))
 	return func() {
+		stopHeap()
 		stopTrace()
 		stopCPU()
 	}
