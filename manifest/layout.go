@@ -60,31 +60,122 @@ func (l *Layout) Append(p Piece) {
 
 // Encode returns the canonical bytes of l.
 func (l *Layout) Encode() []byte {
-	var b bytes.Buffer
-	b.WriteString(layoutMagic)
-	var tmp [binary.MaxVarintLen64]byte
-	put := func(v uint64) { b.Write(tmp[:binary.PutUvarint(tmp[:], v)]) }
-	put(uint64(l.Size))
-	put(uint64(len(l.Pieces)))
+	n := len(layoutMagic) + 2*binary.MaxVarintLen64
+	for _, p := range l.Pieces {
+		n += pieceLen(p.Len, p.Derive, len(p.Inline))
+	}
+	e := NewLayoutEncoder(l.Size, len(l.Pieces), n)
 	for _, p := range l.Pieces {
 		switch {
 		case p.Chunk:
-			b.WriteByte(1)
-			put(uint64(p.Len))
-			b.Write(p.ID[:])
+			e.Chunk(p.Len, p.ID)
 		case p.Derive != "":
-			b.WriteByte(2)
-			put(uint64(p.Len))
-			b.Write(p.ID[:])
-			put(uint64(len(p.Derive)))
-			b.WriteString(p.Derive)
+			e.Derived(p.Len, p.ID, p.Derive)
 		default:
-			b.WriteByte(0)
-			put(uint64(p.Len))
-			b.Write(p.Inline)
+			e.Inline(p.Inline)
 		}
 	}
-	return b.Bytes()
+	return e.buf
+}
+
+// LayoutEncoder writes a layout blob a piece at a time, the bytes
+// Layout.Encode gives for those pieces, without a Layout to hold them: a
+// commit encodes a file of 500,000 tiles from its scan plan.
+type LayoutEncoder struct {
+	buf    []byte
+	size   int64
+	count  int
+	pieces int   // written so far
+	total  int64 // bytes they cover
+	inline bool  // the last piece was inline
+	err    error // the first way the pieces broke the canonical form
+}
+
+// NewLayoutEncoder starts the layout of a size-byte file in count pieces,
+// with room for capacity bytes of blob (PieceLen adds them up).
+func NewLayoutEncoder(size int64, count, capacity int) *LayoutEncoder {
+	e := &LayoutEncoder{buf: make([]byte, 0, capacity), size: size, count: count}
+	e.buf = append(e.buf, layoutMagic...)
+	e.buf = binary.AppendUvarint(e.buf, uint64(size))
+	e.buf = binary.AppendUvarint(e.buf, uint64(count))
+	return e
+}
+
+// PieceLen is how many bytes of blob a piece of n bytes takes: a chunk
+// (recipe "" and no inline bytes), a derived piece (its recipe), or an
+// inline piece of inline bytes.
+func PieceLen(n int64, recipe string, inline int) int { return pieceLen(n, recipe, inline) }
+
+func pieceLen(n int64, recipe string, inline int) int {
+	l := 1 + uvarintLen(uint64(n))
+	switch {
+	case recipe != "":
+		return l + 32 + uvarintLen(uint64(len(recipe))) + len(recipe)
+	case inline > 0:
+		return l + inline
+	}
+	return l + 32
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+func (e *LayoutEncoder) head(kind byte, n int64, inline bool) {
+	if n <= 0 && e.err == nil {
+		e.err = fmt.Errorf("%w: layout: piece %d has length %d", ErrInvalid, e.pieces, n)
+	}
+	if inline && e.inline && e.err == nil {
+		e.err = fmt.Errorf("%w: layout: inline pieces %d and %d are adjacent", ErrInvalid, e.pieces-1, e.pieces)
+	}
+	e.inline = inline
+	e.pieces++
+	e.total += n
+	e.buf = append(e.buf, kind)
+	e.buf = binary.AppendUvarint(e.buf, uint64(n))
+}
+
+// Chunk adds a chunk piece of n bytes.
+func (e *LayoutEncoder) Chunk(n int64, id hashing.ID) {
+	e.head(1, n, false)
+	e.buf = append(e.buf, id[:]...)
+}
+
+// Derived adds n bytes derived by recipe, whose hash is id.
+func (e *LayoutEncoder) Derived(n int64, id hashing.ID, recipe string) {
+	e.head(2, n, false)
+	e.buf = append(e.buf, id[:]...)
+	e.buf = binary.AppendUvarint(e.buf, uint64(len(recipe)))
+	e.buf = append(e.buf, recipe...)
+}
+
+// Inline adds one inline piece: the bytes of parts, one after another.
+// Two inline pieces may not follow each other (Layout.Append merges them).
+func (e *LayoutEncoder) Inline(parts ...[]byte) {
+	var n int
+	for _, p := range parts {
+		n += len(p)
+	}
+	e.head(0, int64(n), true)
+	for _, p := range parts {
+		e.buf = append(e.buf, p...)
+	}
+}
+
+// Bytes returns the blob, or an error if the pieces were not the count
+// and the size the encoder was started with, or not in canonical form.
+func (e *LayoutEncoder) Bytes() ([]byte, error) {
+	switch {
+	case e.err != nil:
+		return nil, e.err
+	case e.pieces != e.count || e.total != e.size:
+		return nil, fmt.Errorf("%w: layout: %d pieces of %d bytes, started as %d of %d", ErrInvalid, e.pieces, e.total, e.count, e.size)
+	}
+	return e.buf, nil
 }
 
 // DecodeLayout parses a layout blob, bounding every count by the bytes

@@ -253,7 +253,7 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 	}
 	bs := &blockSet{prints: layoutPrints(lay, m.Size), cvs: cvs}
 	if q != nil {
-		bs.setQuick(q.seed, q.recs)
+		bs.setQuick(q)
 	}
 	r.saveBlocks(m.Digest, m.Size, bs)
 	return st, nil

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -184,20 +183,15 @@ type blockSet struct {
 	quick  []byte // the quick table's records, as encoded
 }
 
-// quickRecord is one record of the quick table.
-type quickRecord struct {
-	q   hashing.Quick
-	len int64
-	id  hashing.ID
-}
-
 const quickRecordLen = 16 + 4 + 32
 
-// quickRecords gathers records for a quick table under seed, from pieces
-// as they are written (a checkout); a nil *quickRecords gathers nothing.
+// quickRecords gathers the records of a quick table under seed, encoded
+// as the table holds them (Quick, length, ID: 52 bytes, where a struct
+// and then its encoding would take 108 for each of a commit's 500,000
+// tiles); a nil *quickRecords gathers nothing.
 type quickRecords struct {
 	seed uint64
-	recs []quickRecord
+	recs []byte
 }
 
 // add records data, whose ID is id: the caller vouches for that.
@@ -205,27 +199,54 @@ func (q *quickRecords) add(data []byte, id hashing.ID) {
 	if q == nil || len(data) < minQuick || len(data) > hashing.MaxRange {
 		return
 	}
-	q.recs = append(q.recs, quickRecord{hashing.QuickSum(q.seed, data), int64(len(data)), id})
+	q.put(hashing.QuickSum(q.seed, data), int64(len(data)), id)
 }
 
-// setQuick makes recs, in any order, s's quick table under seed. A Quick
-// given with two lengths or IDs (a collision, in theory) is left out, so
-// that those bytes are hashed.
-func (s *blockSet) setQuick(seed uint64, recs []quickRecord) {
-	slices.SortFunc(recs, func(a, b quickRecord) int { return bytes.Compare(a.q[:], b.q[:]) })
-	s.seed, s.quick = seed, make([]byte, 0, len(recs)*quickRecordLen)
-	for i := 0; i < len(recs); {
+// put records that n bytes whose Quick is qs have the ID id, if n is a
+// length the table takes.
+func (q *quickRecords) put(qs hashing.Quick, n int64, id hashing.ID) {
+	if n < minQuick || n > hashing.MaxRange {
+		return
+	}
+	q.recs = append(q.recs, qs[:]...)
+	q.recs = binary.LittleEndian.AppendUint32(q.recs, uint32(n))
+	q.recs = append(q.recs, id[:]...)
+}
+
+// recordTable sorts encoded records by Quick.
+type recordTable []byte
+
+func (t recordTable) Len() int { return len(t) / quickRecordLen }
+func (t recordTable) Less(i, j int) bool {
+	return bytes.Compare(t[i*quickRecordLen:i*quickRecordLen+16], t[j*quickRecordLen:j*quickRecordLen+16]) < 0
+}
+func (t recordTable) Swap(i, j int) {
+	var tmp [quickRecordLen]byte
+	a, b := t[i*quickRecordLen:(i+1)*quickRecordLen], t[j*quickRecordLen:(j+1)*quickRecordLen]
+	copy(tmp[:], a)
+	copy(a, b)
+	copy(b, tmp[:])
+}
+
+// setQuick makes q's records, in any order, s's quick table, sorting them
+// where they are. A Quick given with two lengths or IDs (a collision, in
+// theory) is left out, so that those bytes are hashed.
+func (s *blockSet) setQuick(q *quickRecords) {
+	t := recordTable(q.recs[:len(q.recs)/quickRecordLen*quickRecordLen])
+	sort.Sort(t)
+	w := 0
+	for i, n := 0, t.Len(); i < n; {
+		rec := t[i*quickRecordLen : (i+1)*quickRecordLen]
 		j, clash := i+1, false
-		for ; j < len(recs) && recs[j].q == recs[i].q; j++ {
-			clash = clash || recs[j].len != recs[i].len || recs[j].id != recs[i].id
+		for ; j < n && bytes.Equal(t[j*quickRecordLen:j*quickRecordLen+16], rec[:16]); j++ {
+			clash = clash || !bytes.Equal(t[j*quickRecordLen:(j+1)*quickRecordLen], rec)
 		}
-		if !clash && recs[i].len >= minQuick && recs[i].len <= hashing.MaxRange {
-			s.quick = append(s.quick, recs[i].q[:]...)
-			s.quick = binary.LittleEndian.AppendUint32(s.quick, uint32(recs[i].len))
-			s.quick = append(s.quick, recs[i].id[:]...)
+		if !clash {
+			w += copy(t[w:], rec)
 		}
 		i = j
 	}
+	s.seed, s.quick = q.seed, t[:w]
 }
 
 // known returns the ID of n bytes whose Quick under s.seed is q, if the

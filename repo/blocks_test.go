@@ -298,14 +298,20 @@ func TestQuickTable(t *testing.T) {
 func TestQuickRecords(t *testing.T) {
 	q := func(b byte) hashing.Quick { return hashing.Quick{b} }
 	var s blockSet
-	s.setQuick(9, []quickRecord{
-		{q(5), 4096, hashing.ID{1}},
-		{q(3), 2048, hashing.ID{2}},
-		{q(5), 4096, hashing.ID{1}},         // the same fact twice
-		{q(7), minQuick - 1, hashing.ID{3}}, // too short to trust
-		{q(8), 4096, hashing.ID{4}},
-		{q(8), 4096, hashing.ID{5}}, // a collision: neither is kept
-	})
+	recs := &quickRecords{seed: 9}
+	recs.put(q(5), 4096, hashing.ID{1})
+	recs.put(q(3), 2048, hashing.ID{2})
+	recs.put(q(5), 4096, hashing.ID{1})               // the same fact twice
+	recs.put(q(7), minQuick-1, hashing.ID{3})         // too short to trust
+	recs.put(q(9), hashing.MaxRange+1, hashing.ID{6}) // longer than a piece
+	recs.put(q(8), 4096, hashing.ID{4})
+	recs.put(q(8), 4096, hashing.ID{5}) // a collision: neither is kept
+	recs.put(q(2), 4096, hashing.ID{7})
+	recs.put(q(2), 4097, hashing.ID{7}) // a collision in length
+	s.setQuick(recs)
+	if s.seed != 9 || len(s.quick) != 2*quickRecordLen {
+		t.Fatalf("table under seed %d of %d bytes; want seed 9 and the two records that stand", s.seed, len(s.quick))
+	}
 	for _, c := range []struct {
 		q    hashing.Quick
 		n    int64
@@ -318,6 +324,8 @@ func TestQuickRecords(t *testing.T) {
 		{q(7), minQuick - 1, hashing.ID{}, false},
 		{q(8), 4096, hashing.ID{}, false},
 		{q(6), 4096, hashing.ID{}, false},
+		{q(2), 4096, hashing.ID{}, false},
+		{q(9), hashing.MaxRange + 1, hashing.ID{}, false},
 	} {
 		if id, ok := s.known(c.q, c.n); ok != c.ok || id != c.want {
 			t.Errorf("known(%x, %d) = %s, %v; want %s, %v", c.q[:1], c.n, id.Short(), ok, c.want.Short(), c.ok)
@@ -413,7 +421,10 @@ func FuzzDecodeBlocks(f *testing.F) {
 	s.prints[1][0], s.cvs[2][5] = 1, 2
 	body := func(e []byte) []byte { return e[:len(e)-32] }
 	f.Add(body(encodeBlocks(2<<20+5, s)), int64(2<<20+5), false)
-	s.setQuick(7, []quickRecord{{hashing.Quick{2}, 40 << 10, hashing.ID{3}}, {hashing.Quick{1}, minQuick, hashing.ID{4}}})
+	recs := &quickRecords{seed: 7}
+	recs.put(hashing.Quick{2}, 40<<10, hashing.ID{3})
+	recs.put(hashing.Quick{1}, minQuick, hashing.ID{4})
+	s.setQuick(recs)
 	f.Add(body(encodeBlocks(2<<20+5, s)), int64(2<<20+5), false)
 	f.Add(encodeBlocks(2<<20+5, s), int64(2<<20+5), true)
 	f.Add([]byte(blocksMagic), int64(0), false)

@@ -36,7 +36,6 @@ const (
 type upload struct {
 	st       store.Store
 	verify   Verify
-	seen     sync.Map // hashing.ID → struct{}
 	chunks   atomic.Int64
 	bytes    atomic.Int64
 	progress progress.Counter
@@ -44,14 +43,22 @@ type upload struct {
 
 	batch store.Batch
 	mu    sync.Mutex
-	// stored holds every chunk this upload stored, by size. Without a batch
-	// each was verified when put; with one, finish verifies them all.
-	stored map[hashing.ID]int64
+	// ids holds every chunk this upload was asked to ensure: -1 while it
+	// is being put, or when the store held it already; else the size of
+	// the chunk this upload stored, with creditedBit once a file was
+	// credited with it. Without a batch each stored chunk was verified
+	// when put; with one, finish verifies them all. One map, not a set of
+	// claims and another of stored sizes: a commit of a file of 500,000
+	// tiles holds an entry per tile.
+	ids map[hashing.ID]int64
 }
+
+// creditedBit marks a stored chunk that upload.credit gave to a file.
+const creditedBit = 1 << 62
 
 // newUpload prepares uploads to st, in a batch when st takes them.
 func newUpload(ctx context.Context, st store.Store, v Verify, prog progress.Counter) (*upload, error) {
-	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog), stored: map[hashing.ID]int64{}}
+	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog), ids: map[hashing.ID]int64{}}
 	if b, ok := st.(store.Batcher); ok {
 		batch, err := b.Batch(ctx)
 		if err != nil {
@@ -73,7 +80,17 @@ func (u *upload) finish(ctx context.Context) error {
 	if err := b.Commit(ctx); err != nil {
 		return fmt.Errorf("store %s: %w", u.st, err)
 	}
-	if err := store.VerifyMany(ctx, u.st, u.stored, u.verify == VerifyFull); err != nil {
+	// Nothing ensures chunks any more: the map becomes the stored sizes.
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for id, n := range u.ids {
+		if n < 0 {
+			delete(u.ids, id)
+		} else {
+			u.ids[id] = n &^ creditedBit
+		}
+	}
+	if err := store.VerifyMany(ctx, u.st, u.ids, u.verify == VerifyFull); err != nil {
 		return fmt.Errorf("store %s: verify chunks: %w", u.st, err)
 	}
 	return nil
@@ -92,7 +109,7 @@ func (u *upload) abort() {
 // must hash to id: every caller hashed or verified it just before. It
 // reports whether the chunk was uploaded.
 func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
-	if _, dup := u.seen.LoadOrStore(id, struct{}{}); dup {
+	if !u.claim(id) {
 		return false, nil
 	}
 	if u.batch != nil {
@@ -100,23 +117,19 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 		// look per new chunk.
 		added, err := u.batch.Put(ctx, id, data, like)
 		if err != nil {
-			u.seen.Delete(id)
+			u.release(id)
 			return false, fmt.Errorf("store %s: put chunk %s: %w", u.st, id, err)
 		}
 		if !added {
 			u.touch(ctx, id)
 			return false, nil
 		}
-		u.mu.Lock()
-		u.stored[id] = int64(len(data))
-		u.mu.Unlock()
-		u.chunks.Add(1)
-		u.bytes.Add(int64(len(data)))
+		u.stored(id, len(data))
 		return true, nil
 	}
 	has, err := store.Has(ctx, u.st, id)
 	if err != nil {
-		u.seen.Delete(id)
+		u.release(id)
 		return false, fmt.Errorf("store %s: chunk %s: %w", u.st, id, err)
 	}
 	if has {
@@ -124,31 +137,55 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 		return false, nil
 	}
 	if err := u.st.Put(ctx, id, data); err != nil {
-		u.seen.Delete(id)
+		u.release(id)
 		return false, fmt.Errorf("store %s: put chunk %s: %w", u.st, id, err)
 	}
 	if err := store.Verify(ctx, u.st, id, int64(len(data)), u.verify == VerifyFull); err != nil {
-		u.seen.Delete(id)
+		u.release(id)
 		return false, fmt.Errorf("store %s: verify chunk %s: %w", u.st, id, err)
 	}
-	u.mu.Lock()
-	u.stored[id] = int64(len(data))
-	u.mu.Unlock()
-	u.chunks.Add(1)
-	u.bytes.Add(int64(len(data)))
+	u.stored(id, len(data))
 	return true, nil
 }
 
+// claim reports whether id is this caller's to ensure: no one asked for it
+// before, or the one who did failed.
+func (u *upload) claim(id hashing.ID) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, dup := u.ids[id]; dup {
+		return false
+	}
+	u.ids[id] = -1
+	return true
+}
+
+// release gives up a claim whose put failed.
+func (u *upload) release(id hashing.ID) {
+	u.mu.Lock()
+	delete(u.ids, id)
+	u.mu.Unlock()
+}
+
+// stored records a claimed chunk of n bytes as stored by this upload.
+func (u *upload) stored(id hashing.ID, n int) {
+	u.mu.Lock()
+	u.ids[id] = int64(n)
+	u.mu.Unlock()
+	u.chunks.Add(1)
+	u.bytes.Add(int64(n))
+}
+
 // credit counts the chunks of m that this upload stored and that no file
-// credited before (credited records them): called for the files of a
-// commit in path order, it gives each new chunk to the first file holding
+// was credited with before: called for the files of a commit in path
+// order, before finish, it gives each new chunk to the first file holding
 // it, whatever order the files were hashed in.
-func (u *upload) credit(m *manifest.Manifest, credited map[hashing.ID]bool) (chunks int, bytes int64) {
+func (u *upload) credit(m *manifest.Manifest) (chunks int, bytes int64) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, c := range m.Chunks {
-		if _, ok := u.stored[c.ID]; ok && !credited[c.ID] {
-			credited[c.ID] = true
+		if n, ok := u.ids[c.ID]; ok && n >= 0 && n&creditedBit == 0 {
+			u.ids[c.ID] = n | creditedBit
 			chunks++
 			bytes += c.Size
 		}
@@ -249,14 +286,22 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	segs := l.Chunks()
 	pl := planScan(l.Segments)
+	// The manifest's chunks but their IDs, which the scan fills in; the
+	// segments, 112 bytes a tile, are not needed after them.
+	chunks := make([]manifest.Chunk, pl.chunks, pl.chunks+len(l.Aliases))
+	c := 0
+	for _, s := range l.Segments {
+		if s.IsChunk() {
+			chunks[c] = manifest.Chunk{Key: s.Key, Size: s.Len, BBox: bbox(s.BBox)}
+			c++
+		}
+	}
+	l.Segments = nil
 	if err := prevG.Wait(); err != nil {
 		return nil, err
 	}
-	likes := r.likelyBases(ctx, old, segs, up.dryRun)
-	ids := make([]hashing.ID, len(segs))
-	inline := make([][]byte, len(pl.parts))
+	likes := r.likelyBases(ctx, old, chunks, up.dryRun)
 	var reuse func(i int) (hashing.CV, bool)
 	var reused atomic.Int64
 	if prev != nil {
@@ -290,21 +335,25 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	var deltas errgroup.Group
 	deltaSlot := semaphore.NewWeighted(1)
 	defer deltas.Wait() //nolint:errcheck // an early return must not leave it writing
-	// The Quick of every piece goes into the block cache with its ID;
-	// a chunk piece whose Quick the previous version's table holds is
-	// not hashed again.
+	// The Quick of every chunk goes into the block cache with its ID;
+	// a chunk whose Quick the previous version's table holds is not
+	// hashed again.
 	opt := hashing.ScanOptions{Workers: workers, Reuse: reuse}
-	var quick []hashing.Quick
+	var quick []hashing.Quick // by chunk
 	var quickHits atomic.Int64
 	if size > hashing.BlockLen {
-		quick = make([]hashing.Quick, len(pl.ranges))
+		quick = make([]hashing.Quick, pl.chunks)
 		opt.QuickSeed = newQuickSeed()
 		if prev != nil && len(prev.quick) > 0 {
 			opt.QuickSeed = prev.seed
 		}
 		opt.Quick = func(i int, q hashing.Quick) (hashing.ID, bool) {
-			quick[i] = q
-			if pt := &pl.parts[i]; prev == nil || pt.inline || pt.derive != "" {
+			pt := &pl.parts[i]
+			if pt.kind != chunkPart {
+				return hashing.ID{}, false
+			}
+			quick[pt.at] = q
+			if prev == nil {
 				return hashing.ID{}, false
 			}
 			id, ok := prev.known(q, pl.ranges[i].Len)
@@ -317,25 +366,25 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	digest, cvs, err := hashing.Scan(uctx, f, size, pl.ranges, opt, func(i int, id hashing.ID, data []byte) error {
 		pt := &pl.parts[i]
 		pl.ids[i] = id
-		switch {
-		case pt.inline:
-			inline[i] = append(inline[i], data...)
+		switch pt.kind {
+		case inlinePart:
+			copy(pl.inline[pt.at:], data)
 			up.progress.Add(int64(len(data)))
 			return nil
-		case pt.derive != "":
+		case derivedPart:
 			up.progress.Add(int64(len(data)))
-			if d := derived[pt.seg.Off]; (len(d.parts) == 0 && id != d.id) || (len(d.parts) > 0 && id != d.parts[pt.part]) {
+			if d := derived[pl.piece(i).Off]; (len(d.parts) == 0 && id != d.id) || (len(d.parts) > 0 && id != d.parts[pt.part]) {
 				return errChangedWhileRead
 			}
 			return nil
 		}
-		ids[pt.chunk] = id
+		chunks[pt.at].ID = id
 		if known[id] || up.dryRun {
 			up.progress.Add(int64(len(data)))
 			return nil
 		}
 		if up.batch != nil {
-			like := likes(pt.chunk)
+			like := likes(int(pt.at), pl.ranges[i].Off)
 			if !like.IsZero() && deltaSlot.TryAcquire(1) {
 				buf := append([]byte(nil), data...)
 				deltas.Go(func() error {
@@ -355,7 +404,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		buf := append([]byte(nil), data...)
 		uploads.Go(func() error {
 			defer up.progress.Add(int64(len(buf)))
-			_, err := up.ensure(uctx, id, buf, likes(pt.chunk))
+			_, err := up.ensure(uctx, id, buf, likes(int(pt.at), pl.ranges[i].Off))
 			return err
 		})
 		return nil
@@ -382,28 +431,16 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	}
 
 	// The layout blob: inline bytes as read, chunks by id.
-	var lay manifest.Layout
 	var byRange map[[2]int64]hashing.ID // for aliases, when there are any
+	var alias func(i int)
 	if len(l.Aliases) > 0 {
 		byRange = map[[2]int64]hashing.ID{}
+		alias = func(i int) { byRange[[2]int64{pl.ranges[i].Off, pl.ranges[i].Len}] = pl.ids[i] }
 	}
-	for i, pt := range pl.parts {
-		rg := pl.ranges[i]
-		switch {
-		case pt.inline: // parts of one run merge again
-			lay.Append(manifest.Piece{Len: rg.Len, Inline: inline[i]})
-		case pt.derive != "":
-			if pt.first() {
-				lay.Append(manifest.Piece{Len: pt.seg.Len, Derive: pt.derive, ID: derived[pt.seg.Off].id})
-			}
-		default:
-			lay.Append(manifest.Piece{Len: rg.Len, Chunk: true, ID: ids[pt.chunk]})
-			if byRange != nil {
-				byRange[[2]int64{rg.Off, rg.Len}] = ids[pt.chunk]
-			}
-		}
+	layBlob, err := pl.layout(size, derived, alias)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	layBlob := lay.Encode()
 	layID := hashing.Sum(layBlob)
 	// Stored while the manifest is made: its delta against the previous
 	// layout (a few hundred KiB for a COG of a few thousand tiles) costs
@@ -426,13 +463,34 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		return nil, fmt.Errorf("%s changed while it was being read; try again when it is quiet", p)
 	}
 
-	chunks := make([]manifest.Chunk, 0, len(segs)+len(l.Aliases))
-	for i, s := range segs {
-		chunks = append(chunks, manifest.Chunk{Key: s.Key, Size: s.Len, ID: ids[i], BBox: bbox(s.BBox)})
-	}
 	for _, a := range l.Aliases {
 		chunks = append(chunks, manifest.Chunk{Key: a.Key, Size: a.Len, ID: byRange[[2]int64{a.Off, a.Len}], BBox: bbox(a.BBox)})
 	}
+	// The block cache entry's prints and quick records, from the plan
+	// (prints as layoutPrints gives them for the layout, which a checkout
+	// computes them from). Prints and chaining values come from the same
+	// read: the entry holds together even for a file written while it was
+	// read.
+	var bs *blockSet
+	var recs *quickRecords
+	if !up.dryRun {
+		var gen uint32
+		if prev != nil {
+			gen = prev.gen + 1
+		}
+		bs = &blockSet{gen: gen, prints: pl.prints(size, derived), cvs: cvs}
+		if quick != nil {
+			recs = &quickRecords{seed: opt.QuickSeed, recs: make([]byte, 0, pl.chunks*quickRecordLen)}
+			for i, pt := range pl.parts {
+				if pt.kind == chunkPart {
+					recs.put(quick[pt.at], pl.ranges[i].Len, pl.ids[i])
+				}
+			}
+		}
+	}
+	// The plan and the Quicks take about 160 bytes a tile, as much as the
+	// manifest's text: they go before it is made.
+	pl, quick = nil, nil
 	if chunks, err = manifest.Normalize(chunks); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
@@ -454,24 +512,10 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		if old != nil {
 			replaced = append(replaced, old.Digest)
 		}
-		var gen uint32
-		if prev != nil {
-			gen = prev.gen + 1
-		}
-		// Prints and chaining values come from the same read: the
-		// entry holds together even for a file written while it was read.
 		// A cache: made and written while the commit goes on.
 		ch.put.Go(func() error {
-			// Prints from the layout, as a checkout computes them.
-			bs := &blockSet{gen: gen, prints: layoutPrints(&lay, size), cvs: cvs}
-			if quick != nil {
-				recs := make([]quickRecord, 0, len(segs))
-				for i, pt := range pl.parts {
-					if n := pl.ranges[i].Len; n > 0 && !pt.inline && pt.derive == "" {
-						recs = append(recs, quickRecord{quick[i], n, pl.ids[i]})
-					}
-				}
-				bs.setQuick(opt.QuickSeed, recs)
+			if recs != nil {
+				bs.setQuick(recs)
 			}
 			r.saveBlocks(digest, size, bs, replaced...)
 			return nil
@@ -499,12 +543,12 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	return ch, nil
 }
 
-// likelyBases returns, for segment i of segs, the chunk of old that its
-// bytes most probably resemble: the chunk under the same key, else the old
-// chunk that covered the same file offset (content-keyed chunks, blocks
-// whose key moved). Zero when there is none.
-func (r *Repo) likelyBases(ctx context.Context, old *manifest.Manifest, segs []formats.Segment, dryRun bool) func(i int) hashing.ID {
-	none := func(int) hashing.ID { return hashing.ID{} }
+// likelyBases returns, for chunk i of chunks, at offset off of the file,
+// the chunk of old that its bytes most probably resemble: the chunk under
+// the same key, else the old chunk that covered the same file offset
+// (content-keyed chunks, blocks whose key moved). Zero when there is none.
+func (r *Repo) likelyBases(ctx context.Context, old *manifest.Manifest, chunks []manifest.Chunk, dryRun bool) func(i int, off int64) hashing.ID {
+	none := func(int, int64) hashing.ID { return hashing.ID{} }
 	if old == nil || dryRun {
 		return none
 	}
@@ -535,15 +579,14 @@ func (r *Repo) likelyBases(ctx context.Context, old *manifest.Manifest, segs []f
 		}
 	}
 	var mu sync.Mutex
-	return func(i int) hashing.ID {
-		s := segs[i]
-		if id, ok := byKey[s.Key]; ok {
+	return func(i int, off int64) hashing.ID {
+		if id, ok := byKey[chunks[i].Key]; ok {
 			return id
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		once.Do(loadOffsets)
-		j := sort.Search(len(starts), func(j int) bool { return starts[j] > s.Off }) - 1
+		j := sort.Search(len(starts), func(j int) bool { return starts[j] > off }) - 1
 		if j < 0 {
 			return hashing.ID{}
 		}
@@ -559,10 +602,11 @@ func likeLayout(old *manifest.Manifest) hashing.ID {
 	return old.Layout
 }
 
+// bbox is a segment's footprint as the manifest holds it: the same
+// memory, not a copy per chunk.
 func bbox(b *formats.BBox) *[4]float64 {
 	if b == nil || !manifest.ValidBBox(*b) {
 		return nil
 	}
-	v := [4]float64(*b)
-	return &v
+	return (*[4]float64)(b)
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -207,10 +206,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			return nil, err
 		}
 	}
-	credited := map[hashing.ID]bool{}
 	for _, j := range jobs { // in path order
 		p, old, oldBytes, ch := j.p, j.old, j.oldBytes, j.ch
-		newChunks, newBytes := up.credit(ch.m, credited)
+		newChunks, newBytes := up.credit(ch.m)
 		current[p] = ch.m
 		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed,
 			Manifest: ch.blob.hash.String()}})

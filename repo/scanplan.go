@@ -6,6 +6,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/manifest"
 )
 
 // errChangedWhileRead: a derived segment's bytes differ between the read
@@ -16,19 +17,34 @@ var errChangedWhileRead = errors.New("file changed while it was being read")
 // manifest's layout will have (adjacent inline segments merged, as
 // manifest.Layout.Append merges them), a piece longer than the scan takes
 // cut in parts of hashing.MaxRange from its start (as layoutPrints cuts
-// inline pieces).
+// inline pieces). It takes 64 bytes a part (two for most tiles: the tile
+// and the few bytes GDAL writes between tiles), because a commit of a
+// file of 500,000 tiles holds it whole.
 type scanPlan struct {
-	ranges []hashing.Range
-	parts  []scanPart
-	ids    []hashing.ID // per part, set by the scan before its blocks are asked about
+	ranges  []hashing.Range
+	parts   []scanPart
+	ids     []hashing.ID // per part, set by the scan before its blocks are asked about
+	inline  []byte       // every inline part's bytes, at its scanPart.at, copied there by the scan
+	recipes []string     // of derived pieces
+	pieces  int          // how many pieces the parts are of
+	chunks  int          // how many of them are chunks
 }
 
+type partKind uint8
+
+const (
+	chunkPart partKind = iota
+	inlinePart
+	derivedPart
+)
+
 type scanPart struct {
-	seg    hashing.Range // the piece this part is of
-	chunk  int           // index among the layout's chunks, when a chunk
-	inline bool          // inline bytes
-	derive string        // the recipe, when derived
-	part   int           // index of this part in its piece
+	// at is, for a chunk, its index among the layout's chunks; for inline
+	// bytes, where they go in scanPlan.inline; for a derived piece, its
+	// recipe's index in scanPlan.recipes.
+	at   int64
+	part int32 // index of this part in its piece
+	kind partKind
 }
 
 // first reports whether pt begins its piece.
@@ -38,34 +54,63 @@ func (pt *scanPart) first() bool { return pt.part == 0 }
 // (none empty, chunks no longer than a scan piece).
 func planScan(segs []formats.Segment) *scanPlan {
 	pl := &scanPlan{ranges: make([]hashing.Range, 0, len(segs)), parts: make([]scanPart, 0, len(segs))}
+	recipe := map[string]int64{}
 	add := func(seg hashing.Range, pt scanPart) {
-		pt.seg = seg
+		pl.pieces++
 		for off := seg.Off; off < seg.Off+seg.Len; off += hashing.MaxRange {
-			pl.ranges = append(pl.ranges, hashing.Range{Off: off, Len: min(hashing.MaxRange, seg.Off+seg.Len-off)})
+			n := min(hashing.MaxRange, seg.Off+seg.Len-off)
+			pl.ranges = append(pl.ranges, hashing.Range{Off: off, Len: n})
 			pl.parts = append(pl.parts, pt)
 			pt.part++
+			if pt.kind == inlinePart {
+				pt.at += n
+			}
 		}
 	}
-	chunk := 0
+	var inline int64
 	for i := 0; i < len(segs); i++ {
 		s := segs[i]
 		seg := hashing.Range{Off: s.Off, Len: s.Len}
 		switch {
 		case s.IsChunk():
-			add(seg, scanPart{chunk: chunk})
-			chunk++
+			add(seg, scanPart{kind: chunkPart, at: int64(pl.chunks)})
+			pl.chunks++
 		case s.IsDerived():
-			add(seg, scanPart{derive: s.Derive})
+			r, ok := recipe[s.Derive]
+			if !ok {
+				r = int64(len(pl.recipes))
+				recipe[s.Derive] = r
+				pl.recipes = append(pl.recipes, s.Derive)
+			}
+			add(seg, scanPart{kind: derivedPart, at: r})
 		default:
 			for i+1 < len(segs) && !segs[i+1].IsChunk() && !segs[i+1].IsDerived() {
 				i++
 				seg.Len = segs[i].Off + segs[i].Len - seg.Off
 			}
-			add(seg, scanPart{inline: true})
+			add(seg, scanPart{kind: inlinePart, at: inline})
+			inline += seg.Len
 		}
 	}
 	pl.ids = make([]hashing.ID, len(pl.parts))
+	pl.inline = make([]byte, inline)
 	return pl
+}
+
+// piece returns the range of the piece that part i is of.
+func (pl *scanPlan) piece(i int) hashing.Range {
+	first, last := i-int(pl.parts[i].part), i
+	for last+1 < len(pl.parts) && pl.parts[last+1].part > 0 {
+		last++
+	}
+	return hashing.Range{Off: pl.ranges[first].Off, Len: pl.ranges[last].Off + pl.ranges[last].Len - pl.ranges[first].Off}
+}
+
+// inlineBytes returns the bytes of the inline piece that begins at part i,
+// once the scan has copied them.
+func (pl *scanPlan) inlineBytes(i int) []byte {
+	at := pl.parts[i].at
+	return pl.inline[at : at+pl.piece(i).Len]
 }
 
 // print returns the fingerprint of block i of a size-byte file, as
@@ -77,17 +122,71 @@ func (pl *scanPlan) print(i int, size int64, derived map[int64]derivedHash) fing
 	j := sort.Search(len(pl.ranges), func(k int) bool { return pl.ranges[k].Off+pl.ranges[k].Len > start })
 	var ps []piece
 	for k := j; k < len(pl.ranges) && pl.ranges[k].Off < end; k++ {
-		pt := &pl.parts[k]
-		if pt.derive != "" {
-			if k > j && pl.parts[k-1].seg == pt.seg {
+		if pl.parts[k].kind == derivedPart {
+			if k > j && pl.parts[k].part > 0 {
 				continue // the piece is in already
 			}
-			ps = append(ps, piece{pt.seg.Off, pt.seg.Len, derived[pt.seg.Off].id})
+			seg := pl.piece(k)
+			ps = append(ps, piece{seg.Off, seg.Len, derived[seg.Off].id})
 			continue
 		}
 		ps = append(ps, piece{pl.ranges[k].Off, pl.ranges[k].Len, pl.ids[k]})
 	}
 	return blockPrint(ps, start, end)
+}
+
+// prints returns the fingerprint of every block of a size-byte file, as
+// layoutPrints gives them for the layout built from the plan.
+func (pl *scanPlan) prints(size int64, derived map[int64]derivedHash) []fingerprint {
+	if size <= hashing.BlockLen {
+		return nil
+	}
+	out := make([]fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)
+	for i := range out {
+		out[i] = pl.print(i, size, derived)
+	}
+	return out
+}
+
+// layout encodes the layout blob of a size-byte file from the plan, once
+// the scan has given every part's ID and inline bytes; alias, when not
+// nil, is called with every chunk's part.
+func (pl *scanPlan) layout(size int64, derived map[int64]derivedHash, alias func(i int)) ([]byte, error) {
+	n := 64
+	for i := range pl.parts {
+		pt := &pl.parts[i]
+		if !pt.first() {
+			continue
+		}
+		switch rg := pl.piece(i); pt.kind {
+		case inlinePart:
+			n += manifest.PieceLen(rg.Len, "", int(rg.Len))
+		case derivedPart:
+			n += manifest.PieceLen(rg.Len, pl.recipes[pt.at], 0)
+		default:
+			n += manifest.PieceLen(rg.Len, "", 0)
+		}
+	}
+	e := manifest.NewLayoutEncoder(size, pl.pieces, n)
+	for i := range pl.parts {
+		pt := &pl.parts[i]
+		if !pt.first() {
+			continue
+		}
+		switch pt.kind {
+		case inlinePart:
+			e.Inline(pl.inlineBytes(i))
+		case derivedPart:
+			rg := pl.piece(i)
+			e.Derived(rg.Len, derived[rg.Off].id, pl.recipes[pt.at])
+		default:
+			e.Chunk(pl.ranges[i].Len, pl.ids[i])
+			if alias != nil {
+				alias(i)
+			}
+		}
+	}
+	return e.Bytes()
 }
 
 // derivedHash is what checkDerived read of a derived segment: the hash of

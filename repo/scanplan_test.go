@@ -1,6 +1,8 @@
 package repo
 
 import (
+	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/chunkvc/chunkvc/formats"
@@ -43,6 +45,12 @@ func TestScanPlanPrints(t *testing.T) {
 			derived[s.Off] = h
 		}
 	}
+	var chunkSegs []formats.Segment
+	for _, s := range segs {
+		if s.IsChunk() {
+			chunkSegs = append(chunkSegs, s)
+		}
+	}
 	var lay manifest.Layout
 	for k, rg := range pl.ranges {
 		if rg.Len > hashing.MaxRange {
@@ -51,24 +59,48 @@ func TestScanPlanPrints(t *testing.T) {
 		b := data[rg.Off : rg.Off+rg.Len]
 		pl.ids[k] = hashing.Sum(b) // as the scan gives them
 		pt := pl.parts[k]
-		switch {
-		case pt.inline:
+		switch pt.kind {
+		case inlinePart:
+			copy(pl.inline[pt.at:], b)
 			lay.Append(manifest.Piece{Len: rg.Len, Inline: b})
-		case pt.derive != "":
+		case derivedPart:
 			if pt.first() {
-				lay.Append(manifest.Piece{Len: pt.seg.Len, Derive: pt.derive, ID: derived[pt.seg.Off].id})
+				seg := pl.piece(k)
+				lay.Append(manifest.Piece{Len: seg.Len, Derive: pl.recipes[pt.at], ID: derived[seg.Off].id})
 			}
 		default:
+			if got := chunkSegs[pt.at]; got.Off != rg.Off || got.Len != rg.Len {
+				t.Fatalf("part %d (%d+%d) names chunk %d (%d+%d)", k, rg.Off, rg.Len, pt.at, got.Off, got.Len)
+			}
 			lay.Append(manifest.Piece{Len: rg.Len, Chunk: true, ID: pl.ids[k]})
 		}
 	}
-	if len(lay.Pieces) != 6 || lay.Size != size {
-		t.Fatalf("layout of %d pieces, %d bytes; want 6 pieces (the inline runs merged), %d bytes", len(lay.Pieces), lay.Size, size)
+	if len(lay.Pieces) != 6 || lay.Size != size || pl.pieces != 6 || pl.chunks != 3 {
+		t.Fatalf("layout of %d pieces, %d bytes, plan of %d pieces, %d chunks; want 6 pieces (the inline runs merged), %d bytes, 3 chunks",
+			len(lay.Pieces), lay.Size, pl.pieces, pl.chunks, size)
 	}
 	prints := layoutPrints(&lay, size)
 	for i := range prints {
 		if got := pl.print(i, size, derived); got != prints[i] || got == (fingerprint{}) {
 			t.Fatalf("block %d: scan print %x, layout print %x", i, got, prints[i])
 		}
+	}
+	if all := pl.prints(size, derived); !slices.Equal(all, prints) {
+		t.Fatalf("plan prints differ from the layout's")
+	}
+	var aliased []int64
+	blob, err := pl.layout(size, derived, func(i int) { aliased = append(aliased, pl.ranges[i].Off) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(blob, lay.Encode()) {
+		t.Fatalf("the plan's layout blob differs from the layout's encoding")
+	}
+	if len(aliased) != 3 || aliased[0] != 0 || aliased[2] != segs[5].Off {
+		t.Fatalf("chunk parts given for aliases at %v", aliased)
+	}
+	got, err := manifest.DecodeLayout(blob)
+	if err != nil || !bytes.Equal(got.Pieces[1].Inline, data[segs[1].Off:segs[3].Off]) {
+		t.Fatalf("decoded plan layout: %v", err)
 	}
 }

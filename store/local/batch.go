@@ -229,7 +229,9 @@ func (b *batch) Commit(ctx context.Context) error {
 	}
 	b.mu.Lock()
 	dirs := b.dirs
-	b.dirs = nil
+	// Nothing is put any more: the claims (an entry per object) go before
+	// the packs' indexes are made.
+	b.dirs, b.ids = nil, nil
 	b.mu.Unlock()
 	for dir := range dirs {
 		if err != nil {
@@ -253,6 +255,7 @@ func (b *batch) Commit(ctx context.Context) error {
 			break
 		}
 		_, err = b.s.publish(tp.f, tp.size, tp.entries, time.Time{})
+		tp.entries = nil // the index has them now
 	}
 	if err != nil {
 		return fmt.Errorf("commit batch in %s: %w", b.s.root, err)
