@@ -14,6 +14,7 @@
 #   BENCH_PQ_ROWS, BENCH_FGB_POINTS, BENCH_CSV_POINTS   sizes of the edit rows
 #   BENCH_FGB_BIG_POINTS   points of the large FlatGeobuf of the memory table
 #   BENCH_TILES_SIZE       side in pixels of the memory table's COG of 64² tiles (many chunks)
+#   BENCH_TILES_BIG_SIZE   likewise for its second, larger one (about as many chunks as a 40 GB COG of 256² tiles)
 #   BENCH_TREE_FILES  small files of the large-tree rows
 #
 # Needs bin/chunkvc (make build), Go, GDAL tools and jq; the peers come from
@@ -33,11 +34,11 @@ quick=${BENCH_QUICK:-0}
 if [[ $quick == 1 ]]; then
   mode="quick (BENCH_QUICK=1)"
   : "${BENCH_COG_SIZE:=2750}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=4096}" "${BENCH_RUNS:=2}" "${BENCH_HASH_MB:=256}"
-  : "${BENCH_GOTIME:=0.3s}" "${BENCH_PQ_ROWS:=200000}" "${BENCH_FGB_POINTS:=100000}" "${BENCH_FGB_BIG_POINTS:=300000}" "${BENCH_TILES_SIZE:=8000}" "${BENCH_CSV_POINTS:=50000}" "${BENCH_TREE_FILES:=2000}"
+  : "${BENCH_GOTIME:=0.3s}" "${BENCH_PQ_ROWS:=200000}" "${BENCH_FGB_POINTS:=100000}" "${BENCH_FGB_BIG_POINTS:=300000}" "${BENCH_TILES_SIZE:=8000}" "${BENCH_TILES_BIG_SIZE:=12000}" "${BENCH_CSV_POINTS:=50000}" "${BENCH_TREE_FILES:=2000}"
 else
   mode="default"
   : "${BENCH_COG_SIZE:=9900}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=8192}" "${BENCH_RUNS:=3}" "${BENCH_HASH_MB:=1024}"
-  : "${BENCH_GOTIME:=1s}" "${BENCH_PQ_ROWS:=1000000}" "${BENCH_FGB_POINTS:=200000}" "${BENCH_FGB_BIG_POINTS:=1000000}" "${BENCH_TILES_SIZE:=20000}" "${BENCH_CSV_POINTS:=100000}" "${BENCH_TREE_FILES:=20000}"
+  : "${BENCH_GOTIME:=1s}" "${BENCH_PQ_ROWS:=1000000}" "${BENCH_FGB_POINTS:=200000}" "${BENCH_FGB_BIG_POINTS:=1000000}" "${BENCH_TILES_SIZE:=20000}" "${BENCH_TILES_BIG_SIZE:=40000}" "${BENCH_CSV_POINTS:=100000}" "${BENCH_TREE_FILES:=20000}"
 fi
 out=${BENCH_OUT:-$top/docs/BENCHMARKS.md}
 
@@ -614,12 +615,16 @@ rm -f "$gen/p.csv"
 # Memory that grows with the chunk count: a COG of 64² px tiles (below
 # GDAL's advice for COGs, which it warns of; a way to get many chunks from
 # a file of a few hundred MB).
-"$gen/mkdemo" raster -o "$gen/s.bin" -size "$BENCH_TILES_SIZE"
-gdal_translate -q -of COG -co COMPRESS=LZW -co BLOCKSIZE=64 -co NUM_THREADS=ALL_CPUS \
-  -a_srs EPSG:32633 -a_ullr 500000 4620480 520480 4600000 "$gen/s.bin" "$gen/tiles.tif" 2>/dev/null
-rm -f "$gen/s.bin" "$gen/s.hdr"
+# The larger one has four times the chunks: the commit's memory should not
+# follow them.
+for t in "tiles:$BENCH_TILES_SIZE" "tiles-big:$BENCH_TILES_BIG_SIZE"; do
+  "$gen/mkdemo" raster -o "$gen/s.bin" -size "${t#*:}"
+  gdal_translate -q -of COG -co COMPRESS=LZW -co BLOCKSIZE=64 -co NUM_THREADS=ALL_CPUS \
+    -a_srs EPSG:32633 -a_ullr 500000 4620480 520480 4600000 "$gen/s.bin" "$gen/${t%%:*}.tif" 2>/dev/null
+  rm -f "$gen/s.bin" "$gen/s.hdr"
+done
 memrows=() memrss=()
-for f in "$rows/cog/v1/dem.tif" "$gen/tiles.tif" "$rows/pqedit/v1/sensors.parquet" "$rows/fgb/v1/stations.fgb" "$gen/big.fgb" "$rows/csv/v1/points.csv"; do
+for f in "$rows/cog/v1/dem.tif" "$gen/tiles.tif" "$gen/tiles-big.tif" "$rows/pqedit/v1/sensors.parquet" "$rows/fgb/v1/stations.fgb" "$gen/big.fgb" "$rows/csv/v1/points.csv"; do
   w="$tmp/t/mem"
   newrepo "$w" "*.${f##*.}"
   cp "$f" "$w/"
@@ -635,11 +640,11 @@ for f in "$rows/cog/v1/dem.tif" "$gen/tiles.tif" "$rows/pqedit/v1/sensors.parque
   memrows+=("$row $(secs "$T_NS") | $(mb "$T_RSS") |")
   rm -rf "$w"
 done
-rm -f "$gen/big.fgb" "$gen/tiles.tif"
+rm -f "$gen/big.fgb" "$gen/tiles.tif" "$gen/tiles-big.tif"
 peak=$(maxof "$peak" "${memrss[@]}")
 emit "## Peak memory of a commit, by format" "" \
-  "A cold commit of one file (the first version of each edit row below; tiles.tif: a ${BENCH_TILES_SIZE}² px COG of" \
-  "64² px tiles; big.fgb: $BENCH_FGB_BIG_POINTS points made like the edit row's) into a fresh repository, then a checkout of it after removing it (every chunk read" \
+  "A cold commit of one file (the first version of each edit row below; tiles.tif and tiles-big.tif: COGs of ${BENCH_TILES_SIZE}²" \
+  "and ${BENCH_TILES_BIG_SIZE}² px in 64² px tiles; big.fgb: $BENCH_FGB_BIG_POINTS points made like the edit row's) into a fresh repository, then a checkout of it after removing it (every chunk read" \
   "back, checked and written); \`/usr/bin/time -v\` maximum resident set size. Target (commit): ≤ 300 MB" \
   "whatever the file's size." "" \
   "| file | size | chunks | commit | peak RSS | checkout | peak RSS |" "|---|---:|---:|---:|---:|---:|---:|" "${memrows[@]}" ""
