@@ -62,7 +62,7 @@ func (l *Layout) Append(p Piece) {
 func (l *Layout) Encode() []byte {
 	n := len(layoutMagic) + 2*binary.MaxVarintLen64
 	for _, p := range l.Pieces {
-		n += pieceLen(p.Len, p.Derive, len(p.Inline))
+		n += PieceLen(p.Len, p.Derive, len(p.Inline))
 	}
 	e := NewLayoutEncoder(l.Size, len(l.Pieces), n)
 	for _, p := range l.Pieces {
@@ -104,9 +104,7 @@ func NewLayoutEncoder(size int64, count, capacity int) *LayoutEncoder {
 // PieceLen is how many bytes of blob a piece of n bytes takes: a chunk
 // (recipe "" and no inline bytes), a derived piece (its recipe), or an
 // inline piece of inline bytes.
-func PieceLen(n int64, recipe string, inline int) int { return pieceLen(n, recipe, inline) }
-
-func pieceLen(n int64, recipe string, inline int) int {
+func PieceLen(n int64, recipe string, inline int) int {
 	l := 1 + uvarintLen(uint64(n))
 	switch {
 	case recipe != "":
@@ -153,17 +151,11 @@ func (e *LayoutEncoder) Derived(n int64, id hashing.ID, recipe string) {
 	e.buf = append(e.buf, recipe...)
 }
 
-// Inline adds one inline piece: the bytes of parts, one after another.
-// Two inline pieces may not follow each other (Layout.Append merges them).
-func (e *LayoutEncoder) Inline(parts ...[]byte) {
-	var n int
-	for _, p := range parts {
-		n += len(p)
-	}
-	e.head(0, int64(n), true)
-	for _, p := range parts {
-		e.buf = append(e.buf, p...)
-	}
+// Inline adds an inline piece of data. Two inline pieces may not follow
+// each other (Layout.Append merges them).
+func (e *LayoutEncoder) Inline(data []byte) {
+	e.head(0, int64(len(data)), true)
+	e.buf = append(e.buf, data...)
 }
 
 // Bytes returns the blob, or an error if the pieces were not the count

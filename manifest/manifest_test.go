@@ -323,3 +323,35 @@ func FuzzDecodeLayout(f *testing.F) {
 		}
 	})
 }
+
+// A LayoutEncoder gives Layout.Encode's bytes for the same pieces, and
+// refuses pieces that have no canonical encoding or do not add up.
+func TestLayoutEncoder(t *testing.T) {
+	id := hashing.Sum([]byte("c"))
+	var l Layout
+	l.Append(Piece{Len: 3, Inline: []byte("abc")})
+	l.Append(Piece{Len: 10, Chunk: true, ID: id})
+	l.Append(Piece{Len: 7, Derive: "fgb-rtree", ID: id})
+	l.Append(Piece{Len: 2, Inline: []byte("de")})
+	e := NewLayoutEncoder(22, 4, 0)
+	e.Inline([]byte("abc"))
+	e.Chunk(10, id)
+	e.Derived(7, id, "fgb-rtree")
+	e.Inline([]byte("de"))
+	got, err := e.Bytes()
+	if err != nil || !bytes.Equal(got, l.Encode()) {
+		t.Fatalf("encoder: %v; bytes equal to Layout.Encode: %v", err, bytes.Equal(got, l.Encode()))
+	}
+	for name, f := range map[string]func(e *LayoutEncoder){
+		"adjacent inline": func(e *LayoutEncoder) { e.Inline([]byte("ab")); e.Inline([]byte("c")); e.Chunk(19, id) },
+		"empty piece":     func(e *LayoutEncoder) { e.Inline(nil); e.Chunk(11, id); e.Chunk(11, id) },
+		"short":           func(e *LayoutEncoder) { e.Chunk(10, id); e.Chunk(10, id); e.Chunk(1, id) },
+		"too few pieces":  func(e *LayoutEncoder) { e.Chunk(11, id); e.Chunk(11, id) },
+	} {
+		e := NewLayoutEncoder(22, 3, 0)
+		f(e)
+		if _, err := e.Bytes(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+}

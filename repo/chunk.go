@@ -488,7 +488,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			}
 		}
 	}
-	// The plan and the Quicks take about 160 bytes a tile, as much as the
+	// The plan and the Quicks take about 150 bytes a tile, as much as the
 	// manifest's text: they go before it is made.
 	pl, quick = nil, nil
 	if chunks, err = manifest.Normalize(chunks); err != nil {
