@@ -1,6 +1,7 @@
 package hashing
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,6 +20,9 @@ func (id ID) Short() string { return id.String()[:12] }
 
 // IsZero reports whether id is the zero ID.
 func (id ID) IsZero() bool { return id == ID{} }
+
+// Compare orders IDs bytewise, as their hex spellings sort.
+func Compare(a, b ID) int { return bytes.Compare(a[:], b[:]) }
 
 // Tagged returns "blake3:<hex>".
 func (id ID) Tagged() string { return "blake3:" + id.String() }

@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,32 +67,62 @@ func (m *Manifest) SummaryValue(name string) string {
 // Encode writes the canonical text of m. It fails on values that have no
 // canonical spelling (line breaks, unsorted or duplicate keys, …).
 func (m *Manifest) Encode() ([]byte, error) {
+	var out []byte
+	err := m.encode(len(m.Chunks)*160, func(b []byte) ([]byte, error) { out = b; return nil, nil }, 0)
+	return out, err
+}
+
+// EncodeTo writes Encode's text to w, in pieces of about 64 KiB, without
+// holding it whole (a COG of 500,000 tiles has a manifest of 80 MB), and
+// returns its length. It writes nothing if m has no canonical text.
+func (m *Manifest) EncodeTo(w io.Writer) (int64, error) {
+	var n int64
+	err := m.encode(encodeBuffer+512, func(b []byte) ([]byte, error) {
+		k, err := w.Write(b)
+		n += int64(k)
+		return b[:0], err
+	}, encodeBuffer)
+	return n, err
+}
+
+// encodeBuffer is how much text EncodeTo gathers before a write.
+const encodeBuffer = 64 << 10
+
+// encode validates m and gives its text to flush: once at the end, or
+// also whenever more than every bytes are gathered when every > 0. flush
+// returns the buffer to go on with.
+func (m *Manifest) encode(size int, flush func([]byte) ([]byte, error), every int) error {
 	if err := m.validate(); err != nil {
-		return nil, err
+		return err
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "chunkvc-manifest %d\n", Version)
-	fmt.Fprintf(&b, "path %s\n", m.Path)
-	fmt.Fprintf(&b, "format %s %d\n", m.Format, m.FormatVersion)
+	b := bytes.NewBuffer(make([]byte, 0, size))
+	fmt.Fprintf(b, "chunkvc-manifest %d\n", Version)
+	fmt.Fprintf(b, "path %s\n", m.Path)
+	fmt.Fprintf(b, "format %s %d\n", m.Format, m.FormatVersion)
 	if m.Params != "" {
-		fmt.Fprintf(&b, "params %s\n", m.Params)
+		fmt.Fprintf(b, "params %s\n", m.Params)
 	}
 	if m.Fallback != "" {
-		fmt.Fprintf(&b, "fallback %s\n", m.Fallback)
+		fmt.Fprintf(b, "fallback %s\n", m.Fallback)
 	}
-	fmt.Fprintf(&b, "size %d\n", m.Size)
-	fmt.Fprintf(&b, "digest %s\n", m.Digest.Tagged())
-	fmt.Fprintf(&b, "layout %s %d\n", m.Layout.Tagged(), m.LayoutSize)
+	fmt.Fprintf(b, "size %d\n", m.Size)
+	fmt.Fprintf(b, "digest %s\n", m.Digest.Tagged())
+	fmt.Fprintf(b, "layout %s %d\n", m.Layout.Tagged(), m.LayoutSize)
 	for _, f := range m.Summary {
-		fmt.Fprintf(&b, "summary %s %s\n", f.Name, f.Value)
+		fmt.Fprintf(b, "summary %s %s\n", f.Name, f.Value)
 	}
-	fmt.Fprintf(&b, "chunks %d\n", len(m.Chunks))
+	fmt.Fprintf(b, "chunks %d\n", len(m.Chunks))
 	// Chunk lines are appended to one buffer without a string per field:
 	// a 100k-chunk manifest is encoded again on every decode.
 	out := b.Bytes()
-	out = slices.Grow(out, len(m.Chunks)*160)
 	sp := spellings{at: map[uint64][2]int{}}
+	var err error
 	for _, c := range m.Chunks {
+		if every > 0 && len(out) > every {
+			if out, err = flush(out); err != nil {
+				return err
+			}
+		}
 		out = append(out, c.Key...)
 		out = append(out, ' ')
 		out = strconv.AppendInt(out, c.Size, 10)
@@ -109,34 +139,36 @@ func (m *Manifest) Encode() ([]byte, error) {
 		}
 		out = append(out, '\n')
 	}
-	return out, nil
+	_, err = flush(out)
+	return err
 }
 
-// spellings remembers where an encoding spelled each coordinate. The tiles
+// spellings remembers how an encoding spelled each coordinate. The tiles
 // of a grid share their edges, so most coordinates of a line were spelled
 // on an earlier one; formatting every one again was most of the time of
 // encoding a COG's manifest (and of decoding it, which encodes it again).
 type spellings struct {
-	at map[uint64][2]int // float bits → offsets of its text in out
+	at   map[uint64][2]int // float bits → offsets of its text in text
+	text []byte
 }
 
 // maxSpellings bounds the map for manifests of scattered footprints.
 const maxSpellings = 1 << 12
 
-// append appends v as appendCoord spells it. out must be the buffer of
-// every earlier call.
+// append appends v as appendCoord spells it.
 func (sp *spellings) append(out []byte, v float64) []byte {
 	k := math.Float64bits(v) // not v: 0 and -0 are spelled apart
 	if at, ok := sp.at[k]; ok {
-		return append(out, out[at[0]:at[1]]...)
+		return append(out, sp.text[at[0]:at[1]]...)
 	}
 	if len(sp.at) >= maxSpellings {
 		clear(sp.at)
+		sp.text = sp.text[:0]
 	}
-	start := len(out)
-	out = appendCoord(out, v)
-	sp.at[k] = [2]int{start, len(out)}
-	return out
+	start := len(sp.text)
+	sp.text = appendCoord(sp.text, v)
+	sp.at[k] = [2]int{start, len(sp.text)}
+	return append(out, sp.text[start:]...)
 }
 
 // appendCoord appends v as manifests spell coordinates.

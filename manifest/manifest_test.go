@@ -131,6 +131,49 @@ func TestEncodeSpellsEachCoordinate(t *testing.T) {
 	}
 }
 
+// TestEncodeTo: the text written in pieces is Encode's, byte for byte, for
+// a manifest of several pieces whose spellings memory fills up; a failed
+// write stops the encoding with its error; a manifest that Encode refuses
+// writes nothing.
+func TestEncodeTo(t *testing.T) {
+	var chunks []Chunk
+	rng := rand.New(rand.NewSource(8))
+	for i := range 3000 {
+		x, y := rng.Float64()*1e6, rng.Float64()*1e6
+		bb := [4]float64{x, y, x + 1, y + 1}
+		chunks = append(chunks, Chunk{Key: fmt.Sprintf("c%d", i), Size: int64(i), ID: hashing.Sum([]byte{byte(i), byte(i >> 8)}), BBox: &bb})
+	}
+	m := sample()
+	m.Chunks, _ = Normalize(chunks)
+	want, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces int
+	var got bytes.Buffer
+	n, err := m.EncodeTo(writerFunc(func(b []byte) (int, error) { pieces++; return got.Write(b) }))
+	if err != nil || n != int64(len(want)) || !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("EncodeTo wrote %d bytes (%v), %d in the buffer; want Encode's %d, equal", n, err, got.Len(), len(want))
+	}
+	if pieces < 2 || len(want) < 4*encodeBuffer {
+		t.Fatalf("%d bytes in %d writes: the test needs several", len(want), pieces)
+	}
+	boom := errors.New("disk full")
+	calls := 0
+	if _, err := m.EncodeTo(writerFunc(func(b []byte) (int, error) { calls++; return 0, boom })); !errors.Is(err, boom) || calls != 1 {
+		t.Errorf("EncodeTo to a failing writer: %v after %d writes; want its error after 1", err, calls)
+	}
+	m.Chunks = append(m.Chunks, m.Chunks[0]) // out of order
+	got.Reset()
+	if _, err := m.EncodeTo(&got); err == nil || got.Len() != 0 {
+		t.Errorf("EncodeTo of an invalid manifest: %v, %d bytes written", err, got.Len())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
 func TestDecodeRejectsLongLines(t *testing.T) {
 	m := sample()
 	m.Chunks, _ = Normalize(m.Chunks)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -43,14 +45,17 @@ type upload struct {
 
 	batch store.Batch
 	mu    sync.Mutex
-	// ids holds every chunk this upload was asked to ensure: -1 while it
-	// is being put, or when the store held it already; else the size of
-	// the chunk this upload stored, with creditedBit once a file was
-	// credited with it. Without a batch each stored chunk was verified
-	// when put; with one, finish verifies them all. One map, not a set of
-	// claims and another of stored sizes: a commit of a file of 500,000
-	// tiles holds an entry per tile.
-	ids map[hashing.ID]int64
+	// claims holds, when there is no batch, every chunk being put or
+	// found stored. A batch de-duplicates its puts itself, and a second
+	// map of the same IDs would double what a commit of a file of 500,000
+	// tiles holds per tile.
+	claims map[hashing.ID]struct{}
+	// stored lists the chunks this upload stored, once each, with
+	// creditedBit in Size once a file was credited with one; credit sorts
+	// it by ID. Without a batch each was verified when put; with one,
+	// finish verifies them all.
+	stored []store.Sized
+	sorted bool
 }
 
 // creditedBit marks a stored chunk that upload.credit gave to a file.
@@ -58,13 +63,15 @@ const creditedBit = 1 << 62
 
 // newUpload prepares uploads to st, in a batch when st takes them.
 func newUpload(ctx context.Context, st store.Store, v Verify, prog progress.Counter) (*upload, error) {
-	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog), ids: map[hashing.ID]int64{}}
+	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog)}
 	if b, ok := st.(store.Batcher); ok {
 		batch, err := b.Batch(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", st, err)
 		}
 		u.batch = batch
+	} else {
+		u.claims = map[hashing.ID]struct{}{}
 	}
 	return u, nil
 }
@@ -80,19 +87,15 @@ func (u *upload) finish(ctx context.Context) error {
 	if err := b.Commit(ctx); err != nil {
 		return fmt.Errorf("store %s: %w", u.st, err)
 	}
-	// Nothing ensures chunks any more: the map becomes the stored sizes.
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	for id, n := range u.ids {
-		if n < 0 {
-			delete(u.ids, id)
-		} else {
-			u.ids[id] = n &^ creditedBit
-		}
+	for i := range u.stored {
+		u.stored[i].Size &^= creditedBit
 	}
-	if err := store.VerifyMany(ctx, u.st, u.ids, u.verify == VerifyFull); err != nil {
+	if err := store.VerifyMany(ctx, u.st, u.stored, u.verify == VerifyFull); err != nil {
 		return fmt.Errorf("store %s: verify chunks: %w", u.st, err)
 	}
+	u.stored = nil // everything is credited and verified
 	return nil
 }
 
@@ -109,23 +112,21 @@ func (u *upload) abort() {
 // must hash to id: every caller hashed or verified it just before. It
 // reports whether the chunk was uploaded.
 func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
-	if !u.claim(id) {
-		return false, nil
-	}
 	if u.batch != nil {
-		// The batch looks for id itself: asking first would cost a second
-		// look per new chunk.
+		// The batch looks for id itself, in what it holds and in the
+		// store, and touches what the store holds: asking first would
+		// cost a second look per new chunk.
 		added, err := u.batch.Put(ctx, id, data, like)
 		if err != nil {
-			u.release(id)
 			return false, fmt.Errorf("store %s: put chunk %s: %w", u.st, id, err)
 		}
-		if !added {
-			u.touch(ctx, id)
-			return false, nil
+		if added {
+			u.record(id, len(data))
 		}
-		u.stored(id, len(data))
-		return true, nil
+		return added, nil
+	}
+	if !u.claim(id) {
+		return false, nil
 	}
 	has, err := store.Has(ctx, u.st, id)
 	if err != nil {
@@ -144,33 +145,34 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 		u.release(id)
 		return false, fmt.Errorf("store %s: verify chunk %s: %w", u.st, id, err)
 	}
-	u.stored(id, len(data))
+	u.record(id, len(data))
 	return true, nil
 }
 
-// claim reports whether id is this caller's to ensure: no one asked for it
-// before, or the one who did failed.
+// claim reports whether id is this caller's to ensure (without a batch):
+// no one asked for it before, or the one who did failed.
 func (u *upload) claim(id hashing.ID) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if _, dup := u.ids[id]; dup {
+	if _, dup := u.claims[id]; dup {
 		return false
 	}
-	u.ids[id] = -1
+	u.claims[id] = struct{}{}
 	return true
 }
 
 // release gives up a claim whose put failed.
 func (u *upload) release(id hashing.ID) {
 	u.mu.Lock()
-	delete(u.ids, id)
+	delete(u.claims, id)
 	u.mu.Unlock()
 }
 
-// stored records a claimed chunk of n bytes as stored by this upload.
-func (u *upload) stored(id hashing.ID, n int) {
+// record counts a chunk of n bytes as stored by this upload.
+func (u *upload) record(id hashing.ID, n int) {
 	u.mu.Lock()
-	u.ids[id] = int64(n)
+	u.stored = append(u.stored, store.Sized{ID: id, Size: int64(n)})
+	u.sorted = false
 	u.mu.Unlock()
 	u.chunks.Add(1)
 	u.bytes.Add(int64(n))
@@ -183,9 +185,14 @@ func (u *upload) stored(id hashing.ID, n int) {
 func (u *upload) credit(m *manifest.Manifest) (chunks int, bytes int64) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if !u.sorted {
+		slices.SortFunc(u.stored, func(a, b store.Sized) int { return hashing.Compare(a.ID, b.ID) })
+		u.sorted = true
+	}
 	for _, c := range m.Chunks {
-		if n, ok := u.ids[c.ID]; ok && n >= 0 && n&creditedBit == 0 {
-			u.ids[c.ID] = n | creditedBit
+		i, ok := slices.BinarySearchFunc(u.stored, c.ID, func(s store.Sized, id hashing.ID) int { return hashing.Compare(s.ID, id) })
+		if ok && u.stored[i].Size&creditedBit == 0 {
+			u.stored[i].Size |= creditedBit
 			chunks++
 			bytes += c.Size
 		}
@@ -206,12 +213,39 @@ func (u *upload) touch(ctx context.Context, id hashing.ID) {
 
 // chunked is one file turned into a manifest whose chunks are all stored.
 type chunked struct {
-	m       *manifest.Manifest
+	m *manifest.Manifest
+	// encoded is the manifest's text when it has fewer than streamChunks
+	// chunks. A larger one (150 bytes a chunk: 80 MB for a COG of 500,000
+	// tiles) is never held whole: it is encoded as it is written, into
+	// Git's object store and into the work tree.
 	encoded []byte
-	blob    blob           // the manifest in Git's object store, when committing
+	blob    blob           // the manifest in Git's object store, when committing, once named waits
+	named   errgroup.Group // writing blob
 	put     errgroup.Group // writing blob; Wait before a Git commit refers to it
 	stat    fileStat
 	hashed  int64
+}
+
+// streamChunks: a manifest of this many chunks or more (about 1 MB of
+// text) is encoded as it is written rather than held.
+const streamChunks = 1 << 13
+
+// writeText writes the manifest's text to w.
+func (ch *chunked) writeText(w io.Writer) error {
+	if ch.encoded != nil {
+		_, err := w.Write(ch.encoded)
+		return err
+	}
+	_, err := ch.m.EncodeTo(w)
+	return err
+}
+
+// sameText reports whether old is the manifest's text.
+func (ch *chunked) sameText(old []byte) bool {
+	if ch.encoded != nil {
+		return string(old) == string(ch.encoded)
+	}
+	return len(old) == ch.blob.size && newBlob(old) == ch.blob
 }
 
 // chunkFile enumerates, hashes and stores file p. loadOld, when not nil,
@@ -286,17 +320,9 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	pl := planScan(l.Segments)
-	// The manifest's chunks but their IDs, which the scan fills in; the
-	// segments, 112 bytes a tile, are not needed after them.
-	chunks := make([]manifest.Chunk, pl.chunks, pl.chunks+len(l.Aliases))
-	c := 0
-	for _, s := range l.Segments {
-		if s.IsChunk() {
-			chunks[c] = manifest.Chunk{Key: s.Key, Size: s.Len, BBox: bbox(s.BBox)}
-			c++
-		}
-	}
+	// The segments, 112 bytes a tile, are not needed after the plan.
+	pl := planScan(l.Segments, len(l.Aliases))
+	chunks := pl.chunks
 	l.Segments = nil
 	if err := prevG.Wait(); err != nil {
 		return nil, err
@@ -342,7 +368,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	var quick []hashing.Quick // by chunk
 	var quickHits atomic.Int64
 	if size > hashing.BlockLen {
-		quick = make([]hashing.Quick, pl.chunks)
+		quick = make([]hashing.Quick, len(pl.chunks))
 		opt.QuickSeed = newQuickSeed()
 		if prev != nil && len(prev.quick) > 0 {
 			opt.QuickSeed = prev.seed
@@ -365,7 +391,6 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	}
 	digest, cvs, err := hashing.Scan(uctx, f, size, pl.ranges, opt, func(i int, id hashing.ID, data []byte) error {
 		pt := &pl.parts[i]
-		pl.ids[i] = id
 		switch pt.kind {
 		case inlinePart:
 			copy(pl.inline[pt.at:], data)
@@ -435,7 +460,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	var alias func(i int)
 	if len(l.Aliases) > 0 {
 		byRange = map[[2]int64]hashing.ID{}
-		alias = func(i int) { byRange[[2]int64{pl.ranges[i].Off, pl.ranges[i].Len}] = pl.ids[i] }
+		alias = func(i int) { byRange[[2]int64{pl.ranges[i].Off, pl.ranges[i].Len}] = pl.id(i) }
 	}
 	layBlob, err := pl.layout(size, derived, alias)
 	if err != nil {
@@ -480,10 +505,10 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		}
 		bs = &blockSet{gen: gen, prints: pl.prints(size, derived), cvs: cvs}
 		if quick != nil {
-			recs = &quickRecords{seed: opt.QuickSeed, recs: make([]byte, 0, pl.chunks*quickRecordLen)}
+			recs = &quickRecords{seed: opt.QuickSeed, recs: make([]byte, 0, len(pl.chunks)*quickRecordLen)}
 			for i, pt := range pl.parts {
 				if pt.kind == chunkPart {
-					recs.put(quick[pt.at], pl.ranges[i].Len, pl.ids[i])
+					recs.put(quick[pt.at], pl.ranges[i].Len, chunks[pt.at].ID)
 				}
 			}
 		}
@@ -502,11 +527,17 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	for _, fld := range l.Summary {
 		m.Summary = append(m.Summary, manifest.Field{Name: fld.Name, Value: manifest.SanitizeValue(fld.Value)})
 	}
-	enc, err := m.Encode()
+	ch := &chunked{m: m, stat: before, hashed: hashedAt}
+	var textLen int64
+	if len(m.Chunks) < streamChunks {
+		ch.encoded, err = m.Encode()
+		textLen = int64(len(ch.encoded))
+	} else {
+		textLen, err = m.EncodeTo(io.Discard) // its length, for the Git object's header
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	ch := &chunked{m: m, encoded: enc, stat: before, hashed: hashedAt}
 	if !up.dryRun {
 		replaced := []hashing.ID{base.digest}
 		if old != nil {
@@ -524,20 +555,26 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		// the store's batch included; Commit waits for it before the Git
 		// commit that refers to it. Unreachable until then, and git gc
 		// prunes it if the commit fails.
-		ch.blob = newBlob(enc)
-		ch.put.Go(func() error {
-			if err := r.git.putBlob(ch.blob, enc); err != nil {
+		ch.named.Go(func() error {
+			var err error
+			if enc := ch.encoded; enc != nil {
+				ch.blob = newBlob(enc)
+				err = r.git.putBlob(ch.blob, enc)
+			} else {
+				ch.blob, err = r.git.putBlobFrom(int(textLen), m.EncodeTo)
+			}
+			if err != nil {
 				return fmt.Errorf("%s: write git object for its manifest: %w", p, err)
 			}
 			return nil
 		})
 	}
 	if err := deltas.Wait(); err != nil {
-		_ = ch.put.Wait()
+		_, _ = ch.put.Wait(), ch.named.Wait()
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if err := layG.Wait(); err != nil {
-		_ = ch.put.Wait()
+		_, _ = ch.put.Wait(), ch.named.Wait()
 		return nil, fmt.Errorf("%s: layout: %w", p, err)
 	}
 	return ch, nil

@@ -91,8 +91,8 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	defer up.abort()
 	res := &CommitResult{}
-	writes := map[string]blob{}     // manifest path → its blob
-	worktree := map[string][]byte{} // same, for the work tree after the commit
+	writes := map[string]blob{}       // manifest path → its blob
+	worktree := map[string]*chunked{} // same, for the work tree after the commit
 	type done struct {
 		p string
 		e cacheEntry
@@ -116,7 +116,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	defer func() { // on every path: nothing may go on writing after Commit
 		for _, j := range jobs {
 			if j.ch != nil {
-				_ = j.ch.put.Wait()
+				_, _ = j.ch.put.Wait(), j.ch.named.Wait()
 			}
 		}
 	}()
@@ -208,6 +208,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	for _, j := range jobs { // in path order
 		p, old, oldBytes, ch := j.p, j.old, j.oldBytes, j.ch
+		if err := ch.named.Wait(); err != nil {
+			return nil, err
+		}
 		newChunks, newBytes := up.credit(ch.m)
 		current[p] = ch.m
 		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed,
@@ -218,7 +221,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		case old == nil:
 			fr.Status = "added"
 			fr.Changed = len(ch.m.Chunks)
-		case string(oldBytes) == string(ch.encoded):
+		case ch.sameText(oldBytes):
 			fr.Status = "unchanged"
 		default:
 			fr.Status = "modified"
@@ -228,7 +231,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		}
 		if fr.Status != "unchanged" {
 			writes[manifestPath(p)] = ch.blob
-			worktree[p] = ch.encoded
+			worktree[p] = ch
 		}
 		res.Files = append(res.Files, fr)
 	}
@@ -262,8 +265,8 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	// Serially: creating files in parallel costs this file system several
 	// times the CPU (measured: 20,000 manifests, 8 writers, 6 s of system
 	// time instead of 1.5 s) for no gain in time.
-	for p, data := range worktree {
-		if err := writeCopy(r.abs(manifestPath(p)), data); err != nil {
+	for p, ch := range worktree {
+		if err := writeCopyFrom(r.abs(manifestPath(p)), ch.writeText); err != nil {
 			return res, fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +35,15 @@ func writeCopy(name string, data []byte) error {
 }
 
 func writeReplace(name string, data []byte, sync bool) error {
+	return writeReplaceFrom(name, func(w io.Writer) error { _, err := w.Write(data); return err }, sync)
+}
+
+// writeCopyFrom is writeCopy of the bytes write gives, in pieces.
+func writeCopyFrom(name string, write func(io.Writer) error) error {
+	return writeReplaceFrom(name, write, false)
+}
+
+func writeReplaceFrom(name string, write func(io.Writer) error, sync bool) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
@@ -42,7 +52,7 @@ func writeReplace(name string, data []byte, sync bool) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil && sync {
 		err = f.Sync()
 	}

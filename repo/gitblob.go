@@ -1,8 +1,10 @@
 package repo
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,6 +94,71 @@ func (g *gitRepo) putBlob(b blob, data []byte) error {
 		return fmt.Errorf("git object %s: %w", hex, err)
 	}
 	return nil
+}
+
+// putBlobFrom writes the blob of size bytes that write gives, as putBlob
+// does, without holding them: they are hashed and deflated as they come,
+// into a temp file that becomes the object once its name is known. write
+// must give the same bytes each time it is called (a manifest's text).
+func (g *gitRepo) putBlobFrom(size int, write func(io.Writer) (int64, error)) (blob, error) {
+	fsys, ok := g.r.Storer.(*filesystem.Storage)
+	if !ok {
+		var buf bytes.Buffer
+		if _, err := write(&buf); err != nil {
+			return blob{}, err
+		}
+		return g.writeBlobGoGit(buf.Bytes())
+	}
+	objects := filepath.Join(fsys.Filesystem().Root(), "objects")
+	f, err := os.CreateTemp(objects, "tmp_obj_")
+	if err != nil {
+		return blob{}, fmt.Errorf("git object: %w", err)
+	}
+	defer os.Remove(f.Name()) // fails harmlessly once renamed
+	h := sha1.New()
+	h.Write(blobHeader(size))
+	zw, err := zlib.NewWriterLevel(f, zlib.BestSpeed)
+	if err == nil {
+		_, err = zw.Write(blobHeader(size))
+	}
+	if err == nil {
+		var n int64
+		n, err = write(io.MultiWriter(h, zw))
+		if err == nil && n != int64(size) {
+			err = fmt.Errorf("%d bytes written of a %d-byte blob", n, size)
+		}
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return blob{}, fmt.Errorf("git object: %w", err)
+	}
+	b := blob{size: size}
+	copy(b.hash[:], h.Sum(nil))
+	hex := b.hash.String()
+	dir := filepath.Join(objects, hex[:2])
+	final := filepath.Join(dir, hex[2:])
+	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() {
+		now := time.Now()
+		if os.Chtimes(final, now, now) == nil {
+			return b, nil
+		}
+	}
+	err = os.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o444)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), final)
+	}
+	if err != nil {
+		return blob{}, fmt.Errorf("git object %s: %w", hex, err)
+	}
+	return b, nil
 }
 
 // writeBlobGoGit is writeBlob for object stores that are not a .git

@@ -17,17 +17,19 @@ var errChangedWhileRead = errors.New("file changed while it was being read")
 // manifest's layout will have (adjacent inline segments merged, as
 // manifest.Layout.Append merges them), a piece longer than the scan takes
 // cut in parts of hashing.MaxRange from its start (as layoutPrints cuts
-// inline pieces). It takes 64 bytes a part (two for most tiles: the tile
+// inline pieces). It takes 32 bytes a part (two for most tiles: the tile
 // and the few bytes GDAL writes between tiles), because a commit of a
-// file of 500,000 tiles holds it whole.
+// file of 500,000 tiles holds it whole. No part's ID is kept in it: a
+// chunk's is in its manifest.Chunk, an inline part's is the hash of its
+// bytes, which the plan holds (a few bytes between tiles, hashed again
+// for the blocks' prints rather than kept at 32 bytes a part).
 type scanPlan struct {
 	ranges  []hashing.Range
 	parts   []scanPart
-	ids     []hashing.ID // per part, set by the scan before its blocks are asked about
-	inline  []byte       // every inline part's bytes, at its scanPart.at, copied there by the scan
-	recipes []string     // of derived pieces
-	pieces  int          // how many pieces the parts are of
-	chunks  int          // how many of them are chunks
+	chunks  []manifest.Chunk // the manifest's chunks but aliases; the scan sets their IDs
+	inline  []byte           // every inline part's bytes, at its scanPart.at, copied there by the scan
+	recipes []string         // of derived pieces
+	pieces  int              // how many pieces the parts are of
 }
 
 type partKind uint8
@@ -51,8 +53,9 @@ type scanPart struct {
 func (pt *scanPart) first() bool { return pt.part == 0 }
 
 // planScan returns the scan plan of segs, a checked layout's segments
-// (none empty, chunks no longer than a scan piece).
-func planScan(segs []formats.Segment) *scanPlan {
+// (none empty, chunks no longer than a scan piece), with the manifest's
+// chunks (keys, sizes and bboxes; cap room for aliases more).
+func planScan(segs []formats.Segment, aliases int) *scanPlan {
 	pl := &scanPlan{ranges: make([]hashing.Range, 0, len(segs)), parts: make([]scanPart, 0, len(segs))}
 	recipe := map[string]int64{}
 	add := func(seg hashing.Range, pt scanPart) {
@@ -68,13 +71,14 @@ func planScan(segs []formats.Segment) *scanPlan {
 		}
 	}
 	var inline int64
+	nchunks := 0
 	for i := 0; i < len(segs); i++ {
 		s := segs[i]
 		seg := hashing.Range{Off: s.Off, Len: s.Len}
 		switch {
 		case s.IsChunk():
-			add(seg, scanPart{kind: chunkPart, at: int64(pl.chunks)})
-			pl.chunks++
+			add(seg, scanPart{kind: chunkPart, at: int64(nchunks)})
+			nchunks++
 		case s.IsDerived():
 			r, ok := recipe[s.Derive]
 			if !ok {
@@ -92,9 +96,24 @@ func planScan(segs []formats.Segment) *scanPlan {
 			inline += seg.Len
 		}
 	}
-	pl.ids = make([]hashing.ID, len(pl.parts))
 	pl.inline = make([]byte, inline)
+	pl.chunks = make([]manifest.Chunk, 0, nchunks+aliases)
+	for _, s := range segs {
+		if s.IsChunk() {
+			pl.chunks = append(pl.chunks, manifest.Chunk{Key: s.Key, Size: s.Len, BBox: bbox(s.BBox)})
+		}
+	}
 	return pl
+}
+
+// id returns the ID of part i, a chunk's or inline bytes', once the scan
+// has given it.
+func (pl *scanPlan) id(i int) hashing.ID {
+	pt := &pl.parts[i]
+	if pt.kind == chunkPart {
+		return pl.chunks[pt.at].ID
+	}
+	return hashing.Sum(pl.inline[pt.at : pt.at+pl.ranges[i].Len])
 }
 
 // piece returns the range of the piece that part i is of.
@@ -130,7 +149,7 @@ func (pl *scanPlan) print(i int, size int64, derived map[int64]derivedHash) fing
 			ps = append(ps, piece{seg.Off, seg.Len, derived[seg.Off].id})
 			continue
 		}
-		ps = append(ps, piece{pl.ranges[k].Off, pl.ranges[k].Len, pl.ids[k]})
+		ps = append(ps, piece{pl.ranges[k].Off, pl.ranges[k].Len, pl.id(k)})
 	}
 	return blockPrint(ps, start, end)
 }
@@ -180,7 +199,7 @@ func (pl *scanPlan) layout(size int64, derived map[int64]derivedHash, alias func
 			rg := pl.piece(i)
 			e.Derived(rg.Len, derived[rg.Off].id, pl.recipes[pt.at])
 		default:
-			e.Chunk(pl.ranges[i].Len, pl.ids[i])
+			e.Chunk(pl.ranges[i].Len, pl.chunks[pt.at].ID)
 			if alias != nil {
 				alias(i)
 			}

@@ -33,7 +33,7 @@ func TestScanPlanPrints(t *testing.T) {
 		size += l.n
 	}
 	data := randomData(int(size), 11)
-	pl := planScan(segs)
+	pl := planScan(segs, 2)
 	derived := map[int64]derivedHash{}
 	for _, s := range segs {
 		if s.IsDerived() {
@@ -57,7 +57,6 @@ func TestScanPlanPrints(t *testing.T) {
 			t.Fatalf("part %d is %d bytes", k, rg.Len)
 		}
 		b := data[rg.Off : rg.Off+rg.Len]
-		pl.ids[k] = hashing.Sum(b) // as the scan gives them
 		pt := pl.parts[k]
 		switch pt.kind {
 		case inlinePart:
@@ -69,15 +68,21 @@ func TestScanPlanPrints(t *testing.T) {
 				lay.Append(manifest.Piece{Len: seg.Len, Derive: pl.recipes[pt.at], ID: derived[seg.Off].id})
 			}
 		default:
-			if got := chunkSegs[pt.at]; got.Off != rg.Off || got.Len != rg.Len {
+			got := chunkSegs[pt.at]
+			if got.Off != rg.Off || got.Len != rg.Len {
 				t.Fatalf("part %d (%d+%d) names chunk %d (%d+%d)", k, rg.Off, rg.Len, pt.at, got.Off, got.Len)
 			}
-			lay.Append(manifest.Piece{Len: rg.Len, Chunk: true, ID: pl.ids[k]})
+			c := &pl.chunks[pt.at]
+			if c.Key != got.Key || c.Size != got.Len {
+				t.Fatalf("chunk %d is %q of %d bytes, its segment %q of %d", pt.at, c.Key, c.Size, got.Key, got.Len)
+			}
+			c.ID = hashing.Sum(b) // as the scan gives it
+			lay.Append(manifest.Piece{Len: rg.Len, Chunk: true, ID: c.ID})
 		}
 	}
-	if len(lay.Pieces) != 6 || lay.Size != size || pl.pieces != 6 || pl.chunks != 3 {
+	if len(lay.Pieces) != 6 || lay.Size != size || pl.pieces != 6 || len(pl.chunks) != 3 || cap(pl.chunks) != 5 {
 		t.Fatalf("layout of %d pieces, %d bytes, plan of %d pieces, %d chunks; want 6 pieces (the inline runs merged), %d bytes, 3 chunks",
-			len(lay.Pieces), lay.Size, pl.pieces, pl.chunks, size)
+			len(lay.Pieces), lay.Size, pl.pieces, len(pl.chunks), size)
 	}
 	prints := layoutPrints(&lay, size)
 	for i := range prints {

@@ -87,7 +87,9 @@ type Batch interface {
 	// Put adds data under id; the caller guarantees id == hashing.Sum(data)
 	// and may reuse data once Put returns. An object the store or the
 	// batch already holds is not added again: added reports whether this
-	// call added it. like, when not zero, names an object the store holds
+	// call added it. One the store held before is touched, where the
+	// store keeps ages, so that a garbage collection's grace period spares
+	// it while the batch is in flight. like, when not zero, names an object the store holds
 	// that probably shares most bytes with data (the previous version of
 	// the same chunk): the store may keep data as a delta against it. Put
 	// is safe for concurrent use.
@@ -180,35 +182,39 @@ func ReadAll(ctx context.Context, s Getter, id hashing.ID) ([]byte, error) {
 	return b, nil
 }
 
+// Sized names an object and its size in bytes: what VerifyMany and
+// Confirm expect to find. A commit holds one per new chunk, so it is a
+// slice of these rather than a map (half the bytes).
+type Sized struct {
+	ID   hashing.ID
+	Size int64
+}
+
 // Confirmer is a store that confirms many objects for less than a Stat
 // each (a pack file is looked at once for all of its objects).
 type Confirmer interface {
-	// Confirm returns nil if the store holds every id in want at the size
-	// want gives it, as Stat reports them; otherwise an error naming an
-	// object that is missing (errors.Is ErrNotFound) or of another size
-	// (ErrCorrupt).
-	Confirm(ctx context.Context, want map[hashing.ID]int64) error
+	// Confirm returns nil if the store holds every object in want at the
+	// size want gives it, as Stat reports them; otherwise an error naming
+	// an object that is missing (errors.Is ErrNotFound) or of another size
+	// (ErrCorrupt). want may name an object more than once.
+	Confirm(ctx context.Context, want []Sized) error
 }
 
-// VerifyMany is Verify for every id in want (id → size), through Confirm
-// when the store has it and full is false.
+// VerifyMany is Verify for every object in want, through Confirm when the
+// store has it and full is false.
 func VerifyMany(ctx context.Context, s interface {
 	Getter
 	Stater
-}, want map[hashing.ID]int64, full bool) error {
+}, want []Sized, full bool) error {
 	if c, ok := s.(Confirmer); ok && !full {
 		return c.Confirm(ctx, want)
-	}
-	ids := make([]hashing.ID, 0, len(want))
-	for id := range want {
-		ids = append(ids, id)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	const workers = 4 // Stat may be a round trip
 	for w := range workers {
 		g.Go(func() error {
-			for i := w; i < len(ids); i += workers {
-				if err := Verify(gctx, s, ids[i], want[ids[i]], full); err != nil {
+			for i := w; i < len(want); i += workers {
+				if err := Verify(gctx, s, want[i].ID, want[i].Size, full); err != nil {
 					return err
 				}
 			}

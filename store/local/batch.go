@@ -90,7 +90,7 @@ type batch struct {
 type tmpPack struct {
 	f       *os.File
 	size    int64 // bytes written or staged so far
-	entries []packidx.Entry
+	entries packidx.List
 	st      *stager // of a batch's pack; nil when written with add
 }
 
@@ -124,6 +124,7 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, like hashin
 			}
 			b.mu.Unlock()
 		}
+		_ = b.s.Touch(ctx, id) // best effort, as the age is a hint to gc
 		return false, nil
 	}
 	if len(data) > packMaxObject {
@@ -213,8 +214,10 @@ func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, sp span, o
 		return nil, span{}, false, err
 	}
 	e.Offset = tp.size
+	if err := tp.entries.Append(e); err != nil {
+		return nil, span{}, false, err
+	}
 	tp.size += e.Stored
-	tp.entries = append(tp.entries, e)
 	return tp, sp, ok, nil
 }
 
@@ -244,7 +247,7 @@ func (b *batch) Commit(ctx context.Context) error {
 			discard(packs[i:])
 			break
 		}
-		if len(tp.entries) == 0 {
+		if tp.entries.Len() == 0 {
 			discard(packs[i : i+1])
 			continue
 		}
@@ -254,8 +257,7 @@ func (b *batch) Commit(ctx context.Context) error {
 			discard(packs[i:])
 			break
 		}
-		_, err = b.s.publish(tp.f, tp.size, tp.entries, time.Time{})
-		tp.entries = nil // the index has them now
+		_, err = b.s.publish(tp, time.Time{})
 	}
 	if err != nil {
 		return fmt.Errorf("commit batch in %s: %w", b.s.root, err)
@@ -320,8 +322,10 @@ func (tp *tmpPack) add(e packidx.Entry, stored []byte) error {
 	if _, err := tp.f.WriteAt(stored, e.Offset); err != nil {
 		return err
 	}
+	if err := tp.entries.Append(e); err != nil {
+		return err
+	}
 	tp.size += e.Stored
-	tp.entries = append(tp.entries, e)
 	return nil
 }
 
@@ -353,10 +357,12 @@ func (s *Store) newTmpPack(staged bool) (*tmpPack, error) {
 	return tp, nil
 }
 
-// publish makes the temp pack f durable under its final name, writes its
+// publish makes the temp pack tp durable under its final name, writes its
 // index and adds it to the Store. mod, when not zero, becomes the pack's
-// modification time. f is closed, and removed on failure.
-func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod time.Time) (p *packset.Pack, err error) {
+// modification time. tp's file is closed, and removed on failure; its
+// entries are dropped, as the Store reads them from the index's bytes.
+func (s *Store) publish(tp *tmpPack, mod time.Time) (p *packset.Pack, err error) {
+	f := tp.f
 	tmp, renamed := f.Name(), false
 	defer func() {
 		if err != nil {
@@ -366,8 +372,12 @@ func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod tim
 			}
 		}
 	}()
-	ix := packidx.Index{PackSize: size, Entries: entries}
-	idx, err := packidx.Encode(ix)
+	idx, err := tp.entries.Encode(tp.size)
+	if err != nil {
+		return nil, err
+	}
+	tp.entries = packidx.List{}
+	table, err := packidx.Open(idx, packidx.OpenOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +413,7 @@ func (s *Store) publish(f *os.File, size int64, entries []packidx.Entry, mod tim
 	if err := s.write(s.packPath(name, ".idx"), idx); err != nil {
 		return nil, err
 	}
-	p = &packset.Pack{Name: name, Table: ix.Table()}
+	p = &packset.Pack{Name: name, Table: table}
 	s.publishPack(p)
 	return p, nil
 }

@@ -282,9 +282,10 @@ func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 // Confirm implements store.Confirmer: a pack's file is looked at once (its
 // length against its index) for all the objects it holds; loose objects,
 // and packs that vanished, take Stat's path.
-func (s *Store) Confirm(ctx context.Context, want map[hashing.ID]int64) error {
+func (s *Store) Confirm(ctx context.Context, want []store.Sized) error {
 	packOK := map[*packset.Pack]bool{}
-	for id, size := range want {
+	for _, w := range want {
+		id, size := w.ID, w.Size
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("confirm objects: %w", err)
 		}

@@ -446,6 +446,46 @@ func TestPackVanishes(t *testing.T) {
 	}
 }
 
+// TestBatchTouchesHeld: a batch's Put of an object the store holds, packed
+// or loose, refreshes its age (a commit's reused chunks are spared by a gc
+// that runs meanwhile) and does not add it.
+func TestBatchTouchesHeld(t *testing.T) {
+	s := open(t)
+	a, aID := object(15, 4000)
+	batch(t, s, a)
+	l, lID := object(16, 3000)
+	if err := store.Put(t.Context(), s, lID, l); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	for _, p := range []string{packsOf(t, s)[aID].pack, objPath(s, lID)} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := s.Batch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []struct {
+		id   hashing.ID
+		data []byte
+	}{{aID, a}, {lID, l}} {
+		if info, err := s.Stat(t.Context(), o.id); err != nil || info.Modified.After(old.Add(time.Minute)) {
+			t.Fatalf("stat of %s before the batch: %+v, %v", o.id.Short(), info, err)
+		}
+		if added, err := b.Put(t.Context(), o.id, o.data, hashing.ID{}); err != nil || added {
+			t.Fatalf("batch Put of a held object: added %v, %v", added, err)
+		}
+		if info, err := s.Stat(t.Context(), o.id); err != nil || time.Since(info.Modified) > time.Minute {
+			t.Errorf("stat of %s after a batch put it again: %+v, %v; want modified now", o.id.Short(), info, err)
+		}
+	}
+	if err := b.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestTouchPacked(t *testing.T) {
 	s := open(t)
 	a, aID := object(13, 4000)
@@ -818,14 +858,14 @@ func TestRepackMergesSmallPacks(t *testing.T) {
 // cut short is corrupt, not confirmed; a pack gone is not found.
 func TestConfirmChecksPackLength(t *testing.T) {
 	s := open(t)
-	want := map[hashing.ID]int64{}
+	var want []store.Sized
 	var objs [][]byte
 	for i := range 5 {
 		data, _ := object(int64(700+i), 5000)
 		objs = append(objs, data)
 	}
 	for _, id := range batch(t, s, objs...) {
-		want[id] = 5000
+		want = append(want, store.Sized{ID: id, Size: 5000})
 	}
 	if err := s.Confirm(t.Context(), want); err != nil {
 		t.Fatalf("Confirm of a fresh batch: %v", err)

@@ -82,9 +82,9 @@ func TestBatchSegments(t *testing.T) {
 				}
 			}
 			// Confirm checks each pack's length against its index.
-			want := map[hashing.ID]int64{}
+			var want []store.Sized
 			for _, data := range objs {
-				want[hashing.Sum(data)] = int64(len(data))
+				want = append(want, store.Sized{ID: hashing.Sum(data), Size: int64(len(data))})
 			}
 			if err := store.VerifyMany(t.Context(), fresh, want, false); err != nil {
 				t.Fatal(err)

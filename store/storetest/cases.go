@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -283,13 +283,11 @@ func testVerify(t *testing.T, s store.Store) {
 // has one) on objects put loose and, when the store batches, in a batch.
 func testVerifyMany(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	want := map[hashing.ID]int64{}
-	var order []hashing.ID // the first loose, the last batched if the store batches
+	var want []store.Sized // the first loose, the last batched if the store batches
 	for i := range 3 {
 		data, _ := object(int64(300+i), 1000+i)
 		id := put(t, s, data)
-		want[id] = int64(len(data))
-		order = append(order, id)
+		want = append(want, store.Sized{ID: id, Size: int64(len(data))})
 	}
 	if bs, ok := s.(store.Batcher); ok {
 		b, err := bs.Batch(ctx)
@@ -301,8 +299,7 @@ func testVerifyMany(t *testing.T, s store.Store) {
 			if _, err := b.Put(ctx, id, data, hashing.ID{}); err != nil {
 				t.Fatalf("batch Put: %v", err)
 			}
-			want[id] = int64(len(data))
-			order = append(order, id)
+			want = append(want, store.Sized{ID: id, Size: int64(len(data))})
 		}
 		if err := b.Commit(ctx); err != nil {
 			t.Fatalf("batch Commit: %v", err)
@@ -313,14 +310,13 @@ func testVerifyMany(t *testing.T, s store.Store) {
 			t.Errorf("VerifyMany(full=%v) of %d good objects: %v", full, len(want), err)
 		}
 	}
-	for _, id := range []hashing.ID{order[0], order[len(order)-1]} {
-		wrong := maps.Clone(want)
-		wrong[id]++
-		wantCorrupt(t, fmt.Sprintf("VerifyMany with the size of %s off by one", id.Short()), store.VerifyMany(ctx, s, wrong, false))
+	for _, i := range []int{0, len(want) - 1} {
+		wrong := slices.Clone(want)
+		wrong[i].Size++
+		wantCorrupt(t, fmt.Sprintf("VerifyMany with the size of %s off by one", want[i].ID.Short()), store.VerifyMany(ctx, s, wrong, false))
 	}
 	_, missing := object(499, 10)
-	absent := maps.Clone(want)
-	absent[missing] = 10
+	absent := append(slices.Clone(want), store.Sized{ID: missing, Size: 10})
 	if err := store.VerifyMany(ctx, s, absent, false); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), missing.Short()) {
 		t.Errorf("VerifyMany with a missing object: %v, want ErrNotFound naming %s", err, missing.Short())
 	}

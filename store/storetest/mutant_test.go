@@ -108,12 +108,12 @@ type mutant struct {
 
 // Confirm makes every mutant a store.Confirmer, correct but for
 // confirm-always-ok.
-func (m *mutant) Confirm(ctx context.Context, want map[hashing.ID]int64) error {
+func (m *mutant) Confirm(ctx context.Context, want []store.Sized) error {
 	if m.mode == "confirm-always-ok" {
 		return nil
 	}
-	for id, size := range want {
-		if err := store.Verify(ctx, m, id, size, false); err != nil {
+	for _, w := range want {
+		if err := store.Verify(ctx, m, w.ID, w.Size, false); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,6 @@
 package packidx
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -12,24 +11,7 @@ import (
 // fails if they break a rule that Decode checks.
 func Encode(ix Index) ([]byte, error) {
 	slices.SortFunc(ix.Entries, func(a, b Entry) int { return Compare(a.ID, b.ID) })
-	if err := check(ix); err != nil {
-		return nil, fmt.Errorf("encode pack index: %w", err)
-	}
-	b := make([]byte, 0, HeaderSize+len(ix.Entries)*EntrySize+ChecksumSize)
-	b = append(b, magic...)
-	b = binary.LittleEndian.AppendUint32(b, Version)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(ix.Entries)))
-	b = binary.LittleEndian.AppendUint64(b, uint64(ix.PackSize))
-	for _, e := range ix.Entries {
-		b = append(b, e.ID[:]...)
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.Offset))
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.Stored))
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.Size))
-		b = append(b, byte(e.Encoding), e.Depth)
-		b = append(b, e.Base[:]...)
-	}
-	sum := hashing.Sum(b)
-	return append(b, sum[:]...), nil
+	return build(ix.PackSize, len(ix.Entries), func(i int) Entry { return ix.Entries[i] })
 }
 
 // Checksum returns the trailing checksum of an encoded index, which names
@@ -40,25 +22,6 @@ func Checksum(b []byte) hashing.ID {
 		copy(id[:], b[len(b)-ChecksumSize:])
 	}
 	return id
-}
-
-// check enforces the rules on an index's content.
-func check(ix Index) error {
-	if ix.PackSize < PackHeaderSize {
-		return fmt.Errorf("pack size %d is below the %d-byte header", ix.PackSize, PackHeaderSize)
-	}
-	if uint64(len(ix.Entries)) > 1<<32-1 {
-		return fmt.Errorf("%d entries", len(ix.Entries))
-	}
-	for i, e := range ix.Entries {
-		if i > 0 && Compare(ix.Entries[i-1].ID, e.ID) >= 0 {
-			return fmt.Errorf("entry %d (%s) is not after %s", i, e.ID.Short(), ix.Entries[i-1].ID.Short())
-		}
-		if err := checkEntry(e, ix.PackSize); err != nil {
-			return fmt.Errorf("entry %d (%s): %w", i, e.ID.Short(), err)
-		}
-	}
-	return nil
 }
 
 func checkEntry(e Entry, packSize int64) error {

@@ -219,3 +219,51 @@ func TestOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestList: a List gives back every entry as appended (bases too), and
+// encodes to the bytes Encode gives for the same entries; it refuses what
+// it could not hold and what Encode refuses.
+func TestList(t *testing.T) {
+	ix := sample()
+	var l List
+	for _, e := range ix.Entries {
+		if err := l.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, e := range ix.Entries {
+		if got := l.Entry(i); got != e {
+			t.Errorf("entry %d: %+v, want %+v", i, got, e)
+		}
+	}
+	got, err := l.Encode(ix.PackSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Encode(ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("List.Encode differs from Encode of the same entries")
+	}
+	if err := l.Append(Entry{ID: id("big"), Offset: 8, Stored: MaxSize + 1, Size: MaxSize + 1}); err == nil {
+		t.Error("Append takes an entry above MaxSize")
+	}
+	var dup List
+	for _, e := range []Entry{ix.Entries[0], ix.Entries[0]} {
+		if err := dup.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := dup.Encode(ix.PackSize); err == nil {
+		t.Error("List.Encode takes an ID twice")
+	}
+	var short List
+	if err := short.Append(Entry{ID: id("x"), Offset: 8, Stored: 100, Size: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := short.Encode(50); err == nil {
+		t.Error("List.Encode takes an entry past the pack's end")
+	}
+}
