@@ -228,7 +228,7 @@ type chunked struct {
 
 // streamChunks: a manifest of this many chunks or more (about 1 MB of
 // text) is encoded as it is written rather than held.
-const streamChunks = 1 << 13
+var streamChunks = 1 << 13 // a variable for tests
 
 // writeText writes the manifest's text to w.
 func (ch *chunked) writeText(w io.Writer) error {

@@ -2,6 +2,8 @@ package repo
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +56,34 @@ func TestWriteBlobIsGits(t *testing.T) {
 		if gitBlobHash(data) != want {
 			t.Errorf("gitBlobHash(%d bytes) = %s, want %s", len(data), gitBlobHash(data), want)
 		}
+	}
+	// Streamed (a large manifest): the same object as git's, whether new
+	// or there already; a writer that gives another length is refused.
+	for _, data := range [][]byte{bytes.Repeat([]byte("streamed line\n"), 60000), bytes.Repeat([]byte("manifest line\n"), 50000)} {
+		write := func(w io.Writer) (int64, error) {
+			var n int64
+			for off := 0; off < len(data); off += 70000 {
+				k, err := w.Write(data[off:min(off+70000, len(data))])
+				if n += int64(k); err != nil {
+					return n, err
+				}
+			}
+			return n, nil
+		}
+		b, err := g.putBlobFrom(len(data), write)
+		want := strings.TrimSpace(string(gitCLI(t, dir, data, "hash-object", "--stdin")))
+		if err != nil || b.hash.String() != want || b.size != len(data) {
+			t.Fatalf("putBlobFrom(%d bytes) = %s, %d bytes, %v; git hash-object says %s", len(data), b.hash, b.size, err, want)
+		}
+		if got := gitCLI(t, dir, nil, "cat-file", "blob", want); !bytes.Equal(got, data) {
+			t.Errorf("git cat-file of streamed %s: %d bytes back, wrote %d", want, len(got), len(data))
+		}
+		if _, err := g.putBlobFrom(len(data)+1, write); err == nil {
+			t.Errorf("putBlobFrom takes %d bytes for a blob of %d", len(data), len(data)+1)
+		}
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "tmp_obj_*")); len(tmps) > 0 {
+		t.Errorf("temp objects left: %v", tmps)
 	}
 	gitCLI(t, dir, nil, "fsck", "--strict")
 
@@ -136,5 +166,38 @@ func TestManifestReadPrefersMatchingWorkCopy(t *testing.T) {
 		if _, ok := g.readWorkCopy(b.hash, "a.bin"); ok != bytes.Equal(copyBytes, enc) {
 			t.Errorf("work copy %q: readWorkCopy ok = %v", copyBytes, ok)
 		}
+	}
+}
+
+// TestStreamedManifest: a manifest encoded as it is written, not held
+// (streamChunks), is the one Git holds and the work tree gets, byte for
+// byte, and a re-commit of the same bytes finds it unchanged.
+func TestStreamedManifest(t *testing.T) {
+	old := streamChunks
+	streamChunks = 1
+	t.Cleanup(func() { streamChunks = old })
+	r := testRepo(t, randomData(3<<20, 5))
+	m, err := r.Manifest("", "sub/x.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.Encode()
+	if err != nil || len(m.Chunks) < 2 {
+		t.Fatalf("manifest of %d chunks, %v", len(m.Chunks), err)
+	}
+	work, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(manifestPath("sub/x.bin"))))
+	if err != nil || !bytes.Equal(work, want) {
+		t.Fatalf("work tree manifest: %d bytes (%v), want the %d of its encoding", len(work), err, len(want))
+	}
+	if got := gitCLI(t, r.Root, nil, "cat-file", "blob", "HEAD:"+manifestPath("sub/x.bin")); !bytes.Equal(got, want) {
+		t.Fatalf("git's manifest: %d bytes, want the %d of its encoding", len(got), len(want))
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(r.Root, "sub", "x.bin"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Commit(t.Context(), CommitOptions{Message: "touched"})
+	if !errors.Is(err, ErrNothingToCommit) || res == nil || len(res.Files) != 1 || res.Files[0].Status != "unchanged" {
+		t.Fatalf("re-commit of the same bytes: %+v, %v; want the file unchanged, nothing to commit", res, err)
 	}
 }
