@@ -1,12 +1,12 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -16,7 +16,6 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
-	"github.com/chunkvc/chunkvc/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 )
@@ -31,186 +30,6 @@ const (
 	VerifyFull
 )
 
-// upload de-duplicates puts across the files of one commit and counts them.
-// When the store takes batches (store.Batcher: the local store packs them),
-// chunks go into one batch that finish commits and verifies; otherwise each
-// chunk is put and verified on its own.
-type upload struct {
-	st       store.Store
-	verify   Verify
-	chunks   atomic.Int64
-	bytes    atomic.Int64
-	progress progress.Counter
-	dryRun   bool // compute manifests only, store nothing
-
-	batch store.Batch
-	mu    sync.Mutex
-	// claims holds, when there is no batch, every chunk being put or
-	// found stored. A batch de-duplicates its puts itself, and a second
-	// map of the same IDs would double what a commit of a file of 500,000
-	// tiles holds per tile.
-	claims map[hashing.ID]struct{}
-	// stored lists the chunks this upload stored, once each, with
-	// creditedBit in Size once a file was credited with one; credit sorts
-	// it by ID. Without a batch each was verified when put; with one,
-	// finish verifies them all.
-	stored []store.Sized
-	sorted bool
-}
-
-// creditedBit marks a stored chunk that upload.credit gave to a file.
-const creditedBit = 1 << 62
-
-// newUpload prepares uploads to st, in a batch when st takes them.
-func newUpload(ctx context.Context, st store.Store, v Verify, prog progress.Counter) (*upload, error) {
-	u := &upload{st: st, verify: v, progress: progress.OrNoop(prog)}
-	if b, ok := st.(store.Batcher); ok {
-		batch, err := b.Batch(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("store %s: %w", st, err)
-		}
-		u.batch = batch
-	} else {
-		u.claims = map[hashing.ID]struct{}{}
-	}
-	return u, nil
-}
-
-// finish makes the batch's chunks durable and verifies every one of them;
-// nothing may refer to them (a Git commit) before it returns nil.
-func (u *upload) finish(ctx context.Context) error {
-	if u.batch == nil {
-		return nil
-	}
-	b := u.batch
-	u.batch = nil
-	if err := b.Commit(ctx); err != nil {
-		return fmt.Errorf("store %s: %w", u.st, err)
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for i := range u.stored {
-		u.stored[i].Size &^= creditedBit
-	}
-	if err := store.VerifyMany(ctx, u.st, u.stored, u.verify == VerifyFull); err != nil {
-		return fmt.Errorf("store %s: verify chunks: %w", u.st, err)
-	}
-	u.stored = nil // everything is credited and verified
-	return nil
-}
-
-// abort drops a batch that will not be committed (an error on the way).
-func (u *upload) abort() {
-	if u.batch != nil {
-		_ = u.batch.Abort()
-		u.batch = nil
-	}
-}
-
-// ensure makes sure the store holds id (data), putting and verifying it if
-// not; like names a chunk data probably resembles (store.Batch.Put). data
-// must hash to id: every caller hashed or verified it just before. It
-// reports whether the chunk was uploaded.
-func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
-	if u.batch != nil {
-		// The batch looks for id itself, in what it holds and in the
-		// store, and touches what the store holds: asking first would
-		// cost a second look per new chunk.
-		added, err := u.batch.Put(ctx, id, data, like)
-		if err != nil {
-			return false, fmt.Errorf("store %s: put chunk %s: %w", u.st, id, err)
-		}
-		if added {
-			u.record(id, len(data))
-		}
-		return added, nil
-	}
-	if !u.claim(id) {
-		return false, nil
-	}
-	has, err := store.Has(ctx, u.st, id)
-	if err != nil {
-		u.release(id)
-		return false, fmt.Errorf("store %s: chunk %s: %w", u.st, id, err)
-	}
-	if has {
-		u.touch(ctx, id)
-		return false, nil
-	}
-	if err := u.st.Put(ctx, id, data); err != nil {
-		u.release(id)
-		return false, fmt.Errorf("store %s: put chunk %s: %w", u.st, id, err)
-	}
-	if err := store.Verify(ctx, u.st, id, int64(len(data)), u.verify == VerifyFull); err != nil {
-		u.release(id)
-		return false, fmt.Errorf("store %s: verify chunk %s: %w", u.st, id, err)
-	}
-	u.record(id, len(data))
-	return true, nil
-}
-
-// claim reports whether id is this caller's to ensure (without a batch):
-// no one asked for it before, or the one who did failed.
-func (u *upload) claim(id hashing.ID) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if _, dup := u.claims[id]; dup {
-		return false
-	}
-	u.claims[id] = struct{}{}
-	return true
-}
-
-// release gives up a claim whose put failed.
-func (u *upload) release(id hashing.ID) {
-	u.mu.Lock()
-	delete(u.claims, id)
-	u.mu.Unlock()
-}
-
-// record counts a chunk of n bytes as stored by this upload.
-func (u *upload) record(id hashing.ID, n int) {
-	u.mu.Lock()
-	u.stored = append(u.stored, store.Sized{ID: id, Size: int64(n)})
-	u.sorted = false
-	u.mu.Unlock()
-	u.chunks.Add(1)
-	u.bytes.Add(int64(n))
-}
-
-// credit counts the chunks of m that this upload stored and that no file
-// was credited with before: called for the files of a commit in path
-// order, before finish, it gives each new chunk to the first file holding
-// it, whatever order the files were hashed in.
-func (u *upload) credit(m *manifest.Manifest) (chunks int, bytes int64) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if !u.sorted {
-		slices.SortFunc(u.stored, func(a, b store.Sized) int { return hashing.Compare(a.ID, b.ID) })
-		u.sorted = true
-	}
-	for _, c := range m.Chunks {
-		i, ok := slices.BinarySearchFunc(u.stored, c.ID, func(s store.Sized, id hashing.ID) int { return hashing.Compare(s.ID, id) })
-		if ok && u.stored[i].Size&creditedBit == 0 {
-			u.stored[i].Size |= creditedBit
-			chunks++
-			bytes += c.Size
-		}
-	}
-	return chunks, bytes
-}
-
-// touch refreshes the age of a chunk a commit reuses, where the store can,
-// so that a gc elsewhere does not take it for garbage while the commit is
-// in flight.
-func (u *upload) touch(ctx context.Context, id hashing.ID) {
-	if t, ok := u.st.(interface {
-		Touch(context.Context, hashing.ID) error
-	}); ok {
-		_ = t.Touch(ctx, id)
-	}
-}
-
 // chunked is one file turned into a manifest whose chunks are all stored.
 type chunked struct {
 	m *manifest.Manifest
@@ -219,9 +38,9 @@ type chunked struct {
 	// tiles) is never held whole: it is encoded as it is written, into
 	// Git's object store and into the work tree.
 	encoded []byte
-	blob    blob           // the manifest in Git's object store, when committing, once named waits
-	named   errgroup.Group // writing blob
-	put     errgroup.Group // writing blob; Wait before a Git commit refers to it
+	blob    blob           // the manifest in Git's object store, when committing: set when named's Wait returns
+	named   errgroup.Group // writing blob; Wait before a Git commit refers to it
+	put     errgroup.Group // writing the block cache's entry
 	stat    fileStat
 	hashed  int64
 }
@@ -240,12 +59,29 @@ func (ch *chunked) writeText(w io.Writer) error {
 	return err
 }
 
-// sameText reports whether old is the manifest's text.
+// sameText reports whether old is the manifest's text. A text that is not
+// held is encoded again to compare, rather than wait for its blob's name.
 func (ch *chunked) sameText(old []byte) bool {
 	if ch.encoded != nil {
 		return string(old) == string(ch.encoded)
 	}
-	return len(old) == ch.blob.size && newBlob(old) == ch.blob
+	w := prefixWriter{rest: old}
+	n, err := ch.m.EncodeTo(&w)
+	return err == nil && n == int64(len(old))
+}
+
+// prefixWriter takes the bytes that rest starts with, and fails at the
+// first that differ.
+type prefixWriter struct{ rest []byte }
+
+var errDiffers = errors.New("bytes differ")
+
+func (w *prefixWriter) Write(b []byte) (int, error) {
+	if !bytes.HasPrefix(w.rest, b) {
+		return 0, errDiffers
+	}
+	w.rest = w.rest[len(b):]
+	return len(b), nil
 }
 
 // chunkFile enumerates, hashes and stores file p. loadOld, when not nil,

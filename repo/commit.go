@@ -111,6 +111,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		old      *manifest.Manifest
 		oldBytes []byte
 		ch       *chunked
+		cached   int // its entry in cached, whose Manifest is set once its blob is named
 	}
 	var jobs []*job
 	defer func() { // on every path: nothing may go on writing after Commit
@@ -208,13 +209,10 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	for _, j := range jobs { // in path order
 		p, old, oldBytes, ch := j.p, j.old, j.oldBytes, j.ch
-		if err := ch.named.Wait(); err != nil {
-			return nil, err
-		}
 		newChunks, newBytes := up.credit(ch.m)
 		current[p] = ch.m
-		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed,
-			Manifest: ch.blob.hash.String()}})
+		j.cached = len(cached)
+		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed}})
 		fr := FileResult{Path: p, Format: ch.m.Format, Fallback: ch.m.Fallback, Size: ch.m.Size, Chunks: len(ch.m.Chunks),
 			NewChunks: newChunks, NewBytes: newBytes}
 		switch {
@@ -230,7 +228,6 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			fr.Warnings = changeWarnings(old, ch.m, d)
 		}
 		if fr.Status != "unchanged" {
-			writes[manifestPath(p)] = ch.blob
 			worktree[p] = ch
 		}
 		res.Files = append(res.Files, fr)
@@ -248,11 +245,16 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err := up.finish(ctx); err != nil {
 		return nil, err
 	}
-
+	// The manifests' Git objects were written meanwhile (a large one is
+	// deflated while the store's batch is made durable).
 	for _, j := range jobs {
-		if err := j.ch.put.Wait(); err != nil {
+		if err := errors.Join(j.ch.named.Wait(), j.ch.put.Wait()); err != nil {
 			return nil, err
 		}
+		cached[j.cached].e.Manifest = j.ch.blob.hash.String()
+	}
+	for p, ch := range worktree {
+		writes[manifestPath(p)] = ch.blob
 	}
 
 	// Every chunk is stored and verified: now, and only now, Git.

@@ -43,7 +43,7 @@ func newBlob(data []byte) blob { return blob{hash: blobHash(data), size: len(dat
 
 // putBlob writes b, made of data by newBlob, as writeBlob does.
 func (g *gitRepo) putBlob(b blob, data []byte) error {
-	fsys, ok := g.r.Storer.(*filesystem.Storage)
+	objects, ok := g.objectsDir()
 	if !ok {
 		got, err := g.writeBlobGoGit(data)
 		if err == nil && got != b {
@@ -51,57 +51,28 @@ func (g *gitRepo) putBlob(b blob, data []byte) error {
 		}
 		return err
 	}
-	// go-git reads objects from the .git folder it opened (openGit does
-	// not enable the common dir of linked worktrees), so this is where
-	// they must go.
-	hex := b.hash.String()
-	dir := filepath.Join(fsys.Filesystem().Root(), "objects", hex[:2])
-	final := filepath.Join(dir, hex[2:])
-	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() {
-		now := time.Now()
-		if os.Chtimes(final, now, now) == nil {
-			return nil
-		}
+	if freshen(looseObject(objects, b.hash)) {
+		return nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("git object %s: %w", hex, err)
-	}
-	f, err := os.CreateTemp(dir, "tmp_obj_")
-	if err != nil {
-		return fmt.Errorf("git object %s: %w", hex, err)
-	}
-	defer os.Remove(f.Name()) // fails harmlessly once renamed
-	zw, err := zlib.NewWriterLevel(f, zlib.BestSpeed)
+	tmp, err := deflateLoose(objects, len(data), func(w io.Writer) (int64, error) {
+		n, err := w.Write(data)
+		return int64(n), err
+	}, nil)
 	if err == nil {
-		_, err = zw.Write(blobHeader(len(data)))
-	}
-	if err == nil {
-		_, err = zw.Write(data)
-	}
-	if err == nil {
-		err = zw.Close()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o444)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), final)
+		defer os.Remove(tmp) // fails harmlessly once renamed
+		err = placeLoose(tmp, looseObject(objects, b.hash))
 	}
 	if err != nil {
-		return fmt.Errorf("git object %s: %w", hex, err)
+		return fmt.Errorf("git object %s: %w", b.hash, err)
 	}
 	return nil
 }
 
 // putBlobFrom writes the blob of size bytes that write gives, as putBlob
 // does, without holding them: they are hashed and deflated as they come,
-// into a temp file that becomes the object once its name is known. write
-// must give the same bytes each time it is called (a manifest's text).
+// into a temp file that becomes the object once its name is known.
 func (g *gitRepo) putBlobFrom(size int, write func(io.Writer) (int64, error)) (blob, error) {
-	fsys, ok := g.r.Storer.(*filesystem.Storage)
+	objects, ok := g.objectsDir()
 	if !ok {
 		var buf bytes.Buffer
 		if _, err := write(&buf); err != nil {
@@ -109,21 +80,70 @@ func (g *gitRepo) putBlobFrom(size int, write func(io.Writer) (int64, error)) (b
 		}
 		return g.writeBlobGoGit(buf.Bytes())
 	}
-	objects := filepath.Join(fsys.Filesystem().Root(), "objects")
-	f, err := os.CreateTemp(objects, "tmp_obj_")
+	h := sha1.New()
+	tmp, err := deflateLoose(objects, size, write, h)
 	if err != nil {
 		return blob{}, fmt.Errorf("git object: %w", err)
 	}
-	defer os.Remove(f.Name()) // fails harmlessly once renamed
-	h := sha1.New()
-	h.Write(blobHeader(size))
+	defer os.Remove(tmp) // fails harmlessly once renamed
+	b := blob{size: size}
+	copy(b.hash[:], h.Sum(nil))
+	if final := looseObject(objects, b.hash); !freshen(final) {
+		if err := placeLoose(tmp, final); err != nil {
+			return blob{}, fmt.Errorf("git object %s: %w", b.hash, err)
+		}
+	}
+	return b, nil
+}
+
+// objectsDir returns the objects folder of a repository on disk. go-git
+// reads objects from the .git folder it opened (openGit does not enable
+// the common dir of linked worktrees), so this is where they must go.
+func (g *gitRepo) objectsDir() (string, bool) {
+	fsys, ok := g.r.Storer.(*filesystem.Storage)
+	if !ok {
+		return "", false
+	}
+	return filepath.Join(fsys.Filesystem().Root(), "objects"), true
+}
+
+// looseObject is where git keeps the loose object h.
+func looseObject(objects string, h plumbing.Hash) string {
+	hex := h.String()
+	return filepath.Join(objects, hex[:2], hex[2:])
+}
+
+// freshen gives the loose object at path a new mtime, as git does for an
+// object it would write again, and reports whether it is there.
+func freshen(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	now := time.Now()
+	return os.Chtimes(path, now, now) == nil
+}
+
+// deflateLoose writes the loose object of a blob of size bytes that write
+// gives (header, then the bytes, at zlib's best speed) to a new temp file
+// in objects, which the caller removes; the header and bytes also go to
+// hash when it is not nil. It checks that write gave size bytes.
+func deflateLoose(objects string, size int, write func(io.Writer) (int64, error), hash io.Writer) (string, error) {
+	f, err := os.CreateTemp(objects, "tmp_obj_")
+	if err != nil {
+		return "", err
+	}
 	zw, err := zlib.NewWriterLevel(f, zlib.BestSpeed)
+	var w io.Writer = zw
+	if hash != nil {
+		w = io.MultiWriter(hash, zw)
+	}
 	if err == nil {
-		_, err = zw.Write(blobHeader(size))
+		_, err = w.Write(blobHeader(size))
 	}
 	if err == nil {
 		var n int64
-		n, err = write(io.MultiWriter(h, zw))
+		n, err = write(w)
 		if err == nil && n != int64(size) {
 			err = fmt.Errorf("%d bytes written of a %d-byte blob", n, size)
 		}
@@ -135,30 +155,22 @@ func (g *gitRepo) putBlobFrom(size int, write func(io.Writer) (int64, error)) (b
 		err = cerr
 	}
 	if err != nil {
-		return blob{}, fmt.Errorf("git object: %w", err)
+		os.Remove(f.Name())
+		return "", err
 	}
-	b := blob{size: size}
-	copy(b.hash[:], h.Sum(nil))
-	hex := b.hash.String()
-	dir := filepath.Join(objects, hex[:2])
-	final := filepath.Join(dir, hex[2:])
-	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() {
-		now := time.Now()
-		if os.Chtimes(final, now, now) == nil {
-			return b, nil
-		}
-	}
-	err = os.MkdirAll(dir, 0o755)
+	return f.Name(), nil
+}
+
+// placeLoose makes the temp file tmp the read-only loose object at final.
+func placeLoose(tmp, final string) error {
+	err := os.MkdirAll(filepath.Dir(final), 0o755)
 	if err == nil {
-		err = os.Chmod(f.Name(), 0o444)
+		err = os.Chmod(tmp, 0o444)
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), final)
+		err = os.Rename(tmp, final)
 	}
-	if err != nil {
-		return blob{}, fmt.Errorf("git object %s: %w", hex, err)
-	}
-	return b, nil
+	return err
 }
 
 // writeBlobGoGit is writeBlob for object stores that are not a .git

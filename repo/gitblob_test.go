@@ -200,4 +200,24 @@ func TestStreamedManifest(t *testing.T) {
 	if !errors.Is(err, ErrNothingToCommit) || res == nil || len(res.Files) != 1 || res.Files[0].Status != "unchanged" {
 		t.Fatalf("re-commit of the same bytes: %+v, %v; want the file unchanged, nothing to commit", res, err)
 	}
+	edited := randomData(3<<20, 5)
+	edited[2<<20] ^= 1
+	if err := os.WriteFile(filepath.Join(r.Root, "sub", "x.bin"), edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = r.Commit(t.Context(), CommitOptions{Message: "edited"})
+	if err != nil || len(res.Files) != 1 || res.Files[0].Status != "modified" {
+		t.Fatalf("re-commit of an edited file: %+v, %v; want it modified", res, err)
+	}
+	m, err = r.Manifest("", "sub/x.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err = m.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	work, err = os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(manifestPath("sub/x.bin"))))
+	if err != nil || !bytes.Equal(work, want) {
+		t.Fatalf("work tree manifest after the edit: %d bytes (%v), want the %d of its encoding", len(work), err, len(want))
+	}
 }

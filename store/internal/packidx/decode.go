@@ -103,7 +103,7 @@ func checkRaw(raw []byte, i int, packSize int64) error {
 	}
 	e := entryAt(raw, i)
 	if i > 0 {
-		if prev := hashing.ID(raw[(i-1)*EntrySize : (i-1)*EntrySize+32]); Compare(prev, e.ID) >= 0 {
+		if prev := hashing.ID(raw[(i-1)*EntrySize : (i-1)*EntrySize+32]); hashing.Compare(prev, e.ID) >= 0 {
 			return fmt.Errorf("entry %d (%s) is not after %s", i, e.ID.Short(), prev.Short())
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // Encode returns the index file for ix. It sorts ix.Entries in place and
 // fails if they break a rule that Decode checks.
 func Encode(ix Index) ([]byte, error) {
-	slices.SortFunc(ix.Entries, func(a, b Entry) int { return Compare(a.ID, b.ID) })
+	slices.SortFunc(ix.Entries, func(a, b Entry) int { return hashing.Compare(a.ID, b.ID) })
 	return build(ix.PackSize, len(ix.Entries), func(i int) Entry { return ix.Entries[i] })
 }
 

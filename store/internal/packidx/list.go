@@ -54,7 +54,7 @@ func (l *List) Entry(i int) Entry {
 // Encode returns the index file of a packSize-byte pack holding the
 // entries, sorting them by ID in place; it fails as Encode does.
 func (l *List) Encode(packSize int64) ([]byte, error) {
-	slices.SortFunc(l.slots, func(a, b slot) int { return Compare(a.id, b.id) })
+	slices.SortFunc(l.slots, func(a, b slot) int { return hashing.Compare(a.id, b.id) })
 	return build(packSize, len(l.slots), l.Entry)
 }
 
@@ -75,7 +75,7 @@ func build(packSize int64, n int, entry func(i int) Entry) ([]byte, error) {
 	var last hashing.ID
 	for i := range n {
 		e := entry(i)
-		if i > 0 && Compare(last, e.ID) >= 0 {
+		if i > 0 && hashing.Compare(last, e.ID) >= 0 {
 			return nil, fmt.Errorf("encode pack index: entry %d (%s) is not after %s", i, e.ID.Short(), last.Short())
 		}
 		if err := checkEntry(e, packSize); err != nil {

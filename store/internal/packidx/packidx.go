@@ -1,10 +1,6 @@
 package packidx
 
-import (
-	"bytes"
-
-	"github.com/chunkvc/chunkvc/hashing"
-)
+import "github.com/chunkvc/chunkvc/hashing"
 
 // Version is the version of both pack and index files.
 const Version = 1
@@ -70,6 +66,3 @@ type Index struct {
 	PackSize int64   // length of the pack file
 	Entries  []Entry // sorted by ID, no duplicates
 }
-
-// Compare orders IDs bytewise.
-func Compare(a, b hashing.ID) int { return bytes.Compare(a[:], b[:]) }

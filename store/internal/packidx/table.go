@@ -33,7 +33,7 @@ type holder struct{ _ *byte }
 // Table returns ix as a Table; it keeps ix.Entries, which must be sorted
 // by ID, as Encode and Decode leave them.
 func (ix Index) Table() Table {
-	if !slices.IsSortedFunc(ix.Entries, func(a, b Entry) int { return Compare(a.ID, b.ID) }) {
+	if !slices.IsSortedFunc(ix.Entries, func(a, b Entry) int { return hashing.Compare(a.ID, b.ID) }) {
 		panic("packidx: entries not sorted by ID")
 	}
 	return Table{PackSize: ix.PackSize, entries: ix.Entries}
@@ -106,7 +106,7 @@ const sampleEvery = 64
 func (t *Table) Search(id hashing.ID) (int, bool) {
 	lo, hi := 0, t.Len()
 	if t.entries == nil && len(t.sample) > 0 {
-		k, _ := slices.BinarySearchFunc(t.sample, id, Compare)
+		k, _ := slices.BinarySearchFunc(t.sample, id, hashing.Compare)
 		if k < len(t.sample) && t.sample[k] == id {
 			return k * sampleEvery, true
 		}
@@ -115,7 +115,7 @@ func (t *Table) Search(id hashing.ID) (int, bool) {
 	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if Compare(t.ID(m), id) < 0 {
+		if hashing.Compare(t.ID(m), id) < 0 {
 			lo = m + 1
 		} else {
 			hi = m

@@ -105,7 +105,7 @@ func TestSearchAndMapAgree(t *testing.T) {
 			all = append(all, id)
 			ix.Entries = append(ix.Entries, packidx.Entry{ID: id, Depth: uint8(rng.Intn(3))})
 		}
-		slices.SortFunc(ix.Entries, func(a, b packidx.Entry) int { return packidx.Compare(a.ID, b.ID) })
+		slices.SortFunc(ix.Entries, func(a, b packidx.Entry) int { return hashing.Compare(a.ID, b.ID) })
 		s.Add(&Pack{Name: fmt.Sprintf("p%d", k), Table: ix.Table()})
 	}
 	missing := hashing.ID{0xff, 0xfe}
