@@ -650,6 +650,10 @@ func TestConcurrentUse(t *testing.T) {
 				return err
 			}
 			if _, err := b.Put(gctx, id, data, hashing.Sum(keep[i%len(keep)])); err != nil {
+				_ = b.Abort()
+				if gctx.Err() != nil {
+					return nil // the deletes are done: cancelled on purpose
+				}
 				return err
 			}
 			if err := b.Commit(gctx); err != nil && gctx.Err() == nil {
