@@ -225,6 +225,12 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			return id, ok
 		}
 	}
+	// Which chunks the scan uploaded (with put, not ensure: see keepAdded),
+	// by their index in the plan; delta candidates are kept by ensure.
+	var added []bool
+	if !up.dryRun {
+		added = make([]bool, len(chunks))
+	}
 	digest, cvs, err := hashing.Scan(uctx, f, size, pl.ranges, opt, func(i int, id hashing.ID, data []byte) error {
 		pt := &pl.parts[i]
 		switch pt.kind {
@@ -259,13 +265,15 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			// A batch copies data into its pack before Put returns:
 			// no copy, no goroutine per chunk.
 			defer up.progress.Add(int64(len(data)))
-			_, err := up.ensure(uctx, id, data, like)
+			ok, err := up.put(uctx, id, data, like)
+			added[pt.at] = ok
 			return err
 		}
 		buf := append([]byte(nil), data...)
 		uploads.Go(func() error {
 			defer up.progress.Add(int64(len(buf)))
-			_, err := up.ensure(uctx, id, buf, likes(int(pt.at), pl.ranges[i].Off))
+			ok, err := up.put(uctx, id, buf, likes(int(pt.at), pl.ranges[i].Off))
+			added[pt.at] = ok
 			return err
 		})
 		return nil
@@ -352,6 +360,10 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	// The plan and the Quicks take about 150 bytes a tile, as much as the
 	// manifest's text: they go before it is made.
 	pl, quick = nil, nil
+	if !up.dryRun {
+		up.keepAdded(chunks, added) // in the plan's order, before Normalize sorts them
+		added = nil
+	}
 	if chunks, err = manifest.Normalize(chunks); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}

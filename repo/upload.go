@@ -94,6 +94,18 @@ func (u *upload) abort() {
 // must hash to id: every caller hashed or verified it just before. It
 // reports whether the chunk was uploaded.
 func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
+	added, err := u.put(ctx, id, data, like)
+	if added {
+		u.mu.Lock()
+		u.keep(id, len(data))
+		u.mu.Unlock()
+	}
+	return added, err
+}
+
+// put is ensure but for keeping the chunk it uploads in stored: the caller
+// hands it to keepAdded.
+func (u *upload) put(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
 	if u.batch != nil {
 		// The batch looks for id itself, in what it holds and in the
 		// store, and touches what the store holds: asking first would
@@ -103,7 +115,7 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 			return false, fmt.Errorf("store %s: put chunk %s: %w", u.st, id, err)
 		}
 		if added {
-			u.record(id, len(data))
+			u.count(len(data))
 		}
 		return added, nil
 	}
@@ -127,7 +139,7 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 		u.release(id)
 		return false, fmt.Errorf("store %s: verify chunk %s: %w", u.st, id, err)
 	}
-	u.record(id, len(data))
+	u.count(len(data))
 	return true, nil
 }
 
@@ -150,14 +162,38 @@ func (u *upload) release(id hashing.ID) {
 	u.mu.Unlock()
 }
 
-// record counts a chunk of n bytes as stored by this upload.
-func (u *upload) record(id hashing.ID, n int) {
-	u.mu.Lock()
-	u.stored = append(u.stored, store.Sized{ID: id, Size: int64(n)})
-	u.sorted = false
-	u.mu.Unlock()
+// count counts a chunk of n bytes as uploaded.
+func (u *upload) count(n int) {
 	u.chunks.Add(1)
 	u.bytes.Add(int64(n))
+}
+
+// keep adds a chunk this upload stored to stored; u.mu is held.
+func (u *upload) keep(id hashing.ID, n int) {
+	u.stored = append(u.stored, store.Sized{ID: id, Size: int64(n)})
+	u.sorted = false
+}
+
+// keepAdded keeps chunks[i] for every i that added flags: the chunks a
+// file's scan uploaded with put. The scan flags them rather than keep
+// them as it goes: a list of them made after the scan plan is let go
+// keeps 40 bytes a chunk (20 MB for a COG of 500,000 tiles) out of the
+// commit's peak.
+func (u *upload) keepAdded(chunks []manifest.Chunk, added []bool) {
+	n := 0
+	for _, a := range added {
+		if a {
+			n++
+		}
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.stored = slices.Grow(u.stored, n)
+	for i, a := range added {
+		if a {
+			u.keep(chunks[i].ID, int(chunks[i].Size))
+		}
+	}
 }
 
 // credit counts the chunks of m that this upload stored and that no file

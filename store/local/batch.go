@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -51,7 +52,7 @@ func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
 	// few loose objects or none, and an id whose folder is missing needs
 	// no stat (another process may add one meanwhile: the object is then
 	// stored twice, no worse than the pack case).
-	b := &batch{s: s, ids: make(map[hashing.ID]struct{}), dirs: make(map[string]bool), loaded: make(chan struct{})}
+	b := &batch{s: s, ids: make(map[hashing.ID]struct{}), placed: make(map[uint64]uint64), dirs: make(map[string]bool), loaded: make(chan struct{})}
 	go func() {
 		defer close(b.loaded)
 		if _, err := s.refresh(false); err != nil {
@@ -74,9 +75,16 @@ type batch struct {
 
 	mu   sync.Mutex
 	done bool
-	err  error                   // of the first failed Put
-	ids  map[hashing.ID]struct{} // put or being put
-	dirs map[string]bool         // fan-out folders of loose objects found present
+	err  error // of the first failed Put
+	// ids holds the objects being put, those found stored and those
+	// stored loose: few. An object in a pack is found through placed
+	// instead, by the first 8 bytes of its ID, as where its entry is in
+	// packs (pack<<32 | entry): 16 bytes where a map of IDs takes 32, and
+	// a commit of a file of 500,000 tiles holds one per tile. An object
+	// whose 8 bytes another placed one has stays in ids.
+	ids    map[hashing.ID]struct{}
+	placed map[uint64]uint64
+	dirs   map[string]bool // fan-out folders of loose objects found present
 
 	// packMu, held while an object's bytes are copied into the current
 	// pack, is apart from mu so that claims do not wait for copies.
@@ -138,11 +146,21 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, like hashin
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
 	}
 	defer obj.release()
-	if err := b.place(obj.entry(id, len(data)), obj.stored); err != nil {
+	ref, err := b.place(obj.entry(id, len(data)), obj.stored)
+	if err != nil {
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
 	}
+	b.mu.Lock()
+	if _, taken := b.placed[prefix(id)]; !taken && b.placed != nil {
+		b.placed[prefix(id)] = ref
+		delete(b.ids, id)
+	}
+	b.mu.Unlock()
 	return true, nil
 }
+
+// prefix is the first 8 bytes of id, by which placed finds it.
+func prefix(id hashing.ID) uint64 { return binary.LittleEndian.Uint64(id[:8]) }
 
 // claim records id as put by this batch; it reports false if it was already.
 func (b *batch) claim(id hashing.ID) (bool, error) {
@@ -153,6 +171,14 @@ func (b *batch) claim(id hashing.ID) (bool, error) {
 	}
 	if _, ok := b.ids[id]; ok {
 		return false, nil
+	}
+	if ref, ok := b.placed[prefix(id)]; ok {
+		b.packMu.Lock() // the packs' entries grow under it
+		held := b.packs[ref>>32].entries.ID(int(uint32(ref))) == id
+		b.packMu.Unlock()
+		if held {
+			return false, nil
+		}
 	}
 	b.ids[id] = struct{}{}
 	return true, nil
@@ -169,24 +195,25 @@ func (b *batch) fail(err error) error {
 }
 
 // place appends e with its stored bytes to the current pack, starting a new
-// one if that is full. Space is reserved under the lock and the bytes are
-// copied into the pack's segment after it is released, unless they cross
-// into the next segment.
-func (b *batch) place(e packidx.Entry, stored []byte) error {
-	tp, sp, ok, err := b.reserve(e, stored)
+// one if that is full, and returns where its entry is (pack<<32 | entry).
+// Space is reserved under the lock and the bytes are copied into the
+// pack's segment after it is released, unless they cross into the next
+// segment.
+func (b *batch) place(e packidx.Entry, stored []byte) (uint64, error) {
+	tp, ref, sp, ok, err := b.reserve(e, stored)
 	if ok {
 		tp.st.fill(sp, stored)
 	}
-	return err
+	return ref, err
 }
 
 // reserve places e in the current pack and either reserves the space for
 // stored (ok true: the caller copies it) or copies it there at once.
-func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, sp span, ok bool, err error) {
+func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, ref uint64, sp span, ok bool, err error) {
 	b.packMu.Lock()
 	defer b.packMu.Unlock()
 	if b.closed {
-		return nil, span{}, false, errFinished
+		return nil, 0, span{}, false, errFinished
 	}
 	tp = b.cur
 	if tp == nil || tp.size > packidx.PackHeaderSize && tp.size+e.Stored > packMax {
@@ -198,11 +225,11 @@ func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, sp span, o
 			tp.st.release()
 			if err != nil {
 				b.cur = nil // the batch has failed; nothing more goes into this pack
-				return nil, span{}, false, err
+				return nil, 0, span{}, false, err
 			}
 		}
 		if tp, err = b.s.newTmpPack(true); err != nil {
-			return nil, span{}, false, err
+			return nil, 0, span{}, false, err
 		}
 		b.cur = tp
 		b.packs = append(b.packs, tp)
@@ -211,14 +238,14 @@ func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, sp span, o
 		err = tp.st.append(stored)
 	}
 	if err != nil {
-		return nil, span{}, false, err
+		return nil, 0, span{}, false, err
 	}
 	e.Offset = tp.size
 	if err := tp.entries.Append(e); err != nil {
-		return nil, span{}, false, err
+		return nil, 0, span{}, false, err
 	}
 	tp.size += e.Stored
-	return tp, sp, ok, nil
+	return tp, uint64(len(b.packs)-1)<<32 | uint64(tp.entries.Len()-1), sp, ok, nil
 }
 
 // Commit publishes the batch's packs: each is synced and renamed into
@@ -234,7 +261,7 @@ func (b *batch) Commit(ctx context.Context) error {
 	dirs := b.dirs
 	// Nothing is put any more: the claims (an entry per object) go before
 	// the packs' indexes are made.
-	b.dirs, b.ids = nil, nil
+	b.dirs, b.ids, b.placed = nil, nil, nil
 	b.mu.Unlock()
 	for dir := range dirs {
 		if err != nil {

@@ -901,3 +901,31 @@ func TestConfirmChecksPackLength(t *testing.T) {
 		t.Errorf("Confirm with the pack removed: %v, want ErrNotFound", err)
 	}
 }
+
+// TestBatchPrefixCollision: two IDs that share their first 8 bytes are
+// told apart (the batch finds packed objects by those 8 bytes, then checks
+// the whole ID). The IDs are made up: Put trusts its caller's ID, and the
+// batch is aborted.
+func TestBatchPrefixCollision(t *testing.T) {
+	s := open(t)
+	b, err := s.Batch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Abort()
+	var a, c hashing.ID
+	for i := range a {
+		a[i], c[i] = byte(i+1), byte(i+1)
+	}
+	c[31] ^= 0xff
+	data := bytes.Repeat([]byte("x"), 3000)
+	for _, step := range []struct {
+		id    hashing.ID
+		added bool
+	}{{a, true}, {c, true}, {a, false}, {c, false}} {
+		added, err := b.Put(t.Context(), step.id, data, hashing.ID{})
+		if err != nil || added != step.added {
+			t.Errorf("Put %s…%x: added %v, %v; want %v", step.id.Short(), step.id[31], added, err, step.added)
+		}
+	}
+}

@@ -44,6 +44,10 @@ func (l *List) Append(e Entry) error {
 // Len returns the number of entries.
 func (l *List) Len() int { return len(l.slots) }
 
+// ID returns the ID of entry i, in the order of Append until Encode sorts
+// them.
+func (l *List) ID(i int) hashing.ID { return l.slots[i].id }
+
 // Entry returns entry i, in the order of Append until Encode sorts them.
 func (l *List) Entry(i int) Entry {
 	s := &l.slots[i]
