@@ -68,8 +68,8 @@ func main() {
 
 // memoryLimit is the soft limit of the Go heap for the command args name.
 // A file's scan plan, manifest and the store's index entries take about
-// 430 bytes per chunk at a commit's peak, so a file of 100,000 tiles has a
-// live heap of 45 MB, which 5× would let grow past the 300 MB a commit
+// 350 bytes per chunk at a commit's peak, so a file of 200,000 tiles has
+// a live heap of 70 MB, which 5× would let grow past the 300 MB a commit
 // may take: near 224 MiB (plus the scan's and the pack's buffers, outside
 // the heap) the collector runs early again. gc and fsck, which map every object of a
 // store, keep 1 GiB rather than collect that often.
