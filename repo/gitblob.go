@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -51,16 +52,23 @@ func (g *gitRepo) putBlob(b blob, data []byte) error {
 		}
 		return err
 	}
-	if freshen(looseObject(objects, b.hash)) {
+	final := looseObject(objects, b.hash)
+	if freshen(final) {
 		return nil
 	}
-	tmp, err := deflateLoose(objects, len(data), func(w io.Writer) (int64, error) {
-		n, err := w.Write(data)
-		return int64(n), err
-	}, nil)
+	// The temp file goes beside its object: made in one shared folder,
+	// the objects of a commit of many files would wait on its lock.
+	err := os.MkdirAll(filepath.Dir(final), 0o755)
+	var tmp string
+	if err == nil {
+		tmp, err = deflateLoose(filepath.Dir(final), len(data), func(w io.Writer) (int64, error) {
+			n, err := w.Write(data)
+			return int64(n), err
+		}, nil)
+	}
 	if err == nil {
 		defer os.Remove(tmp) // fails harmlessly once renamed
-		err = placeLoose(tmp, looseObject(objects, b.hash))
+		err = placeLoose(tmp, final)
 	}
 	if err != nil {
 		return fmt.Errorf("git object %s: %w", b.hash, err)
@@ -126,21 +134,21 @@ func freshen(path string) bool {
 
 // deflateLoose writes the loose object of a blob of size bytes that write
 // gives (header, then the bytes, at zlib's best speed) to a new temp file
-// in objects, which the caller removes; the header and bytes also go to
+// in dir, which the caller removes; the header and bytes also go to
 // hash when it is not nil. It checks that write gave size bytes.
-func deflateLoose(objects string, size int, write func(io.Writer) (int64, error), hash io.Writer) (string, error) {
-	f, err := os.CreateTemp(objects, "tmp_obj_")
+func deflateLoose(dir string, size int, write func(io.Writer) (int64, error), hash io.Writer) (string, error) {
+	f, err := os.CreateTemp(dir, "tmp_obj_")
 	if err != nil {
 		return "", err
 	}
-	zw, err := zlib.NewWriterLevel(f, zlib.BestSpeed)
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(f)
 	var w io.Writer = zw
 	if hash != nil {
 		w = io.MultiWriter(hash, zw)
 	}
-	if err == nil {
-		_, err = w.Write(blobHeader(size))
-	}
+	_, err = w.Write(blobHeader(size))
 	if err == nil {
 		var n int64
 		n, err = write(w)
@@ -160,6 +168,13 @@ func deflateLoose(objects string, size int, write func(io.Writer) (int64, error)
 	}
 	return f.Name(), nil
 }
+
+// zlibWriters are reused: a writer's state is about 1 MB, and a commit of
+// 20,000 small files writes as many manifests (most of its allocations).
+var zlibWriters = sync.Pool{New: func() any {
+	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // a valid level: no error
+	return zw
+}}
 
 // placeLoose makes the temp file tmp the read-only loose object at final.
 func placeLoose(tmp, final string) error {

@@ -82,7 +82,9 @@ func TestWriteBlobIsGits(t *testing.T) {
 			t.Errorf("putBlobFrom takes %d bytes for a blob of %d", len(data), len(data)+1)
 		}
 	}
-	if tmps, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "tmp_obj_*")); len(tmps) > 0 {
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "tmp_obj_*"))
+	inFolders, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "*", "tmp_obj_*"))
+	if tmps = append(tmps, inFolders...); len(tmps) > 0 {
 		t.Errorf("temp objects left: %v", tmps)
 	}
 	gitCLI(t, dir, nil, "fsck", "--strict")
