@@ -170,14 +170,8 @@ func (r *Repo) lock() (func(), error) {
 	me := fmt.Sprintf("%d %s %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
 	deadline := time.Now().Add(lockWait())
 	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		err := createWith(name, me)
 		if err == nil {
-			_, werr := f.WriteString(me)
-			cerr := f.Close()
-			if werr != nil || cerr != nil {
-				os.Remove(name)
-				return nil, fmt.Errorf("write lock %s: %v %v", name, werr, cerr)
-			}
 			unlock := func() { os.Remove(name) }
 			// A checkout that patched a file in place and was killed
 			// left its undo journal: the file goes back first.
@@ -191,6 +185,12 @@ func (r *Repo) lock() (func(), error) {
 			return nil, fmt.Errorf("lock %s: %w", name, err)
 		}
 		data, _ := os.ReadFile(name)
+		if fi, err := os.Stat(name); err == nil && len(data) == 0 && time.Since(fi.ModTime()) > 10*time.Second {
+			// Empty: left by a chunkvc killed between making the file and
+			// writing it (before locks were made whole, by link).
+			os.Remove(name)
+			continue
+		}
 		f2 := strings.Fields(string(data))
 		if len(f2) >= 2 && f2[1] == host {
 			if pid, perr := strconv.Atoi(f2[0]); perr == nil && !processAlive(pid) {
@@ -203,6 +203,44 @@ func (r *Repo) lock() (func(), error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// createWith creates the file name holding content, failing with an
+// error that is fs.ErrExist if it exists. The content is written to a temp
+// file first and linked to name: a process killed midway leaves no empty
+// lock, whose holder no one could tell. Where links are refused, the file
+// is created exclusively and then written.
+func createWith(name, content string) error {
+	f, err := createTemp(name)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write lock %s: %w", name, err)
+	}
+	err = os.Link(tmp, name)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(content)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(name)
+		return fmt.Errorf("write lock %s: %w", name, werr)
+	}
+	return nil
 }
 
 // lockWait is how long a command waits for another to release the lock
