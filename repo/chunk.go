@@ -166,9 +166,12 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	likes := r.likelyBases(ctx, old, chunks, up.dryRun)
 	var reuse func(i int) (hashing.CV, bool)
 	var reused atomic.Int64
+	var prints []fingerprint // by block, as reuse made them
 	if prev != nil {
+		prints = make([]fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)
 		reuse = func(i int) (hashing.CV, bool) {
 			print := pl.print(i, size, derived)
+			prints[i] = print // the block's pieces are done: the cache entry's print too
 			if print == (fingerprint{}) || i >= len(prev.prints) || print != prev.prints[i] {
 				return hashing.CV{}, false
 			}
@@ -347,7 +350,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		if prev != nil {
 			gen = prev.gen + 1
 		}
-		bs = &blockSet{gen: gen, prints: pl.prints(size, derived), cvs: cvs}
+		bs = &blockSet{gen: gen, prints: pl.prints(size, derived, prints), cvs: cvs}
 		if quick != nil {
 			recs = &quickRecords{seed: opt.QuickSeed, recs: make([]byte, 0, len(pl.chunks)*quickRecordLen)}
 			for i, pt := range pl.parts {

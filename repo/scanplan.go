@@ -155,14 +155,21 @@ func (pl *scanPlan) print(i int, size int64, derived map[int64]derivedHash) fing
 }
 
 // prints returns the fingerprint of every block of a size-byte file, as
-// layoutPrints gives them for the layout built from the plan.
-func (pl *scanPlan) prints(size int64, derived map[int64]derivedHash) []fingerprint {
+// layoutPrints gives them for the layout built from the plan. made, when
+// not nil, holds those already made (by Scan's Reuse, once each block's
+// pieces were done): only its zero entries are made here, in it.
+func (pl *scanPlan) prints(size int64, derived map[int64]derivedHash, made []fingerprint) []fingerprint {
 	if size <= hashing.BlockLen {
 		return nil
 	}
-	out := make([]fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)
+	out := made
+	if out == nil {
+		out = make([]fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)
+	}
 	for i := range out {
-		out[i] = pl.print(i, size, derived)
+		if out[i] == (fingerprint{}) {
+			out[i] = pl.print(i, size, derived)
+		}
 	}
 	return out
 }

@@ -90,8 +90,14 @@ func TestScanPlanPrints(t *testing.T) {
 			t.Fatalf("block %d: scan print %x, layout print %x", i, got, prints[i])
 		}
 	}
-	if all := pl.prints(size, derived); !slices.Equal(all, prints) {
+	if all := pl.prints(size, derived, nil); !slices.Equal(all, prints) {
 		t.Fatalf("plan prints differ from the layout's")
+	}
+	// Prints made during the scan are kept; the others are made.
+	made := make([]fingerprint, len(prints))
+	made[0] = fingerprint{1}
+	if all := pl.prints(size, derived, made); all[0] != made[0] || !slices.Equal(all[1:], prints[1:]) {
+		t.Fatalf("plan prints with block 0's made: %x, want %x then the layout's", all, made[0])
 	}
 	var aliased []int64
 	blob, err := pl.layout(size, derived, func(i int) { aliased = append(aliased, pl.ranges[i].Off) })
