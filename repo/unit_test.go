@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
 )
 
 func TestMatchPattern(t *testing.T) {
@@ -140,5 +141,51 @@ func TestCommitCanceledBetweenFiles(t *testing.T) {
 	}
 	if now, err := r.git.head(); err != nil || now.Hash != head.Hash {
 		t.Errorf("HEAD moved after a canceled commit (%v)", err)
+	}
+}
+
+// failingCommits is a store whose batches fail to commit, after every Put
+// succeeded: the last step of making a commit's chunks durable.
+type failingCommits struct{ store.Store }
+
+var errBatchCommit = errors.New("disk full while syncing the pack")
+
+func (s failingCommits) Batch(ctx context.Context) (store.Batch, error) {
+	b, err := s.Store.(store.Batcher).Batch(ctx)
+	return failingBatch{b}, err
+}
+
+type failingBatch struct{ store.Batch }
+
+func (b failingBatch) Commit(context.Context) error {
+	_ = b.Abort()
+	return errBatchCommit
+}
+
+// TestFailedBatchCommitKeepsHead: a batch that fails to commit, after
+// every chunk was put, leaves HEAD and the index as they were (the other
+// tests of failing stores fail earlier, at the batch's start or a Put).
+func TestFailedBatchCommitKeepsHead(t *testing.T) {
+	r := testRepo(t, randomData(1<<16, 4))
+	head, err := r.git.head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(r.Root, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Root, "sub", "x.bin"), randomData(1<<16, 5), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.Store = failingCommits{r.Store}
+	if _, err := r.Commit(context.Background(), CommitOptions{Message: "v2"}); !errors.Is(err, errBatchCommit) {
+		t.Fatalf("commit whose batch fails to commit: %v, want %v", err, errBatchCommit)
+	}
+	if now, err := r.git.head(); err != nil || now.Hash != head.Hash {
+		t.Fatalf("HEAD moved after the store failed to commit the chunks (%v)", err)
+	}
+	if now, err := os.ReadFile(filepath.Join(r.Root, ".git", "index")); err != nil || string(now) != string(index) {
+		t.Fatalf("git index changed by a commit that failed (%v)", err)
 	}
 }
