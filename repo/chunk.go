@@ -16,6 +16,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 )
@@ -162,6 +163,17 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	l.Segments = nil
 	if err := prevG.Wait(); err != nil {
 		return nil, err
+	}
+	// The previous layout is the base of this one's delta: its chain of
+	// deltas is read from the store (from the disk: packs are written
+	// around the page cache) while the file is scanned, not after.
+	var prefetch errgroup.Group
+	defer prefetch.Wait() //nolint:errcheck // an early return must not leave it reading
+	if p, ok := up.batch.(store.BasePrefetcher); ok && old != nil {
+		prefetch.Go(func() error {
+			p.PrefetchBase(ctx, old.Layout)
+			return nil
+		})
 	}
 	likes := r.likelyBases(ctx, old, chunks, up.dryRun)
 	var reuse func(i int) (hashing.CV, bool)
@@ -320,6 +332,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	var layG errgroup.Group
 	if !up.dryRun {
 		layG.Go(func() error {
+			_ = prefetch.Wait() // PrefetchBase returns before the Put it serves
 			_, err := up.ensure(ctx, layID, layBlob, likeLayout(old))
 			return err
 		})

@@ -189,3 +189,45 @@ func TestFailedBatchCommitKeepsHead(t *testing.T) {
 		t.Fatalf("git index changed by a commit that failed (%v)", err)
 	}
 }
+
+// prefetching records the bases a commit prefetches from its batch.
+type prefetching struct {
+	store.Store
+	asked *[]hashing.ID
+}
+
+func (s prefetching) Batch(ctx context.Context) (store.Batch, error) {
+	b, err := s.Store.(store.Batcher).Batch(ctx)
+	return prefetchingBatch{b, s.asked}, err
+}
+
+type prefetchingBatch struct {
+	store.Batch
+	asked *[]hashing.ID
+}
+
+func (b prefetchingBatch) PrefetchBase(ctx context.Context, id hashing.ID) {
+	*b.asked = append(*b.asked, id)
+	b.Batch.(store.BasePrefetcher).PrefetchBase(ctx, id)
+}
+
+// TestCommitPrefetchesLayout: a re-commit of a file asks its batch for the
+// file's previous layout, its layout's delta base, ahead of the Put.
+func TestCommitPrefetchesLayout(t *testing.T) {
+	r := testRepo(t, randomData(1<<16, 6))
+	old, err := r.Manifest("HEAD", "sub/x.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Root, "sub", "x.bin"), randomData(1<<16, 7), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var asked []hashing.ID
+	r.Store = prefetching{r.Store, &asked}
+	if _, err := r.Commit(context.Background(), CommitOptions{Message: "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != old.Layout {
+		t.Fatalf("bases prefetched: %v, want the previous layout %s", asked, old.Layout.Short())
+	}
+}

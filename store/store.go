@@ -100,6 +100,16 @@ type Batch interface {
 	Abort() error
 }
 
+// BasePrefetcher is a Batch that can read a probable delta base (a Put's
+// like) before the Put that names it, so that the read overlaps with the
+// caller's other work rather than lengthening the Put. It is a hint: an
+// error is dropped, and a base not held by the time of the Put is read
+// then as usual. Each prefetched base serves one Put, and PrefetchBase
+// must return before that Put starts.
+type BasePrefetcher interface {
+	PrefetchBase(ctx context.Context, id hashing.ID)
+}
+
 // BulkRemover deletes many objects at once, for stores where deleting one
 // costs a rewrite of what surrounds it (a pack). Deleting a missing object
 // is not an error. Objects that are kept stay readable even when they were

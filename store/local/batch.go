@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/store"
@@ -85,6 +87,9 @@ type batch struct {
 	ids    map[hashing.ID]struct{}
 	placed map[uint64]uint64
 	dirs   map[string]bool // fan-out folders of loose objects found present
+	// bases holds the delta bases read by PrefetchBase, until a Put uses
+	// them: at most maxBases.
+	bases map[hashing.ID][]byte
 
 	// packMu, held while an object's bytes are copied into the current
 	// pack, is apart from mu so that claims do not wait for copies.
@@ -141,7 +146,11 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, like hashin
 		}
 		return true, nil
 	}
-	obj, err := b.s.encode(ctx, id, data, like, true, &b.gate)
+	var base []byte
+	if !like.IsZero() {
+		base = b.takeBase(like)
+	}
+	obj, err := b.s.encodeWith(ctx, id, data, like, base, true, &b.gate)
 	if err != nil {
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
 	}
@@ -157,6 +166,51 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, like hashin
 	}
 	b.mu.Unlock()
 	return true, nil
+}
+
+// maxBases and maxBaseSize bound the bases a batch holds for Puts to come:
+// a commit prefetches one per file it works on (the previous layout of the
+// file, whose chain of deltas is read from disk), where the read is worth
+// a file's time; a larger base stays out of the scan's peak of memory.
+const (
+	maxBases    = 4
+	maxBaseSize = 4 << 20
+)
+
+// PrefetchBase reads object id, whole, for the Put that names it as like
+// (store.BasePrefetcher).
+func (b *batch) PrefetchBase(ctx context.Context, id hashing.ID) {
+	b.mu.Lock()
+	full := b.done || len(b.bases) >= maxBases
+	b.mu.Unlock()
+	if full || id.IsZero() {
+		return
+	}
+	if depth, size, ok := b.s.baseInfo(id); !ok || depth >= maxDepth || size == 0 || size > maxBaseSize {
+		return // not a base encode would use
+	}
+	raw, err := b.s.raw(ctx, id, maxChain)
+	if err != nil || hashing.Sum(raw) != id {
+		return // Put reads it again, and then only costs the delta
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.done && len(b.bases) < maxBases {
+		if b.bases == nil {
+			b.bases = map[hashing.ID][]byte{}
+		}
+		b.bases[id] = raw
+	}
+}
+
+// takeBase returns, and forgets, the base PrefetchBase read as id; nil if
+// there is none.
+func (b *batch) takeBase(id hashing.ID) []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	raw := b.bases[id]
+	delete(b.bases, id)
+	return raw
 }
 
 // prefix is the first 8 bytes of id, by which placed finds it.
@@ -261,7 +315,7 @@ func (b *batch) Commit(ctx context.Context) error {
 	dirs := b.dirs
 	// Nothing is put any more: the claims (an entry per object) go before
 	// the packs' indexes are made.
-	b.dirs, b.ids, b.placed = nil, nil, nil
+	b.dirs, b.ids, b.placed, b.bases = nil, nil, nil, nil
 	b.mu.Unlock()
 	for dir := range dirs {
 		if err != nil {
@@ -418,15 +472,35 @@ func (s *Store) publish(tp *tmpPack, mod time.Time) (p *packset.Pack, err error)
 		// cleaned: this one must look new while it waits for its index.
 		mod = time.Now()
 	}
-	if err := os.Chtimes(tmp, mod, mod); err != nil {
+	// The index is written and synced to a temp file while the pack is
+	// synced (a commit of a few tiles waits for each sync in turn); each
+	// is renamed into place after that, the pack first.
+	var itmp string
+	var staged errgroup.Group
+	staged.Go(func() (err error) {
+		itmp, err = stageFile(dir, idx)
+		return err
+	})
+	err = os.Chtimes(tmp, mod, mod)
+	if err == nil {
+		err = f.Chmod(0o444)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if serr := staged.Wait(); err == nil {
+		err = serr
+	} else if serr == nil {
+		os.Remove(itmp)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if err := f.Chmod(0o444); err != nil {
-		return nil, err
-	}
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
+	defer func() {
+		if err != nil {
+			os.Remove(itmp)
+		}
+	}()
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
@@ -437,7 +511,10 @@ func (s *Store) publish(tp *tmpPack, mod time.Time) (p *packset.Pack, err error)
 	if err := writeback.SyncDir(dir); err != nil {
 		return nil, err
 	}
-	if err := s.write(s.packPath(name, ".idx"), idx); err != nil {
+	if err := os.Rename(itmp, s.packPath(name, ".idx")); err != nil {
+		return nil, err
+	}
+	if err := writeback.SyncDir(dir); err != nil {
 		return nil, err
 	}
 	p = &packset.Pack{Name: name, Table: table}
@@ -525,6 +602,12 @@ func (o *encoded) release() {
 // touched, so that a garbage collection's grace period spares it while the
 // delta is not yet committed.
 func (s *Store) encode(ctx context.Context, id hashing.ID, data []byte, like hashing.ID, touch bool, g *zcodec.Gate) (encoded, error) {
+	return s.encodeWith(ctx, id, data, like, nil, touch, g)
+}
+
+// encodeWith is encode with like's bytes, when base is not nil (the
+// caller checked them against like), instead of reading them.
+func (s *Store) encodeWith(ctx context.Context, id hashing.ID, data []byte, like hashing.ID, base []byte, touch bool, g *zcodec.Gate) (encoded, error) {
 	buf := zcodec.Bufs.Get().(*[]byte)
 	o := encoded{stored: data, enc: packidx.Raw, buf: buf}
 	z, err := g.Compress(data, buf)
@@ -543,9 +626,10 @@ func (s *Store) encode(ctx context.Context, id hashing.ID, data []byte, like has
 	if !ok || depth >= maxDepth || size == 0 || size > int64(packMaxObject) {
 		return o, nil
 	}
-	base, err := s.raw(ctx, like, maxChain)
-	if err != nil || hashing.Sum(base) != like {
-		return o, nil // like is a hint: an unreadable base only costs the delta
+	if base == nil {
+		if base, err = s.raw(ctx, like, maxChain); err != nil || hashing.Sum(base) != like {
+			return o, nil // like is a hint: an unreadable base only costs the delta
+		}
 	}
 	d, err := zcodec.EncodeDelta(data, base, limit)
 	if err != nil {
