@@ -160,38 +160,42 @@ func (s *Store) ensureDir(dir string) error {
 // It is created beside p, not in one shared folder: concurrent puts then
 // contend on 256 fan-out folders' locks instead of one (2× faster commits
 // of many small tiles, measured).
-func (s *Store) write(p string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(p), ".put-*")
+func (s *Store) write(p string, data []byte) error {
+	tmp, err := stageFile(filepath.Dir(p), data)
 	if err != nil {
 		return err
 	}
-	tmp, renamed := f.Name(), false
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return writeback.SyncDir(filepath.Dir(p))
+}
+
+// stageFile writes data, read-only and synced, to a new temp file in dir
+// and returns its path, for the caller to rename into place.
+func stageFile(dir string, data []byte) (tmp string, err error) {
+	f, err := os.CreateTemp(dir, ".put-*")
+	if err != nil {
+		return "", err
+	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			if !renamed {
-				os.Remove(tmp)
-			}
+			os.Remove(f.Name())
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
-		return err
+		return "", err
 	}
 	// chmod before fsync, so that the mode is synced with the bytes.
 	if err = f.Chmod(0o444); err != nil {
-		return err
+		return "", err
 	}
 	if err = f.Sync(); err != nil {
-		return err
+		return "", err
 	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, p); err != nil {
-		return err
-	}
-	renamed = true
-	return writeback.SyncDir(filepath.Dir(p))
+	return f.Name(), f.Close()
 }
 
 // Get returns a reader for length bytes of object id from off (length < 0:
