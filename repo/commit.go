@@ -136,8 +136,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		h, inPrev := prev[p]
 		e, hit := cache.lookup(p, statOf(fi))
 		if hit && inPrev && e.Manifest == h.String() {
-			// Same stat as when HEAD's manifest was made: not even read.
-			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged"})
+			// Same stat as when HEAD's manifest was made: not even read
+			// (so no format or chunk count to report).
+			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Size: fi.Size()})
 			continue
 		}
 		if hit && inPrev {

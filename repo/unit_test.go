@@ -231,3 +231,38 @@ func TestCommitPrefetchesLayout(t *testing.T) {
 		t.Fatalf("bases prefetched: %v, want the previous layout %s", asked, old.Layout.Short())
 	}
 }
+
+// TestCommitUnchangedBySize: a file the stat cache shows unchanged, and
+// so is not even read, is still reported with its size.
+func TestCommitUnchangedBySize(t *testing.T) {
+	data := randomData(1<<16, 8)
+	r := testRepo(t, data)
+	old := time.Now().Add(-time.Hour) // settled: beyond any racy window
+	if err := os.Chtimes(filepath.Join(r.Root, "sub", "x.bin"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"y.bin", "z.bin"} {
+		if i > 0 {
+			time.Sleep(time.Duration(fsWindow(r.Root)) + 10*time.Millisecond) // x.bin's new ctime settles
+		}
+		if err := os.WriteFile(filepath.Join(r.Root, "sub", name), randomData(1<<12, int64(9+i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Commit(context.Background(), CommitOptions{Message: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen bool
+		for _, f := range res.Files {
+			if f.Path == "sub/x.bin" {
+				seen = true
+				if f.Status != "unchanged" || f.Size != int64(len(data)) {
+					t.Fatalf("commit %d: unchanged file reported as %+v, want status unchanged and size %d", i, f, len(data))
+				}
+			}
+		}
+		if !seen {
+			t.Fatalf("commit %d does not report sub/x.bin", i)
+		}
+	}
+}
