@@ -260,6 +260,15 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 
 	// Every chunk is stored and verified: now, and only now, Git.
 	h, err := r.git.commit(opt.Message, writes, remove)
+	if errors.Is(err, ErrNothingToCommit) {
+		// Every file matches HEAD: the stats seen of those that were
+		// read (touched, not changed) hold, and spare the next commit
+		// reading them again.
+		for _, d := range cached {
+			cache.put(d.p, d.e)
+		}
+		_ = cache.save()
+	}
 	if err != nil {
 		return res, err
 	}

@@ -266,3 +266,25 @@ func TestCommitUnchangedBySize(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingToCommitKeepsStats: a commit of files that were touched but
+// not changed has nothing to commit, and keeps what it learned: their new
+// stats are in the stat cache.
+func TestNothingToCommitKeepsStats(t *testing.T) {
+	r := testRepo(t, randomData(1<<16, 11))
+	p := filepath.Join(r.Root, "sub", "x.bin")
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(context.Background(), CommitOptions{Message: "touched"}); !errors.Is(err, ErrNothingToCommit) {
+		t.Fatalf("commit of a touched file: %v, want %v", err, ErrNothingToCommit)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := r.loadStatCache().last("sub/x.bin"); !ok || e.fileStat != statOf(fi) {
+		t.Fatalf("stat cache after nothing to commit: %+v (found %v), want the file's new stat %+v", e.fileStat, ok, statOf(fi))
+	}
+}
