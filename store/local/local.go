@@ -35,6 +35,11 @@ type Store struct {
 	deleting  sync.Mutex // one DeleteMany at a time
 	lastClean time.Time  // of temp files; guarded by deleting
 
+	// packFiles: weak.Pointer[packset.Pack] → its open file (packFile).
+	// Apart from the Store, which holds the packs: the cleanup that closes
+	// a pack's file must not keep the pack reachable.
+	packFiles *sync.Map
+
 	directOnce sync.Once
 	direct     bool        // packs are written with O_DIRECT: a local disk file system
 	refused    atomic.Bool // the file system refused an O_DIRECT write
@@ -82,7 +87,7 @@ func Open(root string) (*Store, error) {
 		// (say, an unreadable parent) does not make the store unusable.
 		_ = writeback.SyncDir(filepath.Dir(abs))
 	}
-	return &Store{root: abs, dirs: make(map[string]bool)}, nil
+	return &Store{root: abs, dirs: make(map[string]bool), packFiles: new(sync.Map)}, nil
 }
 
 // Root returns the store's folder as an absolute path.

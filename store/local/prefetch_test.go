@@ -1,9 +1,12 @@
 package local_test
 
 import (
+	"bytes"
 	"math/rand"
 	"os"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
@@ -69,4 +72,49 @@ func TestPrefetchedBase(t *testing.T) {
 	if e := got[hashing.Sum(o2)]; e.Encoding == packidx.Delta {
 		t.Fatalf("object whose damaged base was read at its Put is a delta: the damage did not reach the store")
 	}
+}
+
+// openFiles counts the process's open file descriptors (Linux).
+func openFiles(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(ents)
+}
+
+// TestPackFilesShared: reads of a pack's objects share one open file, which
+// stays open while the store is used and is closed once the store is gone;
+// the objects read back whole through it.
+func TestPackFilesShared(t *testing.T) {
+	s := open(t)
+	var objs [][]byte
+	for i := range 40 {
+		b := make([]byte, 3000+i)
+		rand.New(rand.NewSource(int64(i))).Read(b)
+		objs = append(objs, b)
+	}
+	ids := batch(t, s, objs...)
+	before := openFiles(t)
+	func() {
+		s2 := reopen(t, s)
+		for i, id := range ids {
+			got, err := store.ReadAll(t.Context(), s2, id)
+			if err != nil || !bytes.Equal(got, objs[i]) {
+				t.Fatalf("object %d: %d bytes, %v", i, len(got), err)
+			}
+			if n := openFiles(t); n > before+2 { // the pack, and its index's mapping's file
+				t.Fatalf("after %d reads of one pack, %d files open, were %d", i+1, n, before)
+			}
+		}
+	}()
+	for range 20 {
+		runtime.GC()
+		if openFiles(t) <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%d files open after the store went, were %d", openFiles(t), before)
 }

@@ -8,7 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
+	"sync"
 	"time"
+	"weak"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
@@ -93,13 +96,55 @@ func (s *Store) openPack(p *packset.Pack) (*os.File, error) {
 	return f, nil
 }
 
+// packFile returns p's file, opened at the first read of p and shared by
+// the reads after: a checkout reads hundreds of thousands of objects, and
+// an open and a close for each were a third of its time. Its length is
+// checked against the index at every read, as when each read opened it.
+// The caller must not close the file, and must keep p reachable while it
+// reads it: the file is closed once p is not (once a reload forgot the
+// pack and the reads in progress are done).
+func (s *Store) packFile(p *packset.Pack) (*os.File, error) {
+	wp := weak.Make(p)
+	if v, ok := s.packFiles.Load(wp); ok {
+		f := v.(*os.File)
+		fi, err := f.Stat()
+		if err == nil && fi.Size() != p.PackSize {
+			err = fmt.Errorf("%w: pack is %d bytes, its index says %d", store.ErrCorrupt, fi.Size(), p.PackSize)
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: s.packPath(p.Name, ".pack"), Err: err}
+		}
+		return f, nil
+	}
+	f, err := s.openPack(p)
+	if err != nil {
+		return nil, err // not kept: the next read tries again
+	}
+	if prev, loaded := s.packFiles.LoadOrStore(wp, f); loaded {
+		f.Close()
+		return prev.(*os.File), nil
+	}
+	runtime.AddCleanup(p, func(c openPack) {
+		c.files.Delete(c.p)
+		c.f.Close()
+	}, openPack{s.packFiles, wp, f})
+	return f, nil
+}
+
+// openPack is what packFile closes and forgets when its pack goes.
+type openPack struct {
+	files *sync.Map
+	p     weak.Pointer[packset.Pack]
+	f     *os.File
+}
+
 // readStored returns the stored bytes of entry e of pack p.
 func (s *Store) readStored(p *packset.Pack, e packidx.Entry) ([]byte, error) {
-	f, err := s.openPack(p)
+	f, err := s.packFile(p)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer runtime.KeepAlive(p)
 	return readEntry(f, e)
 }
 
@@ -211,11 +256,11 @@ func (s *Store) getPacked(ctx context.Context, r packset.Ref, off, length int64)
 		length = e.Size - off
 	}
 	if e.Encoding == packidx.Raw {
-		f, err := s.openPack(r.P)
+		f, err := s.packFile(r.P)
 		if err != nil {
 			return nil, err
 		}
-		return &reader{io.NewSectionReader(f, e.Offset+off, length), f}, nil
+		return &packReader{io.NewSectionReader(f, e.Offset+off, length), r.P}, nil
 	}
 	raw, err := s.decode(ctx, r.P, e, maxChain)
 	if err != nil {
@@ -223,6 +268,30 @@ func (s *Store) getPacked(ctx context.Context, r packset.Ref, off, length int64)
 	}
 	return bytesReader{bytes.NewReader(raw[off : off+length])}, nil
 }
+
+// packReader reads a raw object from its pack's shared file (packFile),
+// which it keeps open by holding the pack; Close does nothing.
+type packReader struct {
+	sr *io.SectionReader
+	p  *packset.Pack
+}
+
+func (r *packReader) Read(b []byte) (int, error) {
+	defer runtime.KeepAlive(r.p)
+	return r.sr.Read(b)
+}
+
+func (r *packReader) ReadAt(b []byte, off int64) (int, error) {
+	defer runtime.KeepAlive(r.p)
+	return r.sr.ReadAt(b, off)
+}
+
+func (r *packReader) Seek(off int64, whence int) (int64, error) { return r.sr.Seek(off, whence) }
+
+// Size is the object's length, as io.SectionReader's Size.
+func (r *packReader) Size() int64 { return r.sr.Size() }
+
+func (r *packReader) Close() error { return nil }
 
 // bytesReader is a decoded object in memory.
 type bytesReader struct{ *bytes.Reader }
