@@ -71,13 +71,24 @@ func main() {
 // 350 bytes per chunk at a commit's peak, so a file of 200,000 tiles has
 // a live heap of 70 MB, which 5× would let grow past the 300 MB a commit
 // may take: near 224 MiB (plus the scan's and the pack's buffers, outside
-// the heap) the collector runs early again. gc and fsck, which map every object of a
-// store, keep 1 GiB rather than collect that often.
+// the heap) the collector runs early again; status hashes files as commit
+// does. gc and fsck, which map every object of a store, keep 1 GiB rather
+// than collect that often. The other commands get 512 MiB: a checkout
+// holds a file's manifest and layout whole (about 750 bytes a chunk, 390
+// MB for 521,623 tiles), and a limit below its live heap keeps the
+// collector running (at 224 MiB it took half of such a checkout's CPU
+// time, and the checkout twice as long).
 func memoryLimit(root *cobra.Command, args []string) int64 {
-	if c, _, err := root.Find(args); err == nil && (c.Name() == "gc" || c.Name() == "fsck") {
+	c, _, err := root.Find(args)
+	switch {
+	case err != nil:
+		return 224 << 20
+	case c.Name() == "gc" || c.Name() == "fsck":
 		return 1 << 30
+	case c.Name() == "commit" || c.Name() == "status":
+		return 224 << 20
 	}
-	return 224 << 20
+	return 512 << 20
 }
 
 // startProfile writes a CPU profile to $CHUNKVC_CPUPROFILE, an execution

@@ -6,7 +6,8 @@ import (
 )
 
 // TestMemoryLimit: gc and fsck keep the large heap limit however they are
-// called; every other command gets the one that holds a commit under 300 MB.
+// called, commit and status the one that holds a commit under 300 MB, and
+// the other commands one above a large checkout's live heap.
 func TestMemoryLimit(t *testing.T) {
 	var out bytes.Buffer
 	root := newRootCmd(&globalOptions{stdout: &out, stderr: &out})
@@ -19,8 +20,10 @@ func TestMemoryLimit(t *testing.T) {
 		{[]string{"fsck", "--remote"}, 1 << 30},
 		{[]string{"commit", "-m", "x"}, 224 << 20},
 		{[]string{"-C", "gc", "commit", "-m", "gc"}, 224 << 20},
-		{[]string{"checkout", "HEAD", "--", "gc"}, 224 << 20},
-		{nil, 224 << 20},
+		{[]string{"status", "--json"}, 224 << 20},
+		{[]string{"checkout", "HEAD", "--", "gc"}, 512 << 20},
+		{[]string{"-C", "commit", "cat", "HEAD:commit"}, 512 << 20},
+		{nil, 512 << 20},
 	} {
 		if got := memoryLimit(root, c.args); got != c.want {
 			t.Errorf("memoryLimit(%q) = %d MiB, want %d MiB", c.args, got>>20, c.want>>20)
