@@ -127,8 +127,10 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 		d = hashing.New()
 	}
 	out := io.MultiWriter(w, d)
-	var buf []byte
-	for _, pc := range lay.Pieces {
+	ra := r.readChunksAhead(ctx, lay, ru, func(id hashing.ID) bool { _, ok := keyOf[id]; return ok })
+	defer ra.stop()
+	for i := range lay.Pieces {
+		pc := &lay.Pieces[i]
 		if err := ctx.Err(); err != nil {
 			return st, hashing.ID{}, err
 		}
@@ -152,26 +154,23 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 		if !ok {
 			return st, hashing.ID{}, fmt.Errorf("%s: %w: layout names chunk %s, which the manifest does not list", m.Path, ErrIntegrity, pc.ID)
 		}
-		data, ok := ru.read(pc.ID, pc.Len, buf)
-		if ok {
+		f, err := ra.next(ctx, pc)
+		if err != nil {
+			return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w", m.Path, m.Chunks[at].Key, pc.ID, err)
+		}
+		data := f.data
+		switch {
+		case f.err != nil:
+			return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w", m.Path, m.Chunks[at].Key, pc.ID, f.err)
+		case f.reused:
 			st.ChunksReused++
-			buf = data
-		} else {
-			var err error
-			var src readSource
-			data, src, err = r.read.get(ctx, pc.ID)
-			if err != nil {
-				return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w", m.Path, m.Chunks[at].Key, pc.ID, err)
-			}
-			if int64(len(data)) != pc.Len {
-				return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w: %d bytes, layout says %d", m.Path, m.Chunks[at].Key, pc.ID, ErrIntegrity, len(data), pc.Len)
-			}
-			if src == fromRemote {
-				st.ChunksFetched++
-				st.BytesFetched += pc.Len
-			} else {
-				st.ChunksLocal++
-			}
+		case int64(len(data)) != pc.Len:
+			return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w: %d bytes, layout says %d", m.Path, m.Chunks[at].Key, pc.ID, ErrIntegrity, len(data), pc.Len)
+		case f.src == fromRemote:
+			st.ChunksFetched++
+			st.BytesFetched += pc.Len
+		default:
+			st.ChunksLocal++
 		}
 		if _, err := out.Write(data); err != nil {
 			return st, hashing.ID{}, err
