@@ -17,7 +17,7 @@ import (
 // its time), and one from a remote store for each round trip.
 const (
 	aheadWorkers = 8        // reads in flight: round trips to a remote store overlap
-	aheadBytes   = 32 << 20 // read and not yet written; a larger chunk takes it all
+	aheadBytes   = 8 << 20  // read and not yet written; a larger chunk takes it all
 )
 
 // fetched is one chunk piece, read ahead of its write.
