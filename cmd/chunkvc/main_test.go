@@ -30,3 +30,24 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestGCSettings: commit and status collect only near their limit; the
+// other commands at 5× their live heap.
+func TestGCSettings(t *testing.T) {
+	var out bytes.Buffer
+	root := newRootCmd(&globalOptions{stdout: &out, stderr: &out})
+	for _, c := range []struct {
+		args    []string
+		percent int
+	}{
+		{[]string{"commit", "-m", "x"}, -1},
+		{[]string{"-C", "d", "status", "--json"}, -1},
+		{[]string{"checkout", "HEAD", "--", "commit"}, 400},
+		{[]string{"gc"}, 400},
+		{nil, 400},
+	} {
+		if got, limit := gcSettings(root, c.args); got != c.percent || limit != memoryLimit(root, c.args) {
+			t.Errorf("gcSettings(%q) = %d, %d MiB; want %d, %d MiB", c.args, got, limit>>20, c.percent, memoryLimit(root, c.args)>>20)
+		}
+	}
+}
