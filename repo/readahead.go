@@ -16,8 +16,8 @@ import (
 // checkout of 521,623 tiles waited for each read and hash in turn (half
 // its time), and one from a remote store for each round trip.
 const (
-	aheadWorkers = 8        // reads in flight: round trips to a remote store overlap
-	aheadBytes   = 8 << 20  // read and not yet written; a larger chunk takes it all
+	aheadWorkers = 8       // reads in flight: round trips to a remote store overlap
+	aheadBytes   = 8 << 20 // read and not yet written; a larger chunk takes it all
 )
 
 // fetched is one chunk piece, read ahead of its write.
