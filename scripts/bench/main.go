@@ -7,6 +7,9 @@
 //	bench tree -dir DIR -files N [-seed N] [-edit K]
 //	    N small files (1 to 4 KiB of text, 500 per folder) under DIR for
 //	    the large-tree benchmark; with -edit K, rewrite K of them instead.
+//	bench run COMMAND [ARG...]
+//	    runs COMMAND and prints its wall and CPU time in microseconds
+//	    (scripts/recommit-ab.sh).
 package main
 
 import (
@@ -23,8 +26,12 @@ func main() {
 		treeMain(os.Args[2:])
 		return
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "run" {
+		runMain(os.Args[2:])
+		return
+	}
 	if len(os.Args) < 2 || os.Args[1] != "rand" {
-		fmt.Fprintln(os.Stderr, "usage: bench rand -o FILE -size BYTES [-seed N] | bench tree -dir DIR -files N [-seed N] [-edit K]")
+		fmt.Fprintln(os.Stderr, "usage: bench rand -o FILE -size BYTES [-seed N] | bench tree -dir DIR -files N [-seed N] [-edit K] | bench run COMMAND [ARG...]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("rand", flag.ExitOnError)
