@@ -260,13 +260,19 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 
 	// Every chunk is stored and verified: now, and only now, Git.
 	h, err := r.git.commit(opt.Message, writes, remove)
+	keep := func() { // the stats of what was read, now committed or as HEAD has it
+		for _, p := range deleted {
+			cache.drop(p)
+		}
+		for _, d := range cached {
+			cache.put(d.p, d.e)
+		}
+	}
 	if errors.Is(err, ErrNothingToCommit) {
 		// Every file matches HEAD: the stats seen of those that were
 		// read (touched, not changed) hold, and spare the next commit
 		// reading them again.
-		for _, d := range cached {
-			cache.put(d.p, d.e)
-		}
+		keep()
 		_ = cache.save()
 	}
 	if err != nil {
@@ -276,12 +282,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 
 	// The stat cache, which describes the data files as committed, is
 	// saved while their manifests are written to the work tree.
-	for _, p := range deleted {
-		cache.drop(p)
-	}
-	for _, d := range cached {
-		cache.put(d.p, d.e)
-	}
+	keep()
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)

@@ -65,46 +65,39 @@ func main() {
 }
 
 // gcSettings is the collector's percent and the heap's soft limit for the
-// command args name. The heap is small for most files (pooled buffers,
-// not file-sized ones), so collecting at 5× instead of 2× costs a few MB
-// and saves the collector's share of a command. commit and status collect
-// at 9×: the first collection then waits for 32 MB of heap, and a
-// re-commit of one changed file, which allocates about 16 MB, makes none
-// (at 5× its one collection cost 1-3 ms of its 40, in paired runs); a
-// commit of a COG of 131,000 tiles took 0.78 s and 206 MB of peak RSS, at
-// 5× 1.11 s and 185 MB, and with no collection before the limit 0.77 s
-// and 258 MB.
+// command args name.
+//
+// The heap is small for most files (pooled buffers, not file-sized ones),
+// so collecting at 5× instead of 2× costs a few MB and saves the
+// collector's share of a command. commit and status (which hashes files as
+// commit does) collect at 9×: the first collection then waits for 32 MB of
+// heap, and a re-commit of one changed file, which allocates about 16 MB,
+// makes none (at 5× its one collection cost 1-3 ms of its 40, in paired
+// runs); a commit of a COG of 131,000 tiles took 0.78 s and 206 MB of peak
+// RSS, at 5× 1.11 s and 185 MB, and with no collection before the limit
+// 0.77 s and 258 MB.
+//
+// Their limit: a file's scan plan, manifest and the store's index entries
+// take about 350 bytes per chunk at a commit's peak, so a file of 200,000
+// tiles has a live heap of 70 MB, which 9× would let grow past the 300 MB
+// a commit may take: near 224 MiB (plus the scan's and the pack's buffers,
+// outside the heap) the collector runs early again. gc and fsck, which map
+// every object of a store, keep 1 GiB rather than collect that often. The
+// other commands get 512 MiB: a checkout holds a file's manifest and layout
+// whole (about 750 bytes a chunk, 390 MB for 521,623 tiles), and a limit
+// below its live heap keeps the collector running (at 224 MiB it took half
+// of such a checkout's CPU time, and the checkout twice as long).
 func gcSettings(root *cobra.Command, args []string) (percent int, limit int64) {
-	limit = memoryLimit(root, args)
-	if c, _, err := root.Find(args); err == nil && (c.Name() == "commit" || c.Name() == "status") {
-		return 800, limit
-	}
-	return 400, limit
-}
-
-// memoryLimit is the soft limit of the Go heap for the command args name.
-// A file's scan plan, manifest and the store's index entries take about
-// 350 bytes per chunk at a commit's peak, so a file of 200,000 tiles has
-// a live heap of 70 MB, which 5× would let grow past the 300 MB a commit
-// may take: near 224 MiB (plus the scan's and the pack's buffers, outside
-// the heap) the collector runs early again; status hashes files as commit
-// does. gc and fsck, which map every object of a store, keep 1 GiB rather
-// than collect that often. The other commands get 512 MiB: a checkout
-// holds a file's manifest and layout whole (about 750 bytes a chunk, 390
-// MB for 521,623 tiles), and a limit below its live heap keeps the
-// collector running (at 224 MiB it took half of such a checkout's CPU
-// time, and the checkout twice as long).
-func memoryLimit(root *cobra.Command, args []string) int64 {
 	c, _, err := root.Find(args)
 	switch {
 	case err != nil:
-		return 224 << 20
-	case c.Name() == "gc" || c.Name() == "fsck":
-		return 1 << 30
+		return 400, 224 << 20
 	case c.Name() == "commit" || c.Name() == "status":
-		return 224 << 20
+		return 800, 224 << 20
+	case c.Name() == "gc" || c.Name() == "fsck":
+		return 400, 1 << 30
 	}
-	return 512 << 20
+	return 400, 512 << 20
 }
 
 // startProfile writes a CPU profile to $CHUNKVC_CPUPROFILE, an execution

@@ -186,8 +186,8 @@ func (b *batch) PrefetchBase(ctx context.Context, id hashing.ID) {
 	if full || id.IsZero() {
 		return
 	}
-	if depth, size, ok := b.s.baseInfo(id); !ok || depth >= maxDepth || size == 0 || size > maxBaseSize {
-		return // not a base encode would use
+	if depth, size, ok := b.s.baseInfo(id); !ok || depth >= maxDepth || size < minDelta || size > maxBaseSize {
+		return // not a base encode would use, or too small to be worth a read ahead
 	}
 	raw, err := b.s.raw(ctx, id, maxChain)
 	if err != nil || hashing.Sum(raw) != id {
