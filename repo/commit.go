@@ -66,12 +66,30 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err != nil {
 		return nil, err
 	}
+	// Three independent reads, as in Status: the stat cache, the work
+	// tree's listing (when committing all of it) and HEAD's manifest tree
+	// (go-git, used here by this goroutine only).
+	var cache *statCache
+	var listed []string
+	var reads errgroup.Group
+	reads.Go(func() error {
+		cache = r.loadStatCache()
+		return nil
+	})
+	if len(opt.Paths) == 0 {
+		reads.Go(func() (err error) {
+			listed, err = r.trackedFiles()
+			return err
+		})
+	}
 	prev, err := r.git.manifestBlobs(head)
+	if werr := reads.Wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return nil, err
 	}
-	cache := r.loadStatCache()
-	paths, deleted, err := r.commitScope(opt.Paths, prev, cache)
+	paths, deleted, err := r.commitScope(opt.Paths, listed, prev, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +153,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		}
 		h, inPrev := prev[p]
 		e, hit := cache.lookup(p, statOf(fi))
-		if hit && inPrev && e.Manifest == h.String() {
+		if hit && inPrev && e.describedBy(h) {
 			// Same stat as when HEAD's manifest was made: not even read
 			// (so no format or chunk count to report).
 			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Size: fi.Size()})
@@ -312,26 +330,31 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 const fileWorkers = 2
 
 // commitScope returns the tracked files to consider and the previously
-// committed ones that are gone from the work tree.
-func (r *Repo) commitScope(args []string, prev map[string]plumbing.Hash, cache *statCache) (paths, deleted []string, err error) {
-	present := map[string]bool{}
+// committed ones that are gone from the work tree: of args, or with no
+// args of listed, the tracked files of the whole work tree.
+func (r *Repo) commitScope(args, listed []string, prev map[string]plumbing.Hash, cache *statCache) (paths, deleted []string, err error) {
 	if len(args) == 0 {
-		files, err := r.trackedFiles()
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, f := range files {
-			present[f] = true
-		}
-		paths = files
-		for p := range prev {
-			if !present[p] && !cache.isLazy(p) {
-				deleted = append(deleted, p)
+		committed := 0
+		for _, f := range listed {
+			if _, ok := prev[f]; ok {
+				committed++
 			}
 		}
-		sort.Strings(deleted)
-		return paths, deleted, nil
+		if committed < len(prev) { // some file of HEAD's is gone
+			present := make(map[string]bool, len(listed))
+			for _, f := range listed {
+				present[f] = true
+			}
+			for p := range prev {
+				if !present[p] && !cache.isLazy(p) {
+					deleted = append(deleted, p)
+				}
+			}
+			sort.Strings(deleted)
+		}
+		return listed, deleted, nil
 	}
+	present := map[string]bool{}
 	for _, p := range args {
 		if err := manifest.CheckPath(p); err != nil {
 			return nil, nil, err

@@ -196,14 +196,14 @@ func (g *gitRepo) stage(files map[string][]byte, remove []string) error {
 	if err != nil {
 		return err
 	}
-	idx, err := g.r.Storer.Index()
+	idx, err := g.index()
 	if err != nil {
 		return fmt.Errorf("read git index: %w", err)
 	}
 	if err := g.stageInto(idx, blobs, remove); err != nil {
 		return err
 	}
-	if err := g.r.Storer.SetIndex(idx); err != nil {
+	if err := g.setIndex(idx); err != nil {
 		return fmt.Errorf("write git index: %w", err)
 	}
 	return nil
@@ -258,7 +258,7 @@ func (g *gitRepo) commit(msg string, files map[string]blob, remove []string) (pl
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	old, err := g.r.Storer.Index()
+	old, err := g.index()
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read git index: %w", err)
 	}
@@ -271,22 +271,18 @@ func (g *gitRepo) commit(msg string, files map[string]blob, remove []string) (pl
 	if err := g.stageInto(old, files, remove); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := g.r.Storer.SetIndex(old); err != nil {
+	if err := g.setIndex(old); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write git index: %w", err)
 	}
-	wt, err := g.r.Worktree()
+	h, err := g.commitIndex(old, msg, sig)
 	if err == nil {
-		var h plumbing.Hash
-		h, err = wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
-		if err == nil {
-			return h, nil
-		}
+		return h, nil
 	}
-	if rerr := g.r.Storer.SetIndex(&saved); rerr != nil {
+	if rerr := g.setIndex(&saved); rerr != nil {
 		return plumbing.ZeroHash, fmt.Errorf("%v; restoring the git index also failed: %w", err, rerr)
 	}
-	if errors.Is(err, git.ErrEmptyCommit) {
-		return plumbing.ZeroHash, ErrNothingToCommit
+	if errors.Is(err, ErrNothingToCommit) {
+		return plumbing.ZeroHash, err
 	}
 	return plumbing.ZeroHash, fmt.Errorf("git commit: %w", err)
 }

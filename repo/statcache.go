@@ -2,6 +2,7 @@ package repo
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // fileStat is what the stat cache compares: Git's set (size, mtime, ctime,
@@ -290,6 +292,14 @@ func (d *scDecoder) bytes(n uint64) []byte {
 	v := d.b[:n]
 	d.b = d.b[n:]
 	return v
+}
+
+// describedBy reports whether e records h as the manifest of its bytes,
+// without spelling h out on the heap (status asks once per tracked file).
+func (e cacheEntry) describedBy(h plumbing.Hash) bool {
+	var b [2 * len(plumbing.Hash{})]byte
+	hex.Encode(b[:], h[:])
+	return e.Manifest == string(b[:])
 }
 
 // isLazy reports whether p is a not-yet-materialised file.

@@ -53,11 +53,14 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	}
 	partial := r.loadPartial()
 	var out []StatusEntry
-	seen := map[string]bool{}
 	dirty := false
 	stats := r.statFiles(files, false)
+	inHead := 0 // files that HEAD has: when all of HEAD's, none was deleted
 	for i, p := range files {
-		seen[p] = true
+		h, committed := prev[p]
+		if committed {
+			inHead++
+		}
 		if _, ok := partial.Entries[p]; ok {
 			if stats[i].err != nil {
 				return nil, stats[i].err
@@ -65,8 +68,7 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 			out = append(out, StatusEntry{Path: p, Status: "partial", Size: stats[i].fi.Size()})
 			continue
 		}
-		h, inHead := prev[p]
-		if !inHead {
+		if !committed {
 			if stats[i].err != nil {
 				return nil, stats[i].err
 			}
@@ -74,7 +76,7 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 			continue
 		}
 		if fi, err := stats[i].fi, stats[i].err; err == nil {
-			if e, ok := cache.lookup(p, statOf(fi)); ok && e.Manifest == h.String() {
+			if e, ok := cache.lookup(p, statOf(fi)); ok && e.describedBy(h) {
 				continue // same stat as when HEAD's manifest was made: unchanged, nothing read
 			}
 		}
@@ -101,9 +103,15 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 			out = append(out, StatusEntry{Path: p, Status: "modified", Size: size})
 		}
 	}
-	for p := range prev {
-		if !seen[p] && !cache.isLazy(p) {
-			out = append(out, StatusEntry{Path: p, Status: "deleted"})
+	if inHead < len(prev) {
+		seen := make(map[string]bool, len(files))
+		for _, p := range files {
+			seen[p] = true
+		}
+		for p := range prev {
+			if !seen[p] && !cache.isLazy(p) {
+				out = append(out, StatusEntry{Path: p, Status: "deleted"})
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })

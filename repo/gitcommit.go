@@ -1,0 +1,138 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ErrUnmerged means the Git index holds a conflict that git has not
+// resolved: it has more than one entry for a path.
+var ErrUnmerged = errors.New("the git index has unmerged paths (resolve them with git first)")
+
+// commitIndex makes a commit of idx's entries with HEAD's commit as its
+// parent and moves HEAD's branch (HEAD itself when detached) to it, as
+// go-git's Worktree.Commit does, but from the index in hand: that one
+// reads the index again and builds its trees through maps of every path,
+// 45 ms of a commit of ten of 20,000 files. The branch moves only if it
+// still is where it was read (another git may have committed meanwhile).
+// It returns ErrNothingToCommit when the tree is the parent's.
+func (g *gitRepo) commitIndex(idx *index.Index, msg string, sig *object.Signature) (plumbing.Hash, error) {
+	head, err := g.r.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", err)
+	}
+	name := plumbing.HEAD
+	if head.Type() != plumbing.HashReference {
+		name = head.Target()
+	}
+	cur, err := g.r.Storer.Reference(name)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		cur, err = nil, nil // an unborn branch: the first commit
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", name, err)
+	}
+	var parents []plumbing.Hash
+	var parentTree plumbing.Hash
+	if cur != nil {
+		c, err := object.GetCommit(g.r.Storer, cur.Hash())
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("%s: commit %s: %w", name, cur.Hash(), err)
+		}
+		parents, parentTree = []plumbing.Hash{c.Hash}, c.TreeHash
+	}
+	// As git commit does: a path added with intent (git add -N) is not
+	// in the tree yet.
+	es := slices.DeleteFunc(slices.Clone(idx.Entries), func(e *index.Entry) bool { return e.IntentToAdd })
+	if !slices.IsSortedFunc(es, byEntryName) { // setIndex sorted them
+		slices.SortStableFunc(es, byEntryName)
+	}
+	for i, e := range es {
+		// Stage 0 is merged; go-git's index.Merged is 1, the ancestor's.
+		if e.Stage != 0 || i > 0 && e.Name == es[i-1].Name {
+			return plumbing.ZeroHash, fmt.Errorf("%s: %w", e.Name, ErrUnmerged)
+		}
+	}
+	if cur == nil && len(es) == 0 {
+		return plumbing.ZeroHash, ErrNothingToCommit
+	}
+	tree, err := g.writeTree("", es)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if tree == parentTree {
+		return plumbing.ZeroHash, ErrNothingToCommit
+	}
+	s := object.Signature{Name: strings.Map(signatureRune, sig.Name), Email: strings.Map(signatureRune, sig.Email), When: sig.When}
+	c := &object.Commit{Author: s, Committer: s, Message: msg, TreeHash: tree, ParentHashes: parents}
+	obj := g.r.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+	}
+	h, err := g.r.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
+	}
+	if err := g.r.Storer.CheckAndSetReference(plumbing.NewHashReference(name, h), cur); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("move %s to %s: %w", name, h, err)
+	}
+	return h, nil
+}
+
+func byEntryName(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) }
+
+// signatureRune drops what git's signature line cannot hold, as go-git does.
+func signatureRune(r rune) rune {
+	if r == '<' || r == '>' || r == '\n' {
+		return -1
+	}
+	return r
+}
+
+// writeTree writes the tree of the folder prefix ("" or "a/b/") made of es,
+// the index entries under it in name order, and the trees below it, and
+// returns its hash. A tree the object store holds is not written again.
+// Names sort in the index the way entries sort in a tree (a folder as its
+// name and "/"), and the entries of a folder are contiguous.
+func (g *gitRepo) writeTree(prefix string, es []*index.Entry) (plumbing.Hash, error) {
+	var t object.Tree
+	for i := 0; i < len(es); {
+		rest := es[i].Name[len(prefix):]
+		dir, _, sub := strings.Cut(rest, "/")
+		if !sub {
+			t.Entries = append(t.Entries, object.TreeEntry{Name: rest, Mode: es[i].Mode, Hash: es[i].Hash})
+			i++
+			continue
+		}
+		under := prefix + dir + "/"
+		j := i + 1
+		for j < len(es) && strings.HasPrefix(es[j].Name, under) {
+			j++
+		}
+		h, err := g.writeTree(under, es[i:j])
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		t.Entries = append(t.Entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
+		i = j
+	}
+	obj := g.r.Storer.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode tree %q: %w", prefix, err)
+	}
+	h := obj.Hash()
+	if g.r.Storer.HasEncodedObject(h) == nil {
+		return h, nil
+	}
+	if _, err := g.r.Storer.SetEncodedObject(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write tree %q: %w", prefix, err)
+	}
+	return h, nil
+}

@@ -1,0 +1,230 @@
+package repo
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// setIndex writes idx as the Git index, the way git does: into index.lock,
+// created exclusively (a git command that holds it makes this fail rather
+// than be overwritten), renamed over the index once whole. go-git's
+// SetIndex truncates the index and writes it in place: a crash, or a git
+// reading meanwhile, saw a torn index.
+func (g *gitRepo) setIndex(idx *index.Index) error {
+	fsys, ok := g.r.Storer.(*filesystem.Storage)
+	if !ok {
+		return g.r.Storer.SetIndex(idx)
+	}
+	data, err := encodeIndex(idx)
+	if err != nil {
+		return err
+	}
+	final := filepath.Join(fsys.Filesystem().Root(), "index")
+	lock := final + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s exists: another git process seems to be running in this repository; if none is, remove the file and try again", lock)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(lock, final)
+	}
+	if err != nil {
+		os.Remove(lock)
+		return fmt.Errorf("write %s: %w", final, err)
+	}
+	return nil
+}
+
+// Index entry layout (versions 2 and 3): ctime and mtime (seconds,
+// nanoseconds), dev, ino, mode, uid, gid, size (32 bits each, big-endian),
+// the object's SHA-1, 16 bits of flags (stage, name length), 16 more when
+// extended (intent to add, skip worktree), the name, then 1 to 8 NULs to a
+// multiple of 8 bytes. The file starts "DIRC", version, entry count and
+// ends with the SHA-1 of everything before it.
+const (
+	indexEntryHeader = 62
+	indexNameMask    = 0xfff
+	indexExtended    = 0x4000
+	indexIntentToAdd = 1 << 13
+	indexSkipWork    = 1 << 14
+)
+
+// encodeIndex returns idx as go-git's encoder writes it (no extensions),
+// sorting the entries in place by name and stage as git keeps them (go-git
+// sorts by name only, which may move a conflict's stages out of order).
+// go-git writes each field through encoding/binary's reflection: 27 ms for
+// an index of 20,000 entries, most of a commit of ten of them. Version 4's
+// prefix-compressed names are left to go-git.
+func encodeIndex(idx *index.Index) ([]byte, error) {
+	if idx.Version != 2 && idx.Version != 3 {
+		var buf bytes.Buffer
+		if err := index.NewEncoder(&buf).Encode(idx); err != nil {
+			return nil, fmt.Errorf("encode git index: %w", err)
+		}
+		return buf.Bytes(), nil
+	}
+	slices.SortStableFunc(idx.Entries, func(a, b *index.Entry) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), cmp.Compare(a.Stage, b.Stage))
+	})
+	size := 12 + sha1.Size
+	for _, e := range idx.Entries {
+		size += indexEntryHeader + 2 + len(e.Name) + 8
+	}
+	b := make([]byte, 0, size)
+	b = append(b, "DIRC"...)
+	b = binary.BigEndian.AppendUint32(b, idx.Version)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(idx.Entries)))
+	for _, e := range idx.Entries {
+		start := len(b)
+		for _, t := range [2]*time.Time{&e.CreatedAt, &e.ModifiedAt} {
+			var sec, nsec uint32
+			if !t.IsZero() {
+				if t.Unix() < 0 || t.UnixNano() < 0 {
+					return nil, fmt.Errorf("encode git index: %s: %w", e.Name, index.ErrInvalidTimestamp)
+				}
+				sec, nsec = uint32(t.Unix()), uint32(t.Nanosecond())
+			}
+			b = binary.BigEndian.AppendUint32(b, sec)
+			b = binary.BigEndian.AppendUint32(b, nsec)
+		}
+		for _, v := range [6]uint32{e.Dev, e.Inode, uint32(e.Mode), e.UID, e.GID, e.Size} {
+			b = binary.BigEndian.AppendUint32(b, v)
+		}
+		b = append(b, e.Hash[:]...)
+		flags := uint16(e.Stage&0x3)<<12 | uint16(min(len(e.Name), indexNameMask))
+		if e.IntentToAdd || e.SkipWorktree {
+			var ext uint16
+			if e.IntentToAdd {
+				ext |= indexIntentToAdd
+			}
+			if e.SkipWorktree {
+				ext |= indexSkipWork
+			}
+			b = binary.BigEndian.AppendUint16(b, flags|indexExtended)
+			b = binary.BigEndian.AppendUint16(b, ext)
+		} else {
+			b = binary.BigEndian.AppendUint16(b, flags)
+		}
+		b = append(b, e.Name...)
+		b = append(b, make([]byte, 8-(len(b)-start)%8)...)
+	}
+	sum := sha1.Sum(b)
+	return append(b, sum[:]...), nil
+}
+
+// index reads the Git index as go-git's IndexStorage.Index does (an empty
+// version 2 index when there is none). An index of versions 2 or 3 without
+// extensions (as setIndex writes them) is decoded here, 5 times faster
+// than go-git's reflection; any other, or one that is damaged, goes to
+// go-git's decoder, which gives its answer or its error.
+func (g *gitRepo) index() (*index.Index, error) {
+	fsys, ok := g.r.Storer.(*filesystem.Storage)
+	if !ok {
+		return g.r.Storer.Index()
+	}
+	name := filepath.Join(fsys.Filesystem().Root(), "index")
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &index.Index{Version: 2}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	idx, ok := decodeIndex(data)
+	if !ok {
+		idx = &index.Index{Version: 2}
+		if err := index.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+	if fi, err := os.Stat(name); err == nil {
+		idx.ModTime = fi.ModTime()
+	}
+	return idx, nil
+}
+
+// decodeIndex decodes an index of versions 2 or 3 that has no extensions
+// and whose checksum holds, into what go-git's decoder makes of it; ok is
+// false for anything else.
+func decodeIndex(b []byte) (idx *index.Index, ok bool) {
+	if len(b) < 12+sha1.Size || string(b[:4]) != "DIRC" {
+		return nil, false
+	}
+	body, sum := b[:len(b)-sha1.Size], b[len(b)-sha1.Size:]
+	version, count := binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:])
+	if version != 2 && version != 3 || uint64(count) > uint64(len(body)/indexEntryHeader) {
+		return nil, false
+	}
+	idx = &index.Index{Version: version, Entries: make([]*index.Entry, count)}
+	all := make([]index.Entry, count) // one allocation, not one per entry
+	p := body[12:]
+	for i := range all {
+		if len(p) < indexEntryHeader {
+			return nil, false
+		}
+		e := &all[i]
+		u := func(k int) uint32 { return binary.BigEndian.Uint32(p[4*k:]) }
+		if sec, nsec := u(0), u(1); sec != 0 || nsec != 0 {
+			e.CreatedAt = time.Unix(int64(sec), int64(nsec))
+		}
+		if sec, nsec := u(2), u(3); sec != 0 || nsec != 0 {
+			e.ModifiedAt = time.Unix(int64(sec), int64(nsec))
+		}
+		e.Dev, e.Inode, e.Mode, e.UID, e.GID, e.Size = u(4), u(5), filemode.FileMode(u(6)), u(7), u(8), u(9)
+		copy(e.Hash[:], p[40:60])
+		flags := binary.BigEndian.Uint16(p[60:])
+		e.Stage = index.Stage(flags>>12) & 0x3
+		head := indexEntryHeader
+		if flags&indexExtended != 0 {
+			if len(p) < head+2 {
+				return nil, false
+			}
+			ext := binary.BigEndian.Uint16(p[head:])
+			e.IntentToAdd, e.SkipWorktree = ext&indexIntentToAdd != 0, ext&indexSkipWork != 0
+			head += 2
+		}
+		p = p[head:]
+		n, used := int(flags&indexNameMask), int(flags&indexNameMask)
+		if n == indexNameMask { // longer: up to its NUL
+			if n = bytes.IndexByte(p, 0); n < 0 {
+				return nil, false
+			}
+			used = n + 1
+		}
+		if len(p) < used {
+			return nil, false
+		}
+		e.Name = string(p[:n])
+		pad := max(8-(head+n)%8, used-n)
+		if len(p) < n+pad {
+			return nil, false
+		}
+		p = p[n+pad:]
+		idx.Entries[i] = e
+	}
+	if len(p) != 0 || sha1.Sum(body) != [sha1.Size]byte(sum) {
+		return nil, false // extensions, or damage: go-git's to judge
+	}
+	return idx, true
+}
