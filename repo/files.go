@@ -51,8 +51,14 @@ func writeReplaceFrom(name string, write func(io.Writer) error, sync bool) error
 	if err != nil {
 		return err
 	}
+	return placeFile(f, name, write, sync)
+}
+
+// placeFile writes what write gives into f, a new temp file, syncs it when
+// sync says so, closes it and renames it to name; on failure it removes it.
+func placeFile(f *os.File, name string, write func(io.Writer) error, sync bool) error {
 	tmp := f.Name()
-	err = write(f)
+	err := write(f)
 	if err == nil && sync {
 		err = f.Sync()
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,18 +43,10 @@ func (g *gitRepo) setIndex(idx *index.Index) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(lock, final)
-	}
-	if err != nil {
-		os.Remove(lock)
-		return fmt.Errorf("write %s: %w", final, err)
-	}
-	return nil
+	return placeFile(f, final, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, false)
 }
 
 // Index entry layout (versions 2 and 3): ctime and mtime (seconds,
