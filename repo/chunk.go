@@ -416,14 +416,17 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			return nil
 		})
 		// Written (deflated) while the commit goes on, other files and
-		// the store's batch included; Commit waits for it before the Git
-		// commit that refers to it. Unreachable until then, and git gc
+		// the store's batch included, or packed with the others by
+		// Commit; Commit waits for it before the Git commit that refers
+		// to it. Unreachable until then, and git gc
 		// prunes it if the commit fails.
 		ch.named.Go(func() error {
 			var err error
 			if enc := ch.encoded; enc != nil {
 				ch.blob = newBlob(enc)
-				err = r.git.putBlob(ch.blob, enc)
+				if !up.packManifests {
+					err = r.git.putBlob(ch.blob, enc)
+				}
 			} else {
 				ch.blob, err = r.git.putBlobFrom(int(textLen), m.EncodeTo)
 			}

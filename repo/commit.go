@@ -189,6 +189,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			label = fmt.Sprintf("%d files", len(jobs))
 		}
 		up.progress.Start(label, total)
+		up.packManifests = len(jobs) >= packBlobsFrom
 		// A few long-lived workers rather than a goroutine per file: each
 		// new goroutine grows its stack again through the hashing code
 		// (8% of a 20,000-file commit).
@@ -261,16 +262,42 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	res.ChunksUploaded, res.BytesUploaded = up.chunks.Load(), up.bytes.Load()
+	// Many manifests go into Git in one pack, while the store's batch is
+	// made durable.
+	var packed errgroup.Group
+	if up.packManifests {
+		packed.Go(func() error {
+			var blobs []packedBlob
+			for _, j := range jobs {
+				if worktree[j.p] == nil || j.ch.encoded == nil {
+					continue // unchanged, or streamed (written loose)
+				}
+				if err := j.ch.named.Wait(); err != nil {
+					return err
+				}
+				blobs = append(blobs, packedBlob{j.ch.blob, j.ch.encoded})
+			}
+			if err := r.git.putBlobsPacked(blobs); err != nil {
+				return fmt.Errorf("write the manifests into git: %w", err)
+			}
+			return nil
+		})
+	}
 	if err := up.finish(ctx); err != nil {
+		_ = packed.Wait()
 		return nil, err
 	}
 	// The manifests' Git objects were written meanwhile (a large one is
 	// deflated while the store's batch is made durable).
 	for _, j := range jobs {
 		if err := errors.Join(j.ch.named.Wait(), j.ch.put.Wait()); err != nil {
+			_ = packed.Wait()
 			return nil, err
 		}
 		cached[j.cached].e.Manifest = j.ch.blob.hash.String()
+	}
+	if err := packed.Wait(); err != nil {
+		return nil, err
 	}
 	for p, ch := range worktree {
 		writes[manifestPath(p)] = ch.blob

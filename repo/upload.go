@@ -24,6 +24,9 @@ type upload struct {
 	bytes    atomic.Int64
 	progress progress.Counter
 	dryRun   bool // compute manifests only, store nothing
+	// packManifests: the commit (of many files) writes the manifests it
+	// holds into Git itself, in one pack; chunkFile only names them.
+	packManifests bool
 
 	batch store.Batch
 	mu    sync.Mutex
