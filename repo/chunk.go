@@ -418,8 +418,8 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		// Written (deflated) while the commit goes on, other files and
 		// the store's batch included, or packed with the others by
 		// Commit; Commit waits for it before the Git commit that refers
-		// to it. Unreachable until then, and git gc
-		// prunes it if the commit fails.
+		// to it. Unreachable until then, and git gc prunes it if the
+		// commit fails.
 		ch.named.Go(func() error {
 			var err error
 			if enc := ch.encoded; enc != nil {
