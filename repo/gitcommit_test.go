@@ -128,7 +128,7 @@ func TestSetIndexHonoursGitsLock(t *testing.T) {
 	idx := goGitIndex(t, dir)
 	idx.Entries = idx.Entries[:1]
 	err = g.setIndex(idx)
-	if err == nil || !strings.Contains(err.Error(), "index.lock") {
+	if !errors.Is(err, ErrGitLocked) || !strings.Contains(err.Error(), "index.lock") {
 		t.Fatalf("setIndex with index.lock held = %v, want an error naming it", err)
 	}
 	if after, _ := os.ReadFile(name); !bytes.Equal(after, before) {

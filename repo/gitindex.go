@@ -20,6 +20,9 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
+// ErrGitLocked means a git command holds the Git index's lock file.
+var ErrGitLocked = errors.New("another git process seems to be running in this repository")
+
 // setIndex writes idx as the Git index, the way git does: into index.lock,
 // created exclusively (a git command that holds it makes this fail rather
 // than be overwritten), renamed over the index once whole. go-git's
@@ -38,7 +41,7 @@ func (g *gitRepo) setIndex(idx *index.Index) error {
 	lock := final + ".lock"
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s exists: another git process seems to be running in this repository; if none is, remove the file and try again", lock)
+		return fmt.Errorf("%s exists: %w; if none is running, remove the file and try again", lock, ErrGitLocked)
 	}
 	if err != nil {
 		return err

@@ -137,6 +137,21 @@ func TestStaleAndLiveLocks(t *testing.T) {
 	}
 	os.Remove(lock)
 	r.cv("commit", "-m", "lock released")
+
+	// Git's own lock on its index: refused too, the index and HEAD left
+	// to the git command that holds it.
+	gitLock := r.path(".git/index.lock")
+	if err := os.WriteFile(gitLock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := r.git("rev-parse", "HEAD")
+	r.write("a.bin", randomBytes(1000, 3))
+	res = r.run(binary, "commit", "-m", "while git holds its index")
+	if res.code != exitRefused || !strings.Contains(res.stderr, "index.lock") || r.git("rev-parse", "HEAD") != head {
+		t.Fatalf("commit while git holds index.lock: exit %d, HEAD moved: %v\n%s", res.code, r.git("rev-parse", "HEAD") != head, res.stderr)
+	}
+	os.Remove(gitLock)
+	r.cv("commit", "-m", "git's lock released")
 }
 
 // gc killed at random moments while it rewrites packs (dropping garbage,

@@ -36,8 +36,9 @@ const exitHelp = `Exit status:
   2    usage error: unknown command, bad flag or argument
   3    integrity problem: fsck found problems, or data failed verification
   4    refused: uncommitted changes would be overwritten, the repository is
-       locked, a partial (--bbox) checkout would be committed, or normalize
-       would re-encode unchanged tiles
+       locked (by another chunkvc, or git holds .git/index.lock), a partial
+       (--bbox) checkout would be committed, or normalize would re-encode
+       unchanged tiles
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -155,7 +156,8 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 		return exitUsage
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
-	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial):
+	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),
+		errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial):
 		return exitRefused
 	}
 	return exitFailure
