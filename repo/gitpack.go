@@ -47,6 +47,9 @@ type packedBlob struct {
 // about to refer to it, so git gc does not prune it meanwhile. Without an
 // objects folder on disk, each blob is written loose by go-git.
 func (g *gitRepo) putBlobsPacked(blobs []packedBlob) error {
+	if len(blobs) == 0 {
+		return nil
+	}
 	objects, ok := g.objectsDir()
 	if !ok {
 		for _, b := range blobs {

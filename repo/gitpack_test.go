@@ -30,6 +30,9 @@ func TestPutBlobsPackedIsGits(t *testing.T) {
 	if _, err := g.readBlob(blobs[1].hash, 1<<20); err == nil {
 		t.Fatal("a blob not yet written reads")
 	}
+	if err := g.putBlobsPacked(nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := g.putBlobsPacked(blobs); err != nil {
 		t.Fatal(err)
 	}
