@@ -361,25 +361,7 @@ const fileWorkers = 2
 // args of listed, the tracked files of the whole work tree.
 func (r *Repo) commitScope(args, listed []string, prev map[string]plumbing.Hash, cache *statCache) (paths, deleted []string, err error) {
 	if len(args) == 0 {
-		committed := 0
-		for _, f := range listed {
-			if _, ok := prev[f]; ok {
-				committed++
-			}
-		}
-		if committed < len(prev) { // some file of HEAD's is gone
-			present := make(map[string]bool, len(listed))
-			for _, f := range listed {
-				present[f] = true
-			}
-			for p := range prev {
-				if !present[p] && !cache.isLazy(p) {
-					deleted = append(deleted, p)
-				}
-			}
-			sort.Strings(deleted)
-		}
-		return listed, deleted, nil
+		return listed, goneFrom(listed, prev, cache), nil
 	}
 	present := map[string]bool{}
 	for _, p := range args {

@@ -165,6 +165,19 @@ func TestCommitIndexIsGits(t *testing.T) {
 		t.Fatalf("commit of the same tree: %v, want ErrNothingToCommit", err)
 	}
 
+	// A branch that git gc packed (refs/heads/main only in packed-refs)
+	// still moves.
+	gitCLI(t, dir, nil, "pack-refs", "--all", "--prune")
+	gitCLI(t, dir, nil, "rm", "-q", "--cached", "a-b")
+	packed, err := g.commitIndex(goGitIndex(t, dir), "packed", sig)
+	if err != nil {
+		t.Fatalf("commit on a packed branch: %v", err)
+	}
+	if got := strings.TrimSpace(string(gitCLI(t, dir, nil, "rev-parse", "main", "main^"))); got != packed.String()+"\n"+first.String() {
+		t.Fatalf("packed branch: main, main^ = %q; want %s, %s", got, packed, first)
+	}
+	first = packed
+
 	gitCLI(t, dir, nil, "rm", "-q", "--cached", "a/c/d")
 	gitCLI(t, dir, nil, "checkout", "-q", "--detach")
 	second, err := g.commitIndex(goGitIndex(t, dir), "second", sig)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -55,12 +56,8 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	var out []StatusEntry
 	dirty := false
 	stats := r.statFiles(files, false)
-	inHead := 0 // files that HEAD has: when all of HEAD's, none was deleted
 	for i, p := range files {
 		h, committed := prev[p]
-		if committed {
-			inHead++
-		}
 		if _, ok := partial.Entries[p]; ok {
 			if stats[i].err != nil {
 				return nil, stats[i].err
@@ -103,16 +100,8 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 			out = append(out, StatusEntry{Path: p, Status: "modified", Size: size})
 		}
 	}
-	if inHead < len(prev) {
-		seen := make(map[string]bool, len(files))
-		for _, p := range files {
-			seen[p] = true
-		}
-		for p := range prev {
-			if !seen[p] && !cache.isLazy(p) {
-				out = append(out, StatusEntry{Path: p, Status: "deleted"})
-			}
-		}
+	for _, p := range goneFrom(files, prev, cache) {
+		out = append(out, StatusEntry{Path: p, Status: "deleted"})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	if dirty {
@@ -168,4 +157,32 @@ func exists(name string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// goneFrom returns, sorted, the files of prev (HEAD's manifests by path)
+// that listed (the work tree's tracked files, each once) lacks, but for
+// those deliberately not checked out (lazy). Most often none is gone: no
+// set of 20,000 paths is made to find that out.
+func goneFrom(listed []string, prev map[string]plumbing.Hash, cache *statCache) []string {
+	committed := 0
+	for _, p := range listed {
+		if _, ok := prev[p]; ok {
+			committed++
+		}
+	}
+	if committed == len(prev) {
+		return nil
+	}
+	present := make(map[string]bool, len(listed))
+	for _, p := range listed {
+		present[p] = true
+	}
+	var gone []string
+	for p := range prev {
+		if !present[p] && !cache.isLazy(p) {
+			gone = append(gone, p)
+		}
+	}
+	sort.Strings(gone)
+	return gone
 }
