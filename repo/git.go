@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // ManifestDir is where manifests live, relative to the work tree root.
@@ -31,10 +33,20 @@ const ConfigPath = ".chunkvc/config"
 // ErrNoCommits means the branch has no commit yet.
 var ErrNoCommits = errors.New("no commits yet")
 
+// Git reference errors (see repo/internal/gitdb): a ref that exists but
+// holds no valid value, a ref another process is updating, and a ref that
+// moved between its read and its update. Each refuses the command.
+var (
+	ErrBrokenRef = gitdb.ErrBrokenRef
+	ErrRefLocked = gitdb.ErrRefLocked
+	ErrRefMoved  = gitdb.ErrRefMoved
+)
+
 // gitRepo wraps the go-git repository; every go-git call goes through it.
 type gitRepo struct {
 	r    *git.Repository
 	root string
+	refs *gitdb.Refs
 	// mu serializes the object reads that commit's file workers make at
 	// once: go-git's object storage is not documented as safe for that.
 	mu sync.Mutex
@@ -52,29 +64,37 @@ func openGit(dir string) (*gitRepo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("git repository at %s: %w", dir, err)
 	}
-	return &gitRepo{r: r, root: wt.Filesystem.Root()}, nil
+	root := wt.Filesystem.Root()
+	return &gitRepo{r: r, root: root, refs: gitdb.NewRefs(filepath.Join(root, ".git"))}, nil
 }
 
 func initGit(dir string) (*gitRepo, error) {
-	_, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
-	})
-	if err != nil {
+	if _, err := (gitdb.CLI{Dir: dir}).Run(context.Background(), "init", "--quiet", "--initial-branch=main"); err != nil {
 		return nil, fmt.Errorf("git init %s: %w", dir, err)
 	}
 	return openGit(dir)
 }
 
-// resolve returns the commit named by rev ("" means HEAD).
+// resolve returns the commit named by rev ("" means HEAD). HEAD is read
+// the way a commit reads it, so a broken ref is an error here too, never
+// an unborn branch.
 func (g *gitRepo) resolve(rev string) (*object.Commit, error) {
-	if rev == "" {
-		rev = "HEAD"
+	if rev == "" || rev == "HEAD" {
+		name, cur, err := g.headTarget()
+		if err != nil {
+			return nil, err
+		}
+		if cur.IsZero() {
+			return nil, ErrNoCommits
+		}
+		c, err := g.r.CommitObject(plumbing.Hash(cur))
+		if err != nil {
+			return nil, fmt.Errorf("%s names commit %s, which cannot be read (%w): %w", name, cur, err, gitdb.ErrBrokenRef)
+		}
+		return c, nil
 	}
 	h, err := g.r.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
-		if rev == "HEAD" && errors.Is(err, plumbing.ErrReferenceNotFound) {
-			return nil, ErrNoCommits
-		}
 		return nil, fmt.Errorf("unknown revision %q: %w", rev, err)
 	}
 	c, err := g.r.CommitObject(*h)

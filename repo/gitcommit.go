@@ -3,6 +3,7 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // ErrUnmerged means the Git index holds a conflict that git has not
@@ -24,27 +27,16 @@ var ErrUnmerged = errors.New("the git index has unmerged paths (resolve them wit
 // still is where it was read (another git may have committed meanwhile).
 // It returns ErrNothingToCommit when the tree is the parent's.
 func (g *gitRepo) commitIndex(idx *index.Index, msg string, sig *object.Signature) (plumbing.Hash, error) {
-	head, err := g.r.Storer.Reference(plumbing.HEAD)
+	name, cur, err := g.headTarget()
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", err)
-	}
-	name := plumbing.HEAD
-	if head.Type() != plumbing.HashReference {
-		name = head.Target()
-	}
-	cur, err := g.r.Storer.Reference(name)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		cur, err = nil, nil // an unborn branch: the first commit
-	}
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", name, err)
+		return plumbing.ZeroHash, err
 	}
 	var parents []plumbing.Hash
 	var parentTree plumbing.Hash
-	if cur != nil {
-		c, err := object.GetCommit(g.r.Storer, cur.Hash())
+	if !cur.IsZero() {
+		c, err := object.GetCommit(g.r.Storer, plumbing.Hash(cur))
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("%s: commit %s: %w", name, cur.Hash(), err)
+			return plumbing.ZeroHash, fmt.Errorf("%s names commit %s, which cannot be read (%w): %w", name, cur, err, gitdb.ErrBrokenRef)
 		}
 		parents, parentTree = []plumbing.Hash{c.Hash}, c.TreeHash
 	}
@@ -60,7 +52,7 @@ func (g *gitRepo) commitIndex(idx *index.Index, msg string, sig *object.Signatur
 			return plumbing.ZeroHash, fmt.Errorf("%s: %w", e.Name, ErrUnmerged)
 		}
 	}
-	if cur == nil && len(es) == 0 {
+	if cur.IsZero() && len(es) == 0 {
 		return plumbing.ZeroHash, ErrNothingToCommit
 	}
 	tree, err := g.writeTree("", es)
@@ -80,10 +72,44 @@ func (g *gitRepo) commitIndex(idx *index.Index, msg string, sig *object.Signatur
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
 	}
-	if err := g.r.Storer.CheckAndSetReference(plumbing.NewHashReference(name, h), cur); err != nil {
+	subject, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
+	kind := "commit"
+	if cur.IsZero() {
+		kind = "commit (initial)"
+	}
+	err = g.refs.Update(gitdb.Update{
+		Name: name, Old: cur, New: gitdb.Hash(h),
+		Message: kind + ": " + subject,
+		Who:     gitdb.Ident{Name: s.Name, Email: s.Email, When: s.When},
+	})
+	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("move %s to %s: %w", name, h, err)
 	}
 	return h, nil
+}
+
+// headTarget returns the ref a commit moves (HEAD's branch, or HEAD when
+// detached) and the commit it holds now (ZeroHash on an unborn branch).
+// A ref that exists but cannot be read is ErrBrokenRef, with the value
+// its reflog last recorded when there is one: a commit on it would start
+// a new root and cut the branch's history.
+func (g *gitRepo) headTarget() (string, gitdb.Hash, error) {
+	branch, detached, err := g.refs.Head()
+	if err != nil {
+		return "", gitdb.ZeroHash, err
+	}
+	if branch == "" {
+		return "HEAD", detached, nil
+	}
+	cur, _, err := g.refs.Read(branch)
+	if err != nil {
+		if last, ok := g.refs.LastLogged(branch); ok {
+			return "", gitdb.ZeroHash, fmt.Errorf("%w; its reflog last recorded %s: to restore that, remove %s and run git update-ref %s %s",
+				err, last, filepath.Join(".git", filepath.FromSlash(branch)), branch, last)
+		}
+		return "", gitdb.ZeroHash, err
+	}
+	return branch, cur, nil
 }
 
 func byEntryName(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) }

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -78,14 +79,11 @@ func (r *Repo) installTextconv() error {
 	if err := r.git.stage(map[string][]byte{".gitattributes": []byte(text)}, nil); err != nil {
 		return err
 	}
-	cfg, err := r.git.r.Config()
-	if err != nil {
-		return err
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		exe = "chunkvc"
 	}
-	cfg.Raw.Section("diff").Subsection(TextconvDriver).SetOption("textconv", exe+" diff-textconv")
-	return r.git.r.SetConfig(cfg)
+	// git writes its config through config.lock, never in place.
+	_, err = r.git.cli().Run(context.Background(), "config", "--local", "diff."+TextconvDriver+".textconv", exe+" diff-textconv")
+	return err
 }

@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
-	git "github.com/go-git/go-git/v5"
-	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -58,6 +59,9 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 		opt.Remote = "origin"
 	}
 	res := &PushResult{Remote: opt.Remote, Branch: r.git.branch()}
+	if opt.OnlyChunks && pushVerified(opt.Tips) {
+		return res, nil // chunkvc push checked them before it ran git push
+	}
 	tips := opt.Tips
 	except := opt.Except
 	if len(tips) == 0 {
@@ -97,15 +101,11 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 	if os.Getenv("CHUNKVC_FAILPOINT") == "push-before-git" {
 		return res, errors.New("failpoint push-before-git: stopping after the chunk upload")
 	}
-	ref := plumbing.NewBranchReferenceName(res.Branch)
-	err = r.git.r.PushContext(ctx, &git.PushOptions{
-		RemoteName: opt.Remote,
-		RefSpecs:   []gitconfig.RefSpec{gitconfig.RefSpec(ref.String() + ":" + ref.String())},
-	})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return res, fmt.Errorf("git push %s %s: %w", opt.Remote, res.Branch, err)
+	pushed, err := r.git.push(ctx, opt.Remote, res.Branch, tips[0])
+	if err != nil {
+		return res, err
 	}
-	res.GitPushed = err == nil
+	res.GitPushed = pushed
 	return res, nil
 }
 
@@ -276,41 +276,115 @@ func (g *gitRepo) commitsBetween(tips, except []string) ([]*object.Commit, error
 	return out, nil
 }
 
-// Clone clones the Git repository at url into dir and, unless lazy,
-// materialises every tracked file. The store comes from the committed
-// config; a clone of a local repository with an embedded store reads that
-// store as an alternate.
-func Clone(ctx context.Context, url, dir string, lazy bool, native Adapters, prog progress.Counter) (*Repo, *CheckoutResult, error) {
-	if _, err := os.Stat(dir); err == nil {
-		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
-			return nil, nil, fmt.Errorf("destination %s exists and is not empty", dir)
+// CloneOptions configures Clone.
+type CloneOptions struct {
+	URL, Dir string
+	Lazy     bool   // manifests only; no chunk is downloaded
+	Branch   string // the branch to check out; "" = the remote's HEAD
+	Native   Adapters
+	Progress progress.Counter
+}
+
+// CloneResult reports a clone.
+type CloneResult struct {
+	Branch string `json:"branch"`
+	// BranchChosen says the remote's HEAD named no branch it has (a bare
+	// repository whose HEAD names master when only main was pushed), so
+	// chunkvc chose Branch: the only one, or main, or master.
+	BranchChosen bool            `json:"branch_chosen,omitempty"`
+	Checkout     *CheckoutResult `json:"checkout"`
+}
+
+// ErrNoBranch means a clone could not tell which branch to check out.
+var ErrNoBranch = errors.New("cannot tell which branch to check out")
+
+// Clone clones the Git repository at opt.URL into opt.Dir with git and,
+// unless lazy, materialises every tracked file. The store comes from the
+// committed config; a clone of a local repository with an embedded store
+// reads that store as an alternate.
+func Clone(ctx context.Context, opt CloneOptions) (*Repo, *CloneResult, error) {
+	if _, err := os.Stat(opt.Dir); err == nil {
+		if ents, _ := os.ReadDir(opt.Dir); len(ents) > 0 {
+			return nil, nil, fmt.Errorf("destination %s exists and is not empty", opt.Dir)
 		}
 	}
-	if _, err := git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{URL: url}); err != nil {
-		os.RemoveAll(dir)
-		return nil, nil, fmt.Errorf("git clone %s: %w", url, err)
-	}
-	r, err := Open(dir, native)
+	res, err := gitClone(ctx, opt)
 	if err != nil {
 		return nil, nil, err
 	}
+	r, err := Open(opt.Dir, opt.Native)
+	if err != nil {
+		return nil, res, err
+	}
 	if r.Config.Store == "" {
-		src := url
+		src := opt.URL
 		if st, err := os.Stat(filepath.Join(src, ".git", "chunkvc", "store")); err == nil && st.IsDir() {
 			abs, _ := filepath.Abs(filepath.Join(src, ".git", "chunkvc", "store"))
 			if err := r.addAlternate(abs); err != nil {
-				return nil, nil, err
+				return nil, res, err
 			}
 			if err := r.setupReadPath(); err != nil {
-				return nil, nil, err
+				return nil, res, err
 			}
 		}
 	}
-	if lazy {
-		return r, nil, r.markLazy()
+	if opt.Lazy {
+		return r, res, r.markLazy()
 	}
-	co, err := r.Checkout(ctx, CheckoutOptions{Progress: prog})
-	return r, co, err
+	res.Checkout, err = r.Checkout(ctx, CheckoutOptions{Progress: opt.Progress})
+	return r, res, err
+}
+
+// gitClone runs git clone and makes sure a branch is checked out.
+func gitClone(ctx context.Context, opt CloneOptions) (*CloneResult, error) {
+	args := []string{"clone", "--quiet"}
+	if opt.Branch != "" {
+		args = append(args, "--branch", opt.Branch)
+	}
+	args = append(args, "--", opt.URL, opt.Dir)
+	if _, err := (gitdb.CLI{}).Run(ctx, args...); err != nil {
+		return nil, fmt.Errorf("git clone %s: %w", opt.URL, err)
+	}
+	g := gitdb.CLI{Dir: opt.Dir}
+	refs := gitdb.NewRefs(filepath.Join(opt.Dir, ".git"))
+	branch, _, err := refs.Head()
+	if err != nil {
+		return nil, err
+	}
+	res := &CloneResult{Branch: strings.TrimPrefix(branch, "refs/heads/")}
+	if _, ok, err := refs.Read("HEAD"); err != nil || ok {
+		return res, err
+	}
+	// HEAD names a branch the remote does not have.
+	out, err := g.Run(ctx, "for-each-ref", "--format=%(refname:strip=3)", "refs/remotes/origin/")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, n := range strings.Fields(out) {
+		if n != "HEAD" {
+			names = append(names, n)
+		}
+	}
+	pick := ""
+	switch {
+	case len(names) == 1:
+		pick = names[0]
+	case slices.Contains(names, "main"):
+		pick = "main"
+	case slices.Contains(names, "master"):
+		pick = "master"
+	case len(names) == 0:
+		return nil, fmt.Errorf("git clone %s: %w: the remote has no branches", opt.URL, ErrNoBranch)
+	default:
+		return nil, fmt.Errorf("git clone %s: %w: the remote's HEAD names %s, which it lacks, and it has %s (choose one with --branch)",
+			opt.URL, ErrNoBranch, res.Branch, strings.Join(names, ", "))
+	}
+	if _, err := g.Run(ctx, "checkout", "--quiet", "-B", pick, "--track", "origin/"+pick); err != nil {
+		return nil, err
+	}
+	res.Branch, res.BranchChosen = pick, true
+	return res, nil
 }
 
 // FetchResult reports a fetch.
@@ -326,11 +400,11 @@ func (r *Repo) Fetch(ctx context.Context, remote string) (*FetchResult, error) {
 	if remote == "" {
 		remote = "origin"
 	}
-	err := r.git.r.FetchContext(ctx, &git.FetchOptions{RemoteName: remote})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil, fmt.Errorf("git fetch %s: %w", remote, err)
+	updated, err := r.git.fetch(ctx, remote)
+	if err != nil {
+		return nil, err
 	}
-	return &FetchResult{Remote: remote, Updated: err == nil}, nil
+	return &FetchResult{Remote: remote, Updated: updated}, nil
 }
 
 // Pull fast-forwards the branch from remote and checks out the files that
@@ -339,13 +413,8 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if remote == "" {
 		remote = "origin"
 	}
-	wt, err := r.git.r.Worktree()
-	if err != nil {
+	if err := r.git.pull(ctx, remote); err != nil {
 		return nil, err
-	}
-	err = wt.PullContext(ctx, &git.PullOptions{RemoteName: remote})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil, fmt.Errorf("git pull %s (fast-forward only): %w", remote, err)
 	}
 	return r.Checkout(ctx, CheckoutOptions{Progress: prog})
 }

@@ -10,7 +10,8 @@ import (
 )
 
 type cloneOptions struct {
-	lazy bool
+	lazy   bool
+	branch string
 }
 
 func newCloneCmd(g *globalOptions) *cobra.Command {
@@ -22,7 +23,11 @@ func newCloneCmd(g *globalOptions) *cobra.Command {
 downloading chunks from the store named in the committed .chunkvc/config
 (credentials come from the usual AWS/MinIO environment and profile files).
 With --lazy only the manifests arrive; chunkvc checkout fetches files later.
-A clone of a local repository that uses its embedded store reads that store.`,
+A clone of a local repository that uses its embedded store reads that store.
+The branch checked out is --branch, else the one the remote's HEAD names;
+when that names a branch the remote lacks (a bare repository whose HEAD
+says master while only main was pushed), chunkvc takes the remote's only
+branch, or main, or master, and says so.`,
 		Args: argsUsage(cobra.RangeArgs(1, 2)),
 		RunE: func(c *cobra.Command, args []string) error {
 			url := args[0]
@@ -33,15 +38,20 @@ A clone of a local repository that uses its embedded store reads that store.`,
 			if wd, err := g.workDir(); err == nil && !filepath.IsAbs(dir) {
 				dir = filepath.Join(wd, dir)
 			}
-			r, co, err := repo.Clone(c.Context(), url, dir, o.lazy, nativeAdapters(), g.progress())
+			r, res, err := repo.Clone(c.Context(), repo.CloneOptions{URL: url, Dir: dir, Lazy: o.lazy, Branch: o.branch,
+				Native: nativeAdapters(), Progress: g.progress()})
 			if err != nil {
 				return err
 			}
 			if g.json {
-				return g.printJSON(map[string]any{"root": r.Root, "store": r.Store.String(), "lazy": o.lazy, "checkout": co})
+				return g.printJSON(map[string]any{"root": r.Root, "store": r.Store.String(), "lazy": o.lazy,
+					"branch": res.Branch, "branch_chosen": res.BranchChosen, "checkout": res.Checkout})
 			}
-			g.say("Cloned into %s (store: %s)\n", r.Root, r.Store)
-			if co != nil {
+			if res.BranchChosen {
+				g.say("The remote's HEAD names no branch it has; checked out %s\n", res.Branch)
+			}
+			g.say("Cloned into %s (branch %s, store: %s)\n", r.Root, res.Branch, r.Store)
+			if co := res.Checkout; co != nil {
 				var fetched int64
 				for _, f := range co.Files {
 					fetched += f.BytesFetched
@@ -52,6 +62,7 @@ A clone of a local repository that uses its embedded store reads that store.`,
 		},
 	}
 	c.Flags().BoolVar(&o.lazy, "lazy", false, "fetch manifests only; no chunk is downloaded")
+	c.Flags().StringVarP(&o.branch, "branch", "b", "", "check out this branch rather than the remote's HEAD")
 	addJSON(c, g)
 	return c
 }

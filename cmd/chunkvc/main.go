@@ -36,9 +36,10 @@ const exitHelp = `Exit status:
   2    usage error: unknown command, bad flag or argument
   3    integrity problem: fsck found problems, or data failed verification
   4    refused: uncommitted changes would be overwritten, the repository is
-       locked (by another chunkvc, or git holds .git/index.lock), a partial
-       (--bbox) checkout would be committed, or normalize would re-encode
-       unchanged tiles
+       locked (by another chunkvc, or git holds .git/index.lock or a ref's
+       .lock), a Git ref is broken or moved meanwhile, a partial (--bbox)
+       checkout would be committed, or normalize would re-encode unchanged
+       tiles
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -157,6 +158,7 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),
+		errors.Is(err, repo.ErrBrokenRef), errors.Is(err, repo.ErrRefLocked), errors.Is(err, repo.ErrRefMoved),
 		errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial):
 		return exitRefused
 	}
