@@ -10,7 +10,8 @@ import (
 )
 
 type cloneOptions struct {
-	lazy bool
+	lazy       bool
+	trustStore bool
 }
 
 func newCloneCmd(g *globalOptions) *cobra.Command {
@@ -22,7 +23,12 @@ func newCloneCmd(g *globalOptions) *cobra.Command {
 downloading chunks from the store named in the committed .chunkvc/config
 (credentials come from the usual AWS/MinIO environment and profile files).
 With --lazy only the manifests arrive; chunkvc checkout fetches files later.
-A clone of a local repository that uses its embedded store reads that store.`,
+A clone of a local repository that uses its embedded store reads that store.
+
+A store the committed config names that is a local directory outside the
+repository is not read until you trust it (see chunkvc store --help):
+without --trust-store such a clone gets its manifests only, and exits with
+status 4 saying what to run.`,
 		Args: argsUsage(cobra.RangeArgs(1, 2)),
 		RunE: func(c *cobra.Command, args []string) error {
 			url := args[0]
@@ -33,7 +39,7 @@ A clone of a local repository that uses its embedded store reads that store.`,
 			if wd, err := g.workDir(); err == nil && !filepath.IsAbs(dir) {
 				dir = filepath.Join(wd, dir)
 			}
-			r, co, err := repo.Clone(c.Context(), url, dir, o.lazy, nativeAdapters(), g.progress())
+			r, co, err := repo.CloneGuarded(c.Context(), url, dir, o.lazy, o.trustStore, nativeAdapters(), g.progress())
 			if err != nil {
 				return err
 			}
@@ -52,6 +58,7 @@ A clone of a local repository that uses its embedded store reads that store.`,
 		},
 	}
 	c.Flags().BoolVar(&o.lazy, "lazy", false, "fetch manifests only; no chunk is downloaded")
+	c.Flags().BoolVar(&o.trustStore, "trust-store", false, "trust the local store outside the repository that the clone's .chunkvc/config names")
 	addJSON(c, g)
 	return c
 }
