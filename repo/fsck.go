@@ -54,6 +54,9 @@ type FsckOptions struct {
 // blob is stored and agrees with it, and every chunk is in the store with
 // the right size (and, with Full, the right hash).
 func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
+	if !r.storeInfo.Trusted {
+		return nil, r.untrustedError(r.storeInfo) // not a problem of the data: nothing was checked
+	}
 	if err := r.settlePatch(); err != nil {
 		return nil, err
 	}

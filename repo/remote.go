@@ -281,8 +281,14 @@ type CloneOptions struct {
 	URL, Dir string
 	Lazy     bool   // manifests only; no chunk is downloaded
 	Branch   string // the branch to check out; "" = the remote's HEAD
-	Native   Adapters
-	Progress progress.Counter
+	// TrustStore trusts the store the clone's .chunkvc/config names (see
+	// TrustStore) before any chunk is read. Without it, a clone whose store
+	// is an untrusted local directory gets its manifests only, its files
+	// marked as not checked out, and an error wrapping ErrUntrustedStore
+	// that says what to run.
+	TrustStore bool
+	Native     Adapters
+	Progress   progress.Counter
 }
 
 // CloneResult reports a clone.
@@ -328,8 +334,16 @@ func Clone(ctx context.Context, opt CloneOptions) (*Repo, *CloneResult, error) {
 			}
 		}
 	}
-	if opt.Lazy {
-		return r, res, r.markLazy()
+	if opt.TrustStore {
+		if _, err := r.TrustStore(); err != nil {
+			return r, res, err
+		}
+	}
+	if opt.Lazy || !r.storeInfo.Trusted {
+		if err := r.markLazy(); err != nil || opt.Lazy {
+			return r, res, err
+		}
+		return r, res, fmt.Errorf("cloned into %s without its files; once the store is trusted, run `chunkvc checkout` there: %w", r.Root, r.untrustedError(r.storeInfo))
 	}
 	res.Checkout, err = r.Checkout(ctx, CheckoutOptions{Progress: opt.Progress})
 	return r, res, err

@@ -29,12 +29,15 @@ var (
 
 // Repo is an open chunkvc repository.
 type Repo struct {
-	Root    string // work tree root, absolute
-	Config  *Config
-	Store   store.Store
-	git     *gitRepo
-	formats formats.Set
-	read    *readPath
+	Root   string // work tree root, absolute
+	Config *Config
+	// Store is the chunk store; an untrusted one (see StoreInfo) fails
+	// every call with ErrUntrustedStore.
+	Store     store.Store
+	storeInfo StoreInfo
+	git       *gitRepo
+	formats   formats.Set
+	read      *readPath
 }
 
 // Adapters is the format set Open uses; cmd/chunkvc passes the native
@@ -59,18 +62,22 @@ func Open(dir string, native Adapters) (*Repo, error) {
 		return nil, fmt.Errorf("%s: %w", ConfigPath, err)
 	}
 	r := &Repo{Root: g.root, Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
-	if r.Store, err = r.openStore(cfg.Store, false); err != nil {
+	info, err := r.resolveStore(cfg.Store)
+	if err != nil {
 		return nil, err
 	}
-	if err := r.setupReadPath(); err != nil {
+	if err := r.useStore(info, false); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
 // Init makes dir (creating a Git repository there if it is none) a chunkvc
-// repository using storeURL ("" = the embedded store). The config file is
-// staged so the next commit records it.
+// repository using storeURL ("" = the embedded store, or the store an
+// existing .chunkvc/config names). The config file is staged so the next
+// commit records it. A storeURL outside the repository is the user's own
+// choice, so Init records it as trusted (see TrustStore); a store only
+// the existing config names is trusted as Open would.
 func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 	g, err := openGit(dir)
 	if err != nil {
@@ -92,13 +99,19 @@ func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 		cfg.Store = storeURL
 	}
 	r := &Repo{Root: g.root, Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
-	if r.Store, err = r.openStore(cfg.Store, true); err != nil {
+	info, err := r.resolveStore(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	if storeURL != "" && !info.Trusted {
+		if info, err = r.recordTrust(info); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.useStore(info, true); err != nil {
 		return nil, err
 	}
 	if err := r.saveConfig(); err != nil {
-		return nil, err
-	}
-	if err := r.setupReadPath(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -154,15 +167,14 @@ func (r *Repo) Track(patterns []string) ([]string, error) {
 	return added, r.saveConfig()
 }
 
-// openStore turns a store URL into a Store. Relative paths are relative to
-// the work tree root. S3 endpoint and credentials come from the usual
-// AWS/MinIO environment and profile files; CHUNKVC_S3_TIMEOUT and
+// openStore turns a store URL into a Store; see localStorePath for local
+// ones. S3 endpoint and credentials come from the usual AWS/MinIO
+// environment and profile files; CHUNKVC_S3_TIMEOUT and
 // CHUNKVC_S3_RETRY_TIME (Go durations) bound how long an unreachable
-// store is tried.
+// store is tried. Whether the store may be used is decided before
+// (resolveStore).
 func (r *Repo) openStore(u string, create bool) (store.Store, error) {
 	switch {
-	case u == "":
-		return local.Open(filepath.Join(r.gitDir(), "chunkvc", "store"))
 	case strings.HasPrefix(u, "s3://"):
 		opt := s3.Options{CreateBucket: create}
 		if d, err := time.ParseDuration(os.Getenv("CHUNKVC_S3_TIMEOUT")); err == nil {
@@ -181,14 +193,10 @@ func (r *Repo) openStore(u string, create bool) (store.Store, error) {
 			return brokenStore{url: u, err: err}, nil
 		}
 		return st, nil
-	case strings.HasPrefix(u, "file://"):
-		return local.Open(strings.TrimPrefix(u, "file://"))
-	case strings.Contains(u, "://"):
-		return nil, fmt.Errorf("store %s: unknown URL scheme (want a path, file:// or s3://)", u)
 	}
-	p := u
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(r.Root, p)
+	p, _, err := r.localStorePath(u)
+	if err != nil {
+		return nil, err
 	}
 	return local.Open(p)
 }

@@ -10,8 +10,9 @@ import (
 )
 
 type cloneOptions struct {
-	lazy   bool
-	branch string
+	lazy       bool
+	branch     string
+	trustStore bool
 }
 
 func newCloneCmd(g *globalOptions) *cobra.Command {
@@ -27,7 +28,12 @@ A clone of a local repository that uses its embedded store reads that store.
 The branch checked out is --branch, else the one the remote's HEAD names;
 when that names a branch the remote lacks (a bare repository whose HEAD
 says master while only main was pushed), chunkvc takes the remote's only
-branch, or main, or master, and says so.`,
+branch, or main, or master, and says so.
+
+A store the committed config names that is a local directory outside the
+repository is not read until you trust it (see chunkvc store --help):
+without --trust-store such a clone gets its manifests only, and exits with
+status 4 saying what to run.`,
 		Args: argsUsage(cobra.RangeArgs(1, 2)),
 		RunE: func(c *cobra.Command, args []string) error {
 			url := args[0]
@@ -39,7 +45,7 @@ branch, or main, or master, and says so.`,
 				dir = filepath.Join(wd, dir)
 			}
 			r, res, err := repo.Clone(c.Context(), repo.CloneOptions{URL: url, Dir: dir, Lazy: o.lazy, Branch: o.branch,
-				Native: nativeAdapters(), Progress: g.progress()})
+				TrustStore: o.trustStore, Native: nativeAdapters(), Progress: g.progress()})
 			if err != nil {
 				return err
 			}
@@ -63,6 +69,7 @@ branch, or main, or master, and says so.`,
 	}
 	c.Flags().BoolVar(&o.lazy, "lazy", false, "fetch manifests only; no chunk is downloaded")
 	c.Flags().StringVarP(&o.branch, "branch", "b", "", "check out this branch rather than the remote's HEAD")
+	c.Flags().BoolVar(&o.trustStore, "trust-store", false, "trust the local store outside the repository that the clone's .chunkvc/config names")
 	addJSON(c, g)
 	return c
 }

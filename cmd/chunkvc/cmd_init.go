@@ -21,7 +21,9 @@ repository, creating the Git repository if there is none. Writes and stages
 
 Without --store, chunks go to the embedded store in .git/chunkvc/store. A
 path (absolute, or relative to the repository root) or file:// URL names a
-shared local store, e.g. on an NFS mount.`,
+shared local store, e.g. on an NFS mount; one outside the repository is
+recorded as trusted in .git/config (see chunkvc store --help), as clones
+must trust it themselves.`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error { return runInit(g, o, args) },
 	}

@@ -102,7 +102,7 @@ func TestCloneBareRemoteWithDanglingHead(t *testing.T) {
 	for _, args := range [][]string{{"clone"}, {"clone", "--lazy"}, {"clone", "--branch", "main"}} {
 		b := newRunner(t)
 		var res cloneJSON
-		b.jsonOf(&res, append(args, bare, "c")...)
+		b.jsonOf(&res, append(args, "--trust-store", bare, "c")...)
 		if res.Branch != "main" || res.BranchChosen == (len(args) == 3) {
 			t.Errorf("%v: %+v", args, res)
 		}
@@ -121,7 +121,7 @@ func TestCloneBareRemoteWithDanglingHead(t *testing.T) {
 
 	// Text output names the choice.
 	b := newRunner(t)
-	if res := b.run(binary, "clone", bare, "c"); res.code != 0 || !strings.Contains(res.stderr, "checked out main") {
+	if res := b.run(binary, "clone", "--trust-store", bare, "c"); res.code != 0 || !strings.Contains(res.stderr, "checked out main") {
 		t.Errorf("clone: exit %d\n%s", res.code, res.stderr)
 	}
 
@@ -131,7 +131,7 @@ func TestCloneBareRemoteWithDanglingHead(t *testing.T) {
 	a.git("push", "-q", "origin", "dev", "feature")
 	a.git("--git-dir", bare, "update-ref", "-d", "refs/heads/main")
 	c := newRunner(t)
-	res := c.run(binary, "clone", bare, "c")
+	res := c.run(binary, "clone", "--trust-store", bare, "c")
 	if res.code == 0 || !strings.Contains(res.stderr, "--branch") || !strings.Contains(res.stderr, "dev, feature") {
 		t.Errorf("clone with two branches and no main: exit %d\n%s", res.code, res.stderr)
 	}
@@ -150,7 +150,7 @@ func TestRemoteRefMovesAreLogged(t *testing.T) {
 	a.git("remote", "add", "origin", bare)
 	a.cv("push")
 	b := newRunner(t)
-	b.cv("clone", bare, "c")
+	b.cv("clone", "--trust-store", bare, "c")
 	b.dir = filepath.Join(b.dir, "c")
 
 	a.write("a.bin", randomBytes(100<<10, 2))

@@ -272,7 +272,7 @@ func lazyDEM(t *testing.T) (orig string, clone *runner, size int64) {
 	demCOG(t, a.path("dem.tif"))
 	a.cv("commit", "-m", "dem")
 	b := newRunner(t)
-	b.cv("clone", "--lazy", a.dir, "c")
+	b.cv("clone", "--lazy", "--trust-store", a.dir, "c")
 	b.dir = b.path("c")
 	fi, err := os.Stat(a.path("dem.tif"))
 	if err != nil {
@@ -388,7 +388,7 @@ func TestServeFlatGeobufAndPrefetch(t *testing.T) {
 		"-oo", "KEEP_GEOM_COLUMNS=NO", "-a_srs", "EPSG:4326", "-nln", "stations", a.path("p.fgb"), csv)
 	a.cv("commit", "-m", "points")
 	b := newRunner(t)
-	b.cv("clone", "--lazy", a.dir, "c")
+	b.cv("clone", "--lazy", "--trust-store", a.dir, "c")
 	b.dir = b.path("c")
 
 	s := startServe(t, b)

@@ -314,11 +314,8 @@ func soakRun(t *testing.T, storeURL string, extraEnv []string, budget time.Durat
 	s.a.cv("push", "-q")
 	s.b = newRunner(t)
 	s.b.env = s.a.env
-	s.b.cv("clone", "-q", bare, "b")
+	s.b.cv("clone", "-q", "--trust-store", bare, "b")
 	s.b.dir = s.b.path("b")
-	if strings.HasPrefix(storeURL, "/") {
-		s.b.cv("store", "trust")
-	}
 
 	ops := []struct {
 		weight int

@@ -38,8 +38,9 @@ const exitHelp = `Exit status:
   4    refused: uncommitted changes would be overwritten, the repository is
        locked (by another chunkvc, or git holds .git/index.lock or a ref's
        .lock), a Git ref is broken or moved meanwhile, a partial (--bbox)
-       checkout would be committed, or normalize would re-encode unchanged
-       tiles
+       checkout would be committed, normalize would re-encode unchanged
+       tiles, or the store .chunkvc/config names is a directory outside the
+       repository that is not trusted (chunkvc store trust)
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -159,7 +160,7 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 		return exitIntegrity
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),
 		errors.Is(err, repo.ErrBrokenRef), errors.Is(err, repo.ErrRefLocked), errors.Is(err, repo.ErrRefMoved),
-		errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial):
+		errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial), errors.Is(err, repo.ErrUntrustedStore):
 		return exitRefused
 	}
 	return exitFailure

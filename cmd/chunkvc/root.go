@@ -64,6 +64,7 @@ of diff.
 		newDiffCmd(g),
 		newDiffTextconvCmd(g),
 		newServeCmd(g),
+		newStoreCmd(g),
 	)
 	return root
 }
