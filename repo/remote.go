@@ -430,7 +430,34 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if err := r.git.pull(ctx, remote); err != nil {
 		return nil, err
 	}
+	if err := r.reloadConfig(); err != nil {
+		return nil, err
+	}
 	return r.Checkout(ctx, CheckoutOptions{Progress: prog})
+}
+
+// reloadConfig reads .chunkvc/config again after git changed the work
+// tree (a pull): tracked patterns and, through the trust check, the store
+// the new config names, so a pulled store = line is refused at once.
+func (r *Repo) reloadConfig() error {
+	data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(ConfigPath)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", ConfigPath, err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ConfigPath, err)
+	}
+	if cfg.Store == r.Config.Store {
+		r.Config = cfg
+		return nil
+	}
+	info, err := r.resolveStore(cfg.Store)
+	if err != nil {
+		return err
+	}
+	r.Config = cfg
+	return r.useStore(info, false)
 }
 
 // markLazy records every file of HEAD as deliberately not materialised.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -189,5 +190,45 @@ func TestTrustedByCloneFlagAndInit(t *testing.T) {
 	b.jsonOf(&si, "store")
 	if !si.Trusted || si.Path != shared {
 		t.Fatalf("store --json in the clone: %+v", si)
+	}
+}
+
+// chunkvc pull that brings a new outside store refuses it before its
+// checkout reads anything, rather than reading the store the clone had.
+func TestPullOfNewOutsideStoreIsRefused(t *testing.T) {
+	a := newRunner(t)
+	first := filepath.Join(t.TempDir(), "first")
+	a.cv("init", "--store", first)
+	a.cv("track", "*.bin")
+	a.write("a.bin", randomBytes(200000, 1))
+	a.cv("commit", "-q", "-m", "v1")
+	bare := filepath.Join(t.TempDir(), "origin.git")
+	a.git("init", "-q", "--bare", "-b", "main", bare)
+	a.git("remote", "add", "origin", bare)
+	a.cv("push", "-q")
+	b := newRunner(t)
+	b.cv("clone", "-q", "--trust-store", bare, "c")
+	b.dir = b.path("c")
+
+	other := filepath.Join(t.TempDir(), "other")
+	cfg := strings.Replace(string(a.read(".chunkvc/config")), "store = "+first, "store = "+other, 1)
+	a.write(".chunkvc/config", []byte(cfg))
+	a.cv("store", "trust")
+	a.git("add", ".chunkvc/config")
+	a.write("a.bin", randomBytes(200000, 2))
+	a.cv("commit", "-q", "-m", "move the store, with new data")
+	a.cv("push", "-q")
+	before := dirState(t, other)
+	res := b.run(binary, "pull")
+	if res.code != exitRefused || !strings.Contains(res.stderr, "store trust") {
+		t.Fatalf("pull of an untrusted store: exit %d\n%s", res.code, res.stderr)
+	}
+	if dirState(t, other) != before {
+		t.Fatalf("the pulled store %s changed", other)
+	}
+	b.cv("store", "trust")
+	b.cv("checkout")
+	if !bytes.Equal(b.read("a.bin"), a.read("a.bin")) {
+		t.Fatal("after trust, the checkout is not the pushed version")
 	}
 }
