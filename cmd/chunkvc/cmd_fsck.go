@@ -26,10 +26,6 @@ re-hashed. Problems name the commit, file, chunk key and hash; chunkvc then
 exits with status 3.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			r, err := g.open()
-			if err != nil {
-				return err
-			}
 			full := false
 			switch o.verify {
 			case "size":
@@ -37,6 +33,10 @@ exits with status 3.`,
 				full = true
 			default:
 				return usageError{fmt.Errorf("--verify must be size or full, not %q", o.verify)}
+			}
+			r, err := g.open()
+			if err != nil {
+				return err
 			}
 			res, err := r.Fsck(c.Context(), repo.FsckOptions{Full: full, Remote: o.remote, Repair: o.repair, Progress: g.progress()})
 			if err != nil {

@@ -61,8 +61,19 @@ func main() {
 	}
 	stopProfile := startProfile(g)
 	err := cmd.ExecuteContext(ctx)
+	if err != nil && unknownCommand(cmd, os.Args[1:]) {
+		err = usageError{err}
+	}
 	stopProfile()
 	os.Exit(exitCode(ctx, g, err))
+}
+
+// unknownCommand reports whether args name no command of root. cobra's
+// Find fails then, and only then (its error is the one Execute returned,
+// before running anything), and the error has no type of its own to test.
+func unknownCommand(root *cobra.Command, args []string) bool {
+	_, _, err := root.Find(args)
+	return err != nil
 }
 
 // gcSettings is the collector's percent and the heap's soft limit for the
