@@ -101,7 +101,7 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 					continue
 				}
 			}
-			lay, err := r.loadLayout(ctx, m.Layout)
+			lay, err := r.layoutOf(ctx, m)
 			if err != nil {
 				bad("(layout)", m.Layout.String(), err)
 				continue

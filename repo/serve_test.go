@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -115,6 +116,28 @@ func TestFileReaderCorruptChunk(t *testing.T) {
 	}
 	if _, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size())); err == nil {
 		t.Fatal("corrupt chunk served")
+	}
+}
+
+// A manifest that misstates its layout blob's length is not served: the
+// FileReader (serve's) refuses it as an integrity error naming the file,
+// without allocating for an absurd claim.
+func TestFileReaderLayoutLength(t *testing.T) {
+	r := testRepo(t, randomData(300000, 5))
+	m, err := r.Manifest("", "sub/x.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int64{1 << 62, 0, 999, m.LayoutSize + 1} {
+		forged := *m
+		forged.LayoutSize = n
+		_, err := r.NewChunkReader(0, 0).OpenFile(context.Background(), &forged)
+		if !errors.Is(err, ErrIntegrity) || !strings.Contains(err.Error(), "sub/x.bin") {
+			t.Errorf("layout length %d: OpenFile: %v; want an integrity error naming sub/x.bin", n, err)
+		}
+	}
+	if _, err := r.NewChunkReader(0, 0).OpenFile(context.Background(), m); err != nil {
+		t.Fatal(err)
 	}
 }
 
