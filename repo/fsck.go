@@ -148,7 +148,7 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 		if err != nil {
 			u := chunks[id]
 			msg := err.Error()
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrCorrupt) {
 				msg = "missing from store " + r.Store.String()
 			}
 			res.Problems = append(res.Problems, Problem{Commit: u.commit, Path: u.path, Key: u.key, Hash: id.String(), Error: msg})

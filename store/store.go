@@ -17,7 +17,8 @@ var (
 	// ErrNotFound means the object is not in the store. Check with errors.Is.
 	ErrNotFound = errors.New("object not found")
 	// ErrCorrupt means bytes did not hash to the ID they were stored or
-	// read under.
+	// read under, or the store's own records are damaged (a pack index is
+	// unreadable or gone), so that an object it cannot find may be lost.
 	ErrCorrupt = errors.New("object corrupt")
 )
 
