@@ -23,7 +23,9 @@ func newFsckCmd(g *globalOptions) *cobra.Command {
 layout blob is stored and agrees with it, and every chunk is in the store
 with the right size. With --verify=full every chunk is read back and
 re-hashed. Problems name the commit, file, chunk key and hash; chunkvc then
-exits with status 3.`,
+exits with status 3. If the store cannot be reached (no answer after
+retries), fsck stops, checks nothing more and exits with status 5: that
+says nothing of the chunks, which may all be there.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			full := false

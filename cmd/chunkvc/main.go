@@ -22,12 +22,13 @@ import (
 
 // Exit codes; documented in `chunkvc --help` and the README.
 const (
-	exitOK        = 0
-	exitFailure   = 1
-	exitUsage     = 2
-	exitIntegrity = 3
-	exitRefused   = 4
-	exitInterrupt = 130
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitIntegrity   = 3
+	exitRefused     = 4
+	exitUnavailable = 5
+	exitInterrupt   = 130
 )
 
 const exitHelp = `Exit status:
@@ -39,6 +40,8 @@ const exitHelp = `Exit status:
        locked (by another chunkvc, or git holds .git/index.lock), a partial
        (--bbox) checkout would be committed, or normalize would re-encode
        unchanged tiles
+  5    the store could not be reached (no answer after retries); nothing
+       is known of the chunks it holds
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -165,6 +168,8 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 		return exitInterrupt
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.Is(err, store.ErrUnavailable):
+		return exitUnavailable
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),
