@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -303,6 +305,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		writes[manifestPath(p)] = ch.blob
 	}
 
+	if err := r.checkManifestTree(slices.Sorted(maps.Keys(writes)), remove); err != nil {
+		return nil, err
+	}
 	// Every chunk is stored and verified: now, and only now, Git.
 	h, err := r.git.commit(opt.Message, writes, remove)
 	keep := func() { // the stats of what was read, now committed or as HEAD has it
@@ -334,17 +339,17 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		_ = cache.save()
 	}()
 	defer func() { <-saved }()
+	// Deleted files' manifests go first: a new one may take the place of
+	// their folder, or a folder of new ones the place of one of them.
+	if err := r.removeManifests(remove); err != nil {
+		return res, fmt.Errorf("commit %s made, but removing the manifests of deleted files from the work tree failed: %w", h, err)
+	}
 	// Serially: creating files in parallel costs this file system several
 	// times the CPU (measured: 20,000 manifests, 8 writers, 6 s of system
 	// time instead of 1.5 s) for no gain in time.
 	for p, ch := range worktree {
 		if err := writeCopyFrom(r.abs(manifestPath(p)), ch.writeText); err != nil {
 			return res, fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
-		}
-	}
-	for _, p := range deleted {
-		if err := os.Remove(r.abs(manifestPath(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return res, err
 		}
 	}
 	return res, nil
