@@ -54,6 +54,8 @@ type CommitResult struct {
 	Files          []FileResult `json:"files"`
 	ChunksUploaded int64        `json:"chunks_uploaded"`
 	BytesUploaded  int64        `json:"bytes_uploaded"`
+	// Refused are tracked files left out: a manifest cannot name them.
+	Refused []Refused `json:"refused,omitempty"`
 }
 
 // Commit chunks the tracked files, stores new chunks, verifies them, and
@@ -91,6 +93,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err != nil {
 		return nil, err
 	}
+	listed, refused := storable(listed)
 	paths, deleted, err := r.commitScope(opt.Paths, listed, prev, cache)
 	if err != nil {
 		return nil, err
@@ -110,7 +113,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return nil, err
 	}
 	defer up.abort()
-	res := &CommitResult{}
+	res := &CommitResult{Refused: refused}
 	writes := map[string]blob{}       // manifest path → its blob
 	worktree := map[string]*chunked{} // same, for the work tree after the commit
 	type done struct {
@@ -324,6 +327,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		// reading them again.
 		keep()
 		_ = cache.save()
+		if len(refused) > 0 {
+			err = fmt.Errorf("%w; not committed, as a manifest cannot name them: %s", err, refusedNames(refused))
+		}
 	}
 	if err != nil {
 		return res, err

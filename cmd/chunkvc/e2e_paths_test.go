@@ -87,3 +87,59 @@ func TestManifestPlaceTakenRefused(t *testing.T) {
 	r.cv("commit", "-m", "v2")
 	agreeClean(t, r, "after the commit")
 }
+
+// A tracked file whose name a manifest cannot hold (a tab, a line break)
+// is left out by name, with a warning and in --json, and the rest is
+// committed; status shows it as refused.
+func TestUnnameableFilesRefused(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.bin")
+	tab, nl := "b\tx.bin", "c\ny.bin"
+	r.write("a.bin", randomBytes(3000, 51))
+	r.write(tab, randomBytes(3000, 52))
+	r.write(nl, randomBytes(3000, 53))
+
+	var st struct {
+		Files []struct{ Path, Status, Reason string } `json:"files"`
+		Clean bool                                    `json:"clean"`
+	}
+	r.jsonOf(&st, "status")
+	refusedIn := func(files []struct{ Path, Status, Reason string }) []string {
+		var out []string
+		for _, f := range files {
+			if f.Status == "refused" && strings.Contains(f.Reason, "control character") {
+				out = append(out, f.Path)
+			}
+		}
+		return out
+	}
+	if got := refusedIn(st.Files); !slices.Equal(got, []string{tab, nl}) || st.Clean {
+		t.Fatalf("status --json: %+v; want %q and %q refused", st, tab, nl)
+	}
+	if out := r.cv("status"); !strings.Contains(out, `refused   "b\tx.bin"`) || !strings.Contains(out, `refused   "c\ny.bin"`) {
+		t.Fatalf("status does not show the refused names quoted:\n%s", out)
+	}
+
+	var res struct {
+		commitResult
+		Refused []struct{ Path, Reason string } `json:"refused"`
+	}
+	r.jsonOf(&res, "commit", "-m", "v1")
+	if len(res.Files) != 1 || res.Files[0].Path != "a.bin" || len(res.Refused) != 2 || res.Refused[0].Path != tab || res.Refused[1].Path != nl {
+		t.Fatalf("commit --json: files %+v, refused %+v", res.Files, res.Refused)
+	}
+	if tree := r.git("ls-tree", "-r", "--name-only", "HEAD", ".chunkvc/manifests/"); tree != ".chunkvc/manifests/a.bin\n" {
+		t.Fatalf("manifests in HEAD:\n%s", tree)
+	}
+
+	r.write("a.bin", randomBytes(3000, 54))
+	out := r.run(binary, "commit", "-m", "v2")
+	if out.code != 0 || !strings.Contains(out.stderr, `warning: "b\tx.bin" not committed: its name has a line break, tab`) {
+		t.Fatalf("commit: exit %d, want 0 with a warning naming %q\n%s", out.code, tab, out.stderr)
+	}
+	out = r.run(binary, "commit", "-m", "v3")
+	if out.code != exitFailure || !strings.Contains(out.stderr, "nothing to commit") || !strings.Contains(out.stderr, `"c\ny.bin"`) {
+		t.Fatalf("commit of refused files alone: exit %d, want %d saying nothing to commit and naming them\n%s", out.code, exitFailure, out.stderr)
+	}
+}
