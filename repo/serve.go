@@ -253,6 +253,9 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 		h.Set("Cache-Control", "no-cache")
 	}
 	var windows [][2]int64
+	if req.Header.Get("Range") != "" {
+		req = req.Clone(req.Context()) // its Range is rewritten below, not the caller's
+	}
 	if req.Method != http.MethodGet {
 		req.Header.Del("Range") // ranges are defined for GET only (RFC 9110, 14.2)
 	}
@@ -268,7 +271,7 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 			req.Header.Del("Range")
 		case rangeUnsatisfiable:
 			h.Set("Content-Range", fmt.Sprintf("bytes */%d", m.Size))
-			fail(http.StatusRequestedRangeNotSatisfiable, fmt.Errorf("range %q: no range within the %d-byte file", req.Header.Get("Range"), m.Size))
+			fail(http.StatusRequestedRangeNotSatisfiable, fmt.Errorf("range %q cannot be satisfied for the %d-byte file", req.Header.Get("Range"), m.Size))
 			return
 		case rangeParts:
 			// http.ServeContent serves them; it is given only the
