@@ -398,3 +398,9 @@ func TestLayoutEncoder(t *testing.T) {
 		}
 	}
 }
+
+func TestMinLayoutSize(t *testing.T) {
+	if n := len((&Layout{}).Encode()); n != MinLayoutSize {
+		t.Fatalf("an empty file's layout has %d bytes, MinLayoutSize is %d", n, MinLayoutSize)
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -52,6 +54,8 @@ type CommitResult struct {
 	Files          []FileResult `json:"files"`
 	ChunksUploaded int64        `json:"chunks_uploaded"`
 	BytesUploaded  int64        `json:"bytes_uploaded"`
+	// Refused are tracked files left out: a manifest cannot name them.
+	Refused []Refused `json:"refused,omitempty"`
 }
 
 // Commit chunks the tracked files, stores new chunks, verifies them, and
@@ -89,6 +93,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err != nil {
 		return nil, err
 	}
+	listed, refused := storable(listed)
 	paths, deleted, err := r.commitScope(opt.Paths, listed, prev, cache)
 	if err != nil {
 		return nil, err
@@ -108,7 +113,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return nil, err
 	}
 	defer up.abort()
-	res := &CommitResult{}
+	res := &CommitResult{Refused: refused}
 	writes := map[string]blob{}       // manifest path → its blob
 	worktree := map[string]*chunked{} // same, for the work tree after the commit
 	type done struct {
@@ -303,6 +308,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		writes[manifestPath(p)] = ch.blob
 	}
 
+	if err := r.checkManifestTree(slices.Sorted(maps.Keys(writes)), remove); err != nil {
+		return nil, err
+	}
 	// Every chunk is stored and verified: now, and only now, Git.
 	h, err := r.git.commit(opt.Message, writes, remove)
 	keep := func() { // the stats of what was read, now committed or as HEAD has it
@@ -319,6 +327,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		// reading them again.
 		keep()
 		_ = cache.save()
+		if len(refused) > 0 {
+			err = fmt.Errorf("%w; not committed, as a manifest cannot name them: %s", err, refusedNames(refused))
+		}
 	}
 	if err != nil {
 		return res, err
@@ -334,17 +345,17 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		_ = cache.save()
 	}()
 	defer func() { <-saved }()
+	// Deleted files' manifests go first: a new one may take the place of
+	// their folder, or a folder of new ones the place of one of them.
+	if err := r.removeManifests(remove); err != nil {
+		return res, fmt.Errorf("commit %s made, but removing the manifests of deleted files from the work tree failed: %w", h, err)
+	}
 	// Serially: creating files in parallel costs this file system several
 	// times the CPU (measured: 20,000 manifests, 8 writers, 6 s of system
 	// time instead of 1.5 s) for no gain in time.
 	for p, ch := range worktree {
 		if err := writeCopyFrom(r.abs(manifestPath(p)), ch.writeText); err != nil {
 			return res, fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
-		}
-	}
-	for _, p := range deleted {
-		if err := os.Remove(r.abs(manifestPath(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return res, err
 		}
 	}
 	return res, nil

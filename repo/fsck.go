@@ -100,12 +100,18 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 			}
 			if opt.Remote {
 				if err := store.Verify(ctx, r.Store, m.Layout, m.LayoutSize, full); err != nil {
+					if errors.Is(err, store.ErrUnavailable) {
+						return nil, unavailable(r, err)
+					}
 					bad("(layout)", m.Layout.String(), err)
 					continue
 				}
 			}
-			lay, err := r.loadLayout(ctx, m.Layout)
+			lay, err := r.layoutOf(ctx, m)
 			if err != nil {
+				if errors.Is(err, store.ErrUnavailable) {
+					return nil, unavailable(r, err)
+				}
 				bad("(layout)", m.Layout.String(), err)
 				continue
 			}
@@ -142,6 +148,9 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 		if err != nil && errors.Is(err, store.ErrNotFound) && !opt.Remote && r.read.local != r.Store {
 			err = store.Verify(ctx, r.read.local, id, sizes[id], full)
 		}
+		if errors.Is(err, store.ErrUnavailable) {
+			return nil, unavailable(r, err)
+		}
 		if err != nil && opt.Repair {
 			if rerr := r.repair(ctx, id); rerr == nil {
 				res.Repaired++
@@ -151,7 +160,7 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 		if err != nil {
 			u := chunks[id]
 			msg := err.Error()
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrCorrupt) {
 				msg = "missing from store " + r.Store.String()
 			}
 			res.Problems = append(res.Problems, Problem{Commit: u.commit, Path: u.path, Key: u.key, Hash: id.String(), Error: msg})
@@ -162,6 +171,12 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 	}
 	prog.Done()
 	return res, nil
+}
+
+// unavailable is fsck's error when the store cannot be reached: no chunk
+// can be checked, and a problem per chunk would say nothing of them.
+func unavailable(r *Repo, err error) error {
+	return fmt.Errorf("fsck: store %s cannot be reached, nothing checked there: %w", r.Store, err)
 }
 
 // checkLayoutAgrees confirms a layout rebuilds the file the manifest names:

@@ -182,11 +182,14 @@ func (cr *ChunkReader) layout(ctx context.Context, m *manifest.Manifest) (*manif
 	if ok {
 		return lay, nil
 	}
+	if err := checkLayoutClaim(m); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Path, err)
+	}
 	b, err := cr.get(ctx, m.Layout, -1)
 	if err != nil {
 		return nil, fmt.Errorf("%s: layout %s: %w", m.Path, m.Layout, err)
 	}
-	if lay, err = manifest.DecodeLayout(b); err != nil {
+	if lay, err = decodeLayoutOf(m, b); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Path, err)
 	}
 	if lay.Size != m.Size {

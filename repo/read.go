@@ -7,7 +7,11 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/store"
 )
 
 // SplitRevPath splits "REV:PATH" (PATH alone means HEAD).
@@ -37,7 +41,10 @@ func (r *Repo) Manifest(rev, p string) (*manifest.Manifest, error) {
 }
 
 // Cat writes the bytes of p at rev to w, verified chunk by chunk and as a
-// whole. On an integrity error w has received a prefix; the error says so.
+// whole. Like git cat-file, it writes nothing of a file it cannot give
+// whole: the layout is read and every chunk confirmed stored, at its
+// length, before the first byte. A chunk whose bytes are damaged shows only
+// when it is read; then w has received a prefix, and the error says so.
 func (r *Repo) Cat(ctx context.Context, rev, p string, w io.Writer) (AssembleStats, error) {
 	m, err := r.Manifest(rev, p)
 	if err != nil {
@@ -48,7 +55,10 @@ func (r *Repo) Cat(ctx context.Context, rev, p string, w io.Writer) (AssembleSta
 		return AssembleStats{}, err
 	}
 	if lay.HasDerived() {
-		return r.catVia(ctx, m, w)
+		return r.catVia(ctx, m, w) // assembled whole before it is written
+	}
+	if err := r.checkStored(ctx, m, lay); err != nil {
+		return AssembleStats{}, err
 	}
 	st, digest, err := r.stream(ctx, m, lay, w, nil, nil, nil)
 	if err == nil && digest != m.Digest {
@@ -79,4 +89,62 @@ func (r *Repo) catVia(ctx context.Context, m *manifest.Manifest, w io.Writer) (A
 	}
 	_, err = io.Copy(w, f)
 	return st, err
+}
+
+// checkStored confirms, without reading them, that every chunk lay uses is
+// in a store the read path reaches (near ones first, as it reads), at the
+// length lay gives it. It costs a lookup per chunk, and for chunks only
+// the configured store holds one Confirm (a local store) or a Stat each
+// (S3: from its pack indexes, else a request).
+func (r *Repo) checkStored(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout) error {
+	rp := r.read
+	near := append([]store.Store{rp.local}, rp.alternates...)
+	if rp.local == rp.remote {
+		near = rp.alternates
+	}
+	if rp.cache != nil {
+		near = append(near, rp.cache)
+	}
+	seen := make(map[hashing.ID]bool, len(m.Chunks))
+	var far []store.Sized
+	for _, pc := range lay.Pieces {
+		if !pc.Chunk || seen[pc.ID] {
+			continue
+		}
+		seen[pc.ID] = true
+		if !storedIn(ctx, near, pc.ID, pc.Len) {
+			far = append(far, store.Sized{ID: pc.ID, Size: pc.Len})
+		}
+	}
+	if c, ok := rp.remote.(store.Confirmer); ok && c.Confirm(ctx, far) == nil {
+		return nil
+	}
+	// One by one, to name the chunk that is not there.
+	key := make(map[hashing.ID]string, len(far))
+	for _, c := range m.Chunks {
+		if _, ok := key[c.ID]; !ok {
+			key[c.ID] = c.Key
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, c := range far {
+		g.Go(func() error {
+			if err := store.Verify(gctx, rp.remote, c.ID, c.Size, false); err != nil {
+				return fmt.Errorf("%s: chunk %s (%s): %w", m.Path, key[c.ID], c.ID, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// storedIn reports whether one of stores holds id at length n.
+func storedIn(ctx context.Context, stores []store.Store, id hashing.ID, n int64) bool {
+	for _, s := range stores {
+		if info, err := s.Stat(ctx, id); err == nil && info.Size == n {
+			return true
+		}
+	}
+	return false
 }

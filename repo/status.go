@@ -17,13 +17,15 @@ import (
 // StatusEntry is one tracked file that differs from HEAD.
 type StatusEntry struct {
 	Path   string `json:"path"`
-	Status string `json:"status"` // added, modified, deleted, partial
+	Status string `json:"status"` // added, modified, deleted, partial, refused
 	Size   int64  `json:"size"`
+	Reason string `json:"reason,omitempty"` // why a refused file cannot be committed
 }
 
 // Status compares the tracked files in the work tree with HEAD's
 // manifests. Files whose stat matches the stat cache are not read. A file
-// written by checkout --bbox is "partial" (whatever it holds now).
+// written by checkout --bbox is "partial" (whatever it holds now); one
+// whose name a manifest cannot hold, which commit leaves out, "refused".
 func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	if err := r.settlePatch(); err != nil {
 		return nil, err
@@ -52,8 +54,16 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	files, refused := storable(files)
 	partial := r.loadPartial()
 	var out []StatusEntry
+	for _, f := range refused {
+		e := StatusEntry{Path: f.Path, Status: "refused", Reason: f.Reason}
+		if fi, err := os.Stat(r.abs(f.Path)); err == nil {
+			e.Size = fi.Size()
+		}
+		out = append(out, e)
+	}
 	dirty := false
 	stats := r.statFiles(files, false)
 	for i, p := range files {

@@ -17,8 +17,15 @@ var (
 	// ErrNotFound means the object is not in the store. Check with errors.Is.
 	ErrNotFound = errors.New("object not found")
 	// ErrCorrupt means bytes did not hash to the ID they were stored or
-	// read under.
+	// read under, or the store's own records are damaged (a pack index is
+	// unreadable or gone), so that an object it cannot find may be lost.
 	ErrCorrupt = errors.New("object corrupt")
+	// ErrUnavailable means the store could not be reached: no answer on
+	// any attempt (connection refused or reset, name not resolved, timed
+	// out), or only a gateway's answer that it is not there. Nothing is
+	// known of the objects asked about. A store says so by behaviour, not
+	// by the text of an error.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // MaxObject bounds what ReadAll will hold in memory.

@@ -26,7 +26,10 @@ store does not have yet, verify them, and only then commit the manifests to
 Git — together with anything already staged, as git commit does. If any
 chunk cannot be stored and verified, no commit is made and HEAD does not move.
 
-Files whose stat matches the stat cache are not re-read.`,
+Files whose stat matches the stat cache are not re-read. A tracked file whose
+name has a line break, tab or other control character (or a backslash, or is
+not UTF-8) cannot be named in a manifest: it is left out with a warning, and
+listed under "refused" in --json; the others are committed.`,
 		RunE: func(c *cobra.Command, args []string) error { return runCommit(g, o, c, args) },
 	}
 	c.Flags().StringVarP(&o.message, "message", "m", "", "commit `message` (required)")
@@ -59,6 +62,11 @@ func runCommit(g *globalOptions, o commitOptions, c *cobra.Command, args []strin
 		return err
 	}
 	res, err := r.Commit(c.Context(), repo.CommitOptions{Message: o.message, Paths: paths, Verify: v, Workers: o.workers, Offline: o.offline, Progress: g.progress()})
+	if res != nil && !g.json {
+		for _, f := range res.Refused {
+			fmt.Fprintf(g.stderr, "warning: %q not committed: %s\n", f.Path, f.Reason)
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -23,13 +23,11 @@ func newFsckCmd(g *globalOptions) *cobra.Command {
 layout blob is stored and agrees with it, and every chunk is in the store
 with the right size. With --verify=full every chunk is read back and
 re-hashed. Problems name the commit, file, chunk key and hash; chunkvc then
-exits with status 3.`,
+exits with status 3. If the store cannot be reached (no answer after
+retries), fsck stops, checks nothing more and exits with status 5: that
+says nothing of the chunks, which may all be there.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			r, err := g.open()
-			if err != nil {
-				return err
-			}
 			full := false
 			switch o.verify {
 			case "size":
@@ -37,6 +35,10 @@ exits with status 3.`,
 				full = true
 			default:
 				return usageError{fmt.Errorf("--verify must be size or full, not %q", o.verify)}
+			}
+			r, err := g.open()
+			if err != nil {
+				return err
 			}
 			res, err := r.Fsck(c.Context(), repo.FsckOptions{Full: full, Remote: o.remote, Repair: o.repair, Progress: g.progress()})
 			if err != nil {

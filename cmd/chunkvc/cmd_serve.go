@@ -30,7 +30,9 @@ assembled on demand from the layout and the chunks, so a lazy clone fetches
 only the chunks a reader touches; every chunk is hash-verified before any of
 its bytes are sent. Range (single, multiple, suffix, open-ended), ETag (the
 file's BLAKE3 digest), If-None-Match and If-Range are supported, so GDAL's
-/vsicurl/ and Parquet range readers work:
+/vsicurl/ and Parquet range readers work. Ranges past the end, and bytes=-0,
+are left out; a GET with none left is answered 416 (Content-Range:
+bytes */SIZE), as RFC 9110 says.
 
   gdalinfo /vsicurl/http://127.0.0.1:8080/main/dem.tif
 

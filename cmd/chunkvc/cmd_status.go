@@ -11,7 +11,10 @@ func newStatusCmd(g *globalOptions) *cobra.Command {
 		Use:   "status",
 		Short: "Show tracked files that are added, modified or deleted versus HEAD",
 		Long: `Show tracked files that are added, modified or deleted versus HEAD.
-Files whose size, mtime, ctime and inode match the stat cache are not read.`,
+Files whose size, mtime, ctime and inode match the stat cache are not read.
+A tracked file whose name a manifest cannot hold (a line break, tab or other
+control character, a backslash, not UTF-8) is shown as refused, its name
+quoted: commit leaves it out until it is renamed.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runStatus(g, c) },
 	}
@@ -36,6 +39,11 @@ func runStatus(g *globalOptions, c *cobra.Command) error {
 		return nil
 	}
 	for _, e := range entries {
+		if e.Status == "refused" {
+			// Quoted: the name has a line break or another control character.
+			fmt.Fprintf(g.stdout, "%-9s %q  (%s)\n", e.Status, e.Path, e.Reason)
+			continue
+		}
 		fmt.Fprintf(g.stdout, "%-9s %s\n", e.Status, e.Path)
 	}
 	return nil

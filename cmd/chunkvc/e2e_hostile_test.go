@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,4 +76,46 @@ func replaceLastField(s, hash string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// A manifest's layout line gives the layout blob's length: one that
+// misstates it, however little or absurdly, is a forgery or damage that
+// checkout, cat and fsck report as an integrity problem naming the file.
+func TestLayoutLengthIsChecked(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.bin")
+	r.write("a.bin", randomBytes(100000, 2))
+	r.cv("commit", "-m", "v1")
+	good := string(r.read(".chunkvc/manifests/a.bin"))
+	real := layoutSize(t, r, "a.bin")
+	for _, n := range []int64{1 << 62, 0, 999, real + 1, real - 1} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var line string
+			for _, l := range strings.Split(good, "\n") {
+				if f := strings.Fields(l); len(f) == 3 && f[0] == "layout" {
+					line = fmt.Sprintf("layout %s %d", f[1], n)
+				}
+			}
+			r.write(".chunkvc/manifests/a.bin", []byte(replaceLine(good, "layout ", line)))
+			r.git("commit", "-q", "-a", "-m", "layout length "+fmt.Sprint(n))
+			defer r.git("reset", "-q", "--hard", "HEAD~1")
+			os.Remove(r.path("a.bin"))
+			res := r.run(binary, "checkout")
+			if res.code != exitIntegrity || !strings.Contains(res.stderr, "a.bin") || !strings.Contains(res.stderr, "layout") {
+				t.Fatalf("checkout: exit %d, want %d naming a.bin and its layout\n%s", res.code, exitIntegrity, res.stderr)
+			}
+			if _, err := os.Stat(r.path("a.bin")); err == nil {
+				t.Fatal("checkout wrote a.bin")
+			}
+			res = r.run(binary, "cat", "HEAD:a.bin")
+			if res.code != exitIntegrity || res.stdout != "" {
+				t.Fatalf("cat: exit %d, %d bytes on stdout; want %d and none\n%s", res.code, len(res.stdout), exitIntegrity, res.stderr)
+			}
+			res = r.run(binary, "fsck", "--verify=full")
+			if res.code != exitIntegrity || !strings.Contains(res.stdout, " a.bin chunk (layout)") {
+				t.Fatalf("fsck --verify=full: exit %d, want %d with a problem of a.bin's layout\n%s%s", res.code, exitIntegrity, res.stdout, res.stderr)
+			}
+		})
+	}
 }

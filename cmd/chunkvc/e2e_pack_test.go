@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -125,5 +126,81 @@ func TestGCMergesSmallPacks(t *testing.T) {
 		if got := r.cv("cat", c+":points.csv"); got != string(want) {
 			t.Fatalf("commit %.8s does not restore after the merge", c)
 		}
+	}
+}
+
+// A pack whose index is gone or garbage makes a damaged store: reads of
+// its objects fail with the integrity status, naming the pack, and cat
+// writes nothing of a file it cannot give whole, though the file's layout
+// and first chunks are in a sound pack.
+func TestDamagedPackIndex(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.bin")
+	packs := func() map[string]bool {
+		ents, err := filepath.Glob(r.path(".git/chunkvc/store/packs/*.idx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]bool{}
+		for _, e := range ents {
+			m[e] = true
+		}
+		return m
+	}
+	a, b := randomBytes(300000, 21), randomBytes(3000000, 22)
+	r.write("a.bin", a)
+	r.cv("commit", "-m", "a")
+	before := packs()
+	r.write("b.bin", b)
+	r.cv("commit", "-m", "b")
+	var idx string // the pack of b's chunks
+	for p := range packs() {
+		if !before[p] {
+			idx = p
+		}
+	}
+	// c's first chunks are a's, its last ones b's (content-defined
+	// chunking finds b's boundaries again), its layout in a third pack.
+	c := append(bytes.Clone(a), b...)
+	r.write("c.bin", c)
+	r.cv("commit", "-m", "c")
+	good := r.read(strings.TrimPrefix(idx, r.dir+"/"))
+	pack := strings.TrimSuffix(filepath.Base(idx), ".idx")
+
+	for _, damage := range []struct {
+		name string
+		do   func() error
+	}{
+		{"index deleted", func() error { return os.Remove(idx) }},
+		{"index garbage", func() error { return os.WriteFile(idx, randomBytes(len(good), 23), 0o644) }},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			os.Chmod(idx, 0o644)
+			if err := damage.do(); err != nil {
+				t.Fatal(err)
+			}
+			defer os.WriteFile(idx, good, 0o444)
+			res := r.run(binary, "cat", "HEAD:c.bin")
+			if res.code != exitIntegrity || len(res.stdout) != 0 || !strings.Contains(res.stderr, pack) {
+				t.Fatalf("cat: exit %d, %d bytes on stdout; want %d, none, naming %s\n%s", res.code, len(res.stdout), exitIntegrity, pack, res.stderr)
+			}
+			os.Remove(r.path("c.bin"))
+			res = r.run(binary, "checkout", "--", "c.bin")
+			if res.code != exitIntegrity || !strings.Contains(res.stderr, pack) {
+				t.Fatalf("checkout: exit %d, want %d naming %s\n%s", res.code, exitIntegrity, pack, res.stderr)
+			}
+			res = r.run(binary, "fsck")
+			if res.code != exitIntegrity || !strings.Contains(res.stdout, pack) {
+				t.Fatalf("fsck: exit %d, want %d naming %s\n%s", res.code, exitIntegrity, pack, res.stdout)
+			}
+			if got := r.run(binary, "cat", "HEAD:a.bin"); got.code != 0 || got.stdout != string(a) {
+				t.Fatalf("cat of a file in sound packs: exit %d\n%s", got.code, got.stderr)
+			}
+		})
+	}
+	r.cv("checkout", "--", "c.bin")
+	if !bytes.Equal(r.read("c.bin"), c) {
+		t.Fatal("c.bin differs once the index is back")
 	}
 }

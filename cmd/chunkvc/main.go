@@ -22,12 +22,13 @@ import (
 
 // Exit codes; documented in `chunkvc --help` and the README.
 const (
-	exitOK        = 0
-	exitFailure   = 1
-	exitUsage     = 2
-	exitIntegrity = 3
-	exitRefused   = 4
-	exitInterrupt = 130
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitIntegrity   = 3
+	exitRefused     = 4
+	exitUnavailable = 5
+	exitInterrupt   = 130
 )
 
 const exitHelp = `Exit status:
@@ -41,6 +42,8 @@ const exitHelp = `Exit status:
        checkout would be committed, normalize would re-encode unchanged
        tiles, or the store .chunkvc/config names is a directory outside the
        repository that is not trusted (chunkvc store trust)
+  5    the store could not be reached (no answer after retries); nothing
+       is known of the chunks it holds
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -63,8 +66,19 @@ func main() {
 	}
 	stopProfile := startProfile(g)
 	err := cmd.ExecuteContext(ctx)
+	if err != nil && unknownCommand(cmd, os.Args[1:]) {
+		err = usageError{err}
+	}
 	stopProfile()
 	os.Exit(exitCode(ctx, g, err))
+}
+
+// unknownCommand reports whether args name no command of root. cobra's
+// Find fails then, and only then (its error is the one Execute returned,
+// before running anything), and the error has no type of its own to test.
+func unknownCommand(root *cobra.Command, args []string) bool {
+	_, _, err := root.Find(args)
+	return err != nil
 }
 
 // gcSettings is the collector's percent and the heap's soft limit for the
@@ -156,6 +170,8 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 		return exitInterrupt
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.Is(err, store.ErrUnavailable):
+		return exitUnavailable
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),

@@ -39,7 +39,7 @@ of diff.
 	root.PersistentFlags().StringVarP(&g.dir, "directory", "C", "", "run as if chunkvc was started in `DIR`")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "no progress or chatter on stderr")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see chunkvc %s --help)", err, c.Name())}
+		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)

@@ -32,7 +32,9 @@
 // temp index, or a pack without an index; DeleteMany removes such debris
 // once it is an hour old. A damaged index makes its pack's objects
 // unavailable and List (hence gc) and DeleteMany fail naming it; other packs
-// are not affected.
+// are not affected. While an index is damaged, or a pack has none, an object
+// the store cannot find may be in that pack: the error wraps
+// store.ErrCorrupt, naming the pack, as well as store.ErrNotFound.
 //
 // A Store keeps the indexes as their files' bytes, not decoded (mapped on
 // a local disk; read into memory elsewhere, as on NFS a file another host

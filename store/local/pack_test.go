@@ -325,14 +325,48 @@ func testDamagedIndex(t *testing.T, damage func([]byte) []byte) {
 	if got, err := store.ReadAll(t.Context(), s2, b[0]); err != nil || !bytes.Equal(got, bData) {
 		t.Errorf("object of another pack: %d bytes, %v", len(got), err)
 	}
-	if _, err := s2.Stat(t.Context(), a[0]); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("stat of an object of the damaged pack: %v, want ErrNotFound", err)
+	// Not found, and it may be in the damaged pack: a damaged store.
+	if _, err := s2.Stat(t.Context(), a[0]); !errors.Is(err, store.ErrNotFound) || !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), damaged) {
+		t.Errorf("stat of an object of the damaged pack: %v, want ErrNotFound and ErrCorrupt naming %s", err, damaged)
+	}
+	if _, err := s2.Get(t.Context(), a[0], 0, -1); !errors.Is(err, store.ErrNotFound) || !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("get of an object of the damaged pack: %v, want ErrNotFound and ErrCorrupt", err)
 	}
 	if err := s2.DeleteMany(t.Context(), b); err == nil || !strings.Contains(err.Error(), damaged) {
 		t.Errorf("DeleteMany with a damaged index: %v, want an error naming %s", err, damaged)
 	}
 	if got, err := store.ReadAll(t.Context(), s2, b[0]); err != nil || !bytes.Equal(got, bData) {
 		t.Errorf("object after a refused DeleteMany: %d bytes, %v", len(got), err)
+	}
+}
+
+// A pack whose index is gone cannot be read: an object missing from such
+// a store is reported as possibly in it (ErrCorrupt besides ErrNotFound),
+// until the index is back.
+func TestPackWithoutIndex(t *testing.T) {
+	s := open(t)
+	a := batch(t, s, text(3000), []byte("a2"))
+	idx := packsOf(t, s)[a[0]].index
+	raw, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stat(t.Context(), hashing.Sum([]byte("never stored"))); !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("stat of a missing object of a sound store: %v, want ErrNotFound alone", err)
+	}
+	if err := os.Remove(idx); err != nil {
+		t.Fatal(err)
+	}
+	pack := strings.TrimSuffix(idx, ".idx") + ".pack"
+	_, err = reopen(t, s).Stat(t.Context(), a[0])
+	if !errors.Is(err, store.ErrNotFound) || !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), pack+" has no index") {
+		t.Errorf("stat of an object of a pack without index: %v, want ErrNotFound and ErrCorrupt naming %s", err, pack)
+	}
+	if err := os.WriteFile(idx, raw, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reopen(t, s).Stat(t.Context(), hashing.Sum([]byte("never stored"))); errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("stat once the index is back: %v", err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
@@ -32,11 +33,12 @@ type packSet struct {
 	// goroutine has just added.
 	change sync.Mutex
 
-	mu     sync.RWMutex
-	loaded bool
-	dirMod time.Time // modification time of the folder when last read
-	racy   bool      // dirMod was too recent to trust
-	set    packset.Set
+	mu      sync.RWMutex
+	loaded  bool
+	dirMod  time.Time // modification time of the folder when last read
+	racy    bool      // dirMod was too recent to trust
+	set     packset.Set
+	orphans []string // packs (by name) without an index when last read
 }
 
 // racyWindow: a folder read less than this after its last change may have
@@ -116,7 +118,7 @@ func (s *Store) reload(dir string) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("read packs: %w", err)
 	}
-	var names []string
+	var names, packs []string
 	if err == nil {
 		ents, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -126,10 +128,20 @@ func (s *Store) reload(dir string) error {
 			if name, ok := strings.CutSuffix(e.Name(), ".idx"); ok && isPackName(name) && e.Type().IsRegular() {
 				names = append(names, name)
 			}
+			if name, ok := strings.CutSuffix(e.Name(), ".pack"); ok && isPackName(name) {
+				packs = append(packs, name)
+			}
 		}
 	}
 
 	slices.Sort(names)
+	var orphans []string
+	for _, name := range packs {
+		if _, ok := slices.BinarySearch(names, name); !ok {
+			orphans = append(orphans, name)
+		}
+	}
+	slices.Sort(orphans)
 	// Only holders of s.ps.change modify the maps: reading them needs no
 	// lock here.
 	var added []*packset.Pack
@@ -155,6 +167,7 @@ func (s *Store) reload(dir string) error {
 		_, ok := slices.BinarySearch(names, name)
 		return ok
 	}, added, damaged)
+	s.ps.orphans = orphans
 	s.ps.loaded = true
 	s.ps.dirMod = mod
 	window := racyWindow
@@ -275,6 +288,27 @@ func (s *Store) damagedIndexes() error {
 	s.ps.mu.RLock()
 	defer s.ps.mu.RUnlock()
 	return s.ps.set.Damaged()
+}
+
+// unreadablePacks returns an error wrapping store.ErrCorrupt that names
+// every pack whose objects cannot be read, as of the last read of the
+// packs folder: its index is damaged, or gone while the pack is there. It
+// returns nil when there is none.
+//
+// A pack without an index is also what a crash between a batch's two
+// renames leaves, and for a moment what a batch being committed shows: its
+// objects were never committed, and a read that misses one fails anyway.
+func (s *Store) unreadablePacks() error {
+	s.ps.mu.RLock()
+	defer s.ps.mu.RUnlock()
+	errs := []error{s.ps.set.Damaged()}
+	for _, name := range s.ps.orphans {
+		errs = append(errs, fmt.Errorf("pack %s has no index", s.packPath(name, ".pack")))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", store.ErrCorrupt, err)
+	}
+	return nil
 }
 
 // packList returns the known packs, sorted by name, and the number of

@@ -59,7 +59,7 @@ func viaPack[T any](s *Store, id hashing.ID, packed func(packset.Ref) (T, error)
 			return v, errors.Join(err, ferr)
 		}
 		if !ok {
-			return v, err
+			return v, s.missing(err)
 		}
 	}
 	v, err := packed(r)
@@ -71,10 +71,36 @@ func viaPack[T any](s *Store, id hashing.ID, packed func(packset.Ref) (T, error)
 		return v, err
 	}
 	if r, ok = s.packed(id); !ok {
-		return loose()
+		v, err := loose()
+		return v, s.missing(err)
 	}
 	return packed(r)
 }
+
+// missing adds to err, when it says that an object's file does not exist,
+// what makes packs of the store unreadable, if anything does: the object
+// may be in one of them, so the store is damaged (store.ErrCorrupt), not
+// only without the object (store.ErrNotFound, which the error still
+// wraps).
+func (s *Store) missing(err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if damage := s.unreadablePacks(); damage != nil {
+		return &unreadableError{err, damage}
+	}
+	return err
+}
+
+// unreadableError is an object not found in a store that cannot read
+// some of its packs.
+type unreadableError struct{ missing, damage error }
+
+func (e *unreadableError) Error() string {
+	return e.missing.Error() + "; the store cannot read some of its packs: " + e.damage.Error()
+}
+
+func (e *unreadableError) Unwrap() []error { return []error{e.missing, e.damage} }
 
 // openPack opens p's file and checks its length against the index, so
 // that a truncated pack fails early.

@@ -54,6 +54,39 @@ func TestRetryable(t *testing.T) {
 	}
 }
 
+// Retries that all failed for want of an answer from the store give
+// store.ErrUnavailable (the error's text unchanged); an answer from the
+// store itself, however often retried, does not.
+func TestUnavailable(t *testing.T) {
+	urlErr := func(err error) error { return &url.Error{Op: "Get", URL: "http://x/y", Err: err} }
+	s := &Store{opt: Options{Retries: 2, RetryTime: time.Minute}.withDefaults()}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{urlErr(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), true},
+		{urlErr(&net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}), true},
+		{urlErr(context.DeadlineExceeded), true},
+		{&stallError{errors.New("i/o timeout")}, true},
+		{io.ErrUnexpectedEOF, true},
+		{minio.ErrorResponse{Code: "ServiceUnavailable", StatusCode: 503}, true},
+		{minio.ErrorResponse{Code: "Whatever", StatusCode: 504}, true},
+		{minio.ErrorResponse{Code: "InternalError", StatusCode: 500}, false},
+		{minio.ErrorResponse{Code: "SlowDown", StatusCode: 429}, false},
+		{minio.ErrorResponse{Code: "AccessDenied", StatusCode: 403}, false},
+		{urlErr(x509.UnknownAuthorityError{}), false},
+	} {
+		calls := 0
+		err := s.attempts(t.Context(), noSlot, func(context.Context) error { calls++; return c.err })
+		if got := errors.Is(err, store.ErrUnavailable); got != c.want {
+			t.Errorf("%v after %d attempts: unavailable %v, want %v (%v)", c.err, calls, got, c.want, err)
+		}
+		if !strings.Contains(err.Error(), c.err.Error()) {
+			t.Errorf("error %q lost %q", err, c.err)
+		}
+	}
+}
+
 func TestBackoff(t *testing.T) {
 	for attempt, lo := 1, backoffBase/2; attempt < 40; attempt++ {
 		d := backoff(attempt)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+
+	"github.com/chunkvc/chunkvc/store"
 )
 
 // Backoff between attempts: a random wait in [d/2, d] with d doubling
@@ -61,7 +63,7 @@ func (s *Store) attempts(ctx context.Context, mode slotMode, fn func(ctx context
 		}
 		wait := backoff(attempt)
 		if attempt >= s.opt.Retries || time.Since(start)+wait > s.opt.RetryTime {
-			return fmt.Errorf("%d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), err)
+			return giveUp(fmt.Errorf("%d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), err))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -131,6 +133,37 @@ func retryable(err error) bool {
 	}
 	return false
 }
+
+// giveUp is err, the last error of attempts that were all retryable,
+// marked store.ErrUnavailable when it says the store could not be reached.
+func giveUp(err error) error {
+	if unreachable(err) {
+		return &unavailableError{err}
+	}
+	return err
+}
+
+// unreachable reports whether err, a retryable failure, means no answer
+// from the store: the connection failed, dropped or stalled, the name did
+// not resolve, the request timed out; or a gateway answered that the store
+// is not there (502, 503, 504). Any other answer came from the store.
+func unreachable(err error) bool {
+	var er minio.ErrorResponse
+	if errors.As(err, &er) && er.StatusCode != 0 {
+		switch er.StatusCode {
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	return retryable(err)
+}
+
+// unavailableError is a store that could not be reached.
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string   { return e.err.Error() }
+func (e *unavailableError) Unwrap() []error { return []error{store.ErrUnavailable, e.err} }
 
 // errStalled is the error of a connection that made no progress in time.
 var errStalled = errors.New("connection stalled")
