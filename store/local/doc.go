@@ -11,6 +11,8 @@
 //	<root>/packs/pack-<hex>.pack         a published pack, read-only
 //	<root>/packs/pack-<hex>.idx          its index; <hex> is the index's checksum
 //	<root>/packs/.put-*                  an index before its rename
+//	<root>/named/<name>                  named objects (store.Registry), e.g.
+//	                                     named/repos/<id>.json
 //
 // Byte layout (little-endian; details in store/internal/packidx):
 //
@@ -29,8 +31,8 @@
 // Commit syncs each pack, renames it into packs/, then writes its index
 // (temp file, sync, rename, sync of packs/): a pack's objects are visible
 // exactly when its index exists. A crash leaves a temp pack in tmp/, a
-// temp index, or a pack without an index; DeleteMany removes such debris
-// once it is an hour old. A damaged index makes its pack's objects
+// temp index, or a pack without an index; Sweep removes such debris once it
+// is older than the caller's cutoff (gc's grace period). A damaged index makes its pack's objects
 // unavailable and List (hence gc) and DeleteMany fail naming it; other packs
 // are not affected.
 //
