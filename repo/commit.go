@@ -347,7 +347,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			return res, err
 		}
 	}
-	return res, nil
+	return res, r.registerIn(ctx, target, "commit "+res.Commit+" made")
 }
 
 // fileWorkers is how many files a commit chunks at once. Each file's

@@ -37,8 +37,9 @@ const exitHelp = `Exit status:
   3    integrity problem: fsck found problems, or data failed verification
   4    refused: uncommitted changes would be overwritten, the repository is
        locked (by another chunkvc, or git holds .git/index.lock), a partial
-       (--bbox) checkout would be committed, or normalize would re-encode
-       unchanged tiles
+       (--bbox) checkout would be committed, normalize would re-encode
+       unchanged tiles, or gc cannot account for every repository sharing
+       the store (or got a --grace below 1h there without --force)
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -157,7 +158,8 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),
-		errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial):
+		errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial),
+		errors.Is(err, repo.ErrUnknownRepos), errors.Is(err, repo.ErrShortGrace):
 		return exitRefused
 	}
 	return exitFailure

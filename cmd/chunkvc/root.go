@@ -65,6 +65,12 @@ of diff.
 		newDiffTextconvCmd(g),
 		newServeCmd(g),
 	)
+	// Until the store parent command lands, the registry commands are
+	// store-repos and store-forget at the top level.
+	for _, c := range []*cobra.Command{newStoreReposCmd(g), newStoreForgetCmd(g)} {
+		c.Use = "store-" + c.Use
+		root.AddCommand(c)
+	}
 	return root
 }
 

@@ -222,7 +222,7 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 			return nil, err
 		}
 	}
-	return s.publish(tp, fi.ModTime())
+	return s.publish(tp, fi.ModTime(), false)
 }
 
 // survivor returns the bytes and entry under which e is kept: as it is,
