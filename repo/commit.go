@@ -324,6 +324,8 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return res, err
 	}
 	res.Commit, res.Branch = h.String(), r.git.branch()
+	registered := r.registerAsync(ctx, target, "commit "+res.Commit+" made")
+	defer registered()
 
 	// The stat cache, which describes the data files as committed, is
 	// saved while their manifests are written to the work tree.
@@ -347,7 +349,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			return res, err
 		}
 	}
-	return res, r.registerIn(ctx, target, "commit "+res.Commit+" made")
+	return res, registered()
 }
 
 // fileWorkers is how many files a commit chunks at once. Each file's

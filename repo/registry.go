@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -78,8 +79,8 @@ func (r *Repo) repoID() (string, error) {
 	p := filepath.Join(dir, "id")
 	f, err := readIDFile(p)
 	switch {
-	case err == nil && f.Root == r.Root:
-		return f.ID, nil
+	case err == nil && (f.Root == r.Root || sameFile(f.Root, r.Root)):
+		return f.ID, nil // the same work tree, perhaps through a symbolic link
 	case err == nil:
 		if other, err := readIDFile(filepath.Join(f.Root, ".git", "chunkvc", "id")); err == nil && other == f {
 			f.ID = "" // a copy: the original is still there
@@ -103,6 +104,16 @@ func (r *Repo) repoID() (string, error) {
 }
 
 var errBadID = errors.New("not a repository id file")
+
+// sameFile reports whether paths a and b name one existing file or folder.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
 
 // readIDFile reads an id file; one that does not parse is errBadID.
 func readIDFile(p string) (idFile, error) {
@@ -187,6 +198,9 @@ func (r *Repo) register(ctx context.Context, st store.Store) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if b, ok := st.(brokenStore); ok {
+		return "", b.fail()
+	}
 	reg, ok := st.(store.Registry)
 	if !ok {
 		return id, nil
@@ -215,9 +229,22 @@ func (r *Repo) registerIn(ctx context.Context, st store.Store, done string) erro
 	return nil
 }
 
+// registerAsync is registerIn in the background (a commit writes the
+// entry while it saves its stat cache: each costs a few fsyncs); the
+// returned function waits for it and returns its error, each time it is
+// called.
+func (r *Repo) registerAsync(ctx context.Context, st store.Store, done string) func() error {
+	ch := make(chan error, 1)
+	go func() { ch <- r.registerIn(ctx, st, done) }()
+	return sync.OnceValue(func() error { return <-ch })
+}
+
 // registry reads every entry of st's registry. An entry that cannot be
 // read or parsed is an error naming it: gc must not pass it by.
 func registry(ctx context.Context, st store.Store) ([]RepoEntry, error) {
+	if b, ok := st.(brokenStore); ok {
+		return nil, b.fail()
+	}
 	reg, ok := st.(store.Registry)
 	if !ok {
 		return nil, fmt.Errorf("%w: store %s keeps no registry of the repositories that use it", ErrUnknownRepos, st)
@@ -344,11 +371,11 @@ func openOther(e RepoEntry) *Repo {
 		return nil
 	}
 	f, err := readIDFile(filepath.Join(e.Root, ".git", "chunkvc", "id"))
-	if err != nil || f.ID != e.ID || f.Root != e.Root {
+	if err != nil || f.ID != e.ID || f.Root != e.Root && !sameFile(f.Root, e.Root) {
 		return nil
 	}
 	g, err := openGit(e.Root)
-	if err != nil || filepath.Clean(g.root) != filepath.Clean(e.Root) {
+	if err != nil || !sameFile(g.root, e.Root) {
 		return nil
 	}
 	return &Repo{Root: g.root, git: g}

@@ -241,7 +241,8 @@ func TestGCShortGraceOnSharedStoreNeedsForce(t *testing.T) {
 	}
 }
 
-// Every copy and clone has its own id; a moved repository keeps its own.
+// Every copy and clone has its own id; a moved repository keeps its own,
+// and so does one reached through a symbolic link.
 func TestRepoIDsOfCopiesAndMoves(t *testing.T) {
 	storeDir := filepath.Join(t.TempDir(), "shared-store")
 	a, _, va, _ := sharedPair(t, storeDir, nil)
@@ -263,6 +264,14 @@ func TestRepoIDsOfCopiesAndMoves(t *testing.T) {
 	}
 	if got := mv.repoID(t); got != id {
 		t.Fatalf("a moved repository took a new id %s", got)
+	}
+	// Reached through a symbolic link, it is the same repository.
+	link := &runner{t: t, dir: filepath.Join(parent, "link"), env: a.env}
+	if err := os.Symlink(mv.dir, link.dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := link.repoID(t); got != id {
+		t.Fatalf("through a symbolic link the repository took a new id %s", got)
 	}
 	var reg storeReposOf
 	mv.jsonOf(&reg, storeRepos...)

@@ -164,4 +164,3 @@ func (s *Store) publish(tp *tmpPack, mod time.Time, keep bool) (p *packset.Pack,
 	s.publishPack(p)
 	return p, nil
 }
-
