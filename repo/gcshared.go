@@ -30,7 +30,7 @@ func (r *Repo) registered(ctx context.Context, opt GCOptions) ([]RepoEntry, erro
 	}
 	if len(others) > 0 && opt.Grace < MinSharedGrace && !opt.Force {
 		return nil, fmt.Errorf("%w: --grace %v is below %v on store %s, which %d other repositories use (%s): a commit in flight in one of them has stored chunks its registry entry does not name yet; use a longer --grace, or --force if none of them is committing or pushing now",
-			ErrShortGrace, opt.Grace, MinSharedGrace, r.Store, len(others), shortIDs(others))
+			ErrShortGrace, brief(opt.Grace), brief(MinSharedGrace), r.Store, len(others), shortIDs(others))
 	}
 	return others, nil
 }
@@ -155,4 +155,17 @@ func shortIDs(es []RepoEntry) string {
 		ids = append(ids[:5], "…")
 	}
 	return strings.Join(ids, ", ")
+}
+
+// brief writes d as a flag would take it: 1h, 59m, 90s rather than
+// 1h0m0s.
+func brief(d time.Duration) string {
+	s := d.String()
+	if d%time.Minute == 0 && d != 0 {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if d%time.Hour == 0 && d != 0 {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
