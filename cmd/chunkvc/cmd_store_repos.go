@@ -79,9 +79,9 @@ func newStoreForgetCmd(g *globalOptions) *cobra.Command {
 repos" lists it; an ID may be shortened to 6 or more digits if unique). gc
 then no longer keeps the chunks only they reference, nor refuses because it
 cannot read their commits. Forget only repositories that are gone, or whose
-unpushed commits may lose their chunks: a repository that still exists
-records itself again at its next commit, push or gc. This repository cannot
-be forgotten.`,
+unpushed commits you accept to lose (the next gc may delete their chunks);
+a repository that still exists records itself again at its next commit,
+push or gc. This repository cannot be forgotten.`,
 		Args: argsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			r, err := g.open()
