@@ -335,6 +335,8 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return res, err
 	}
 	res.Commit, res.Branch = h.String(), r.git.branch()
+	registered := r.registerAsync(ctx, target, "commit "+res.Commit+" made")
+	defer registered()
 
 	// The stat cache, which describes the data files as committed, is
 	// saved while their manifests are written to the work tree.
@@ -358,7 +360,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			return res, fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
 		}
 	}
-	return res, nil
+	return res, registered()
 }
 
 // fileWorkers is how many files a commit chunks at once. Each file's

@@ -26,6 +26,9 @@ type GCOptions struct {
 	// NoFetch skips fetching every Git remote before collecting a shared
 	// store (whose chunks other clones' pushed commits may reference).
 	NoFetch bool
+	// Force allows a grace period below MinSharedGrace on a store that
+	// other registered repositories use.
+	Force bool
 }
 
 // GCStore reports one store.
@@ -38,28 +41,51 @@ type GCStore struct {
 	BytesDeleted int64  `json:"bytes_deleted"`
 	// PacksMerged counts small packs folded into one (local stores).
 	PacksMerged int `json:"packs_merged,omitempty"`
+	// Debris counts what interrupted writes left (temp files, packs
+	// without an index, uploads never completed) older than the grace
+	// period: removed, or with DryRun to be removed.
+	Debris      int   `json:"debris"`
+	DebrisBytes int64 `json:"debris_bytes"`
 }
 
 // GCResult reports a garbage collection.
 type GCResult struct {
-	DryRun     bool      `json:"dry_run"`
-	Referenced int       `json:"referenced"`
+	DryRun     bool `json:"dry_run"`
+	Referenced int  `json:"referenced"`
+	// OtherRepos counts the other repositories registered in the
+	// configured store whose chunks were kept.
+	OtherRepos int       `json:"other_repos"`
 	Stores     []GCStore `json:"stores"`
 }
 
 // GC deletes objects that no commit reachable from any ref (or a reflog
 // entry younger than the grace period) references, and that are older than
-// the grace period. It holds the repository lock, so commits in this
-// repository wait; commits of other clones sharing the store are protected
-// by the grace period (their puts and reuses refresh object ages where the
-// store allows).
+// the grace period, and the debris of interrupted writes older than that.
+// It holds the repository lock, so commits in this repository wait.
+//
+// In the configured store it also keeps every chunk that the other
+// repositories in the store's registry reference (see othersNeed), and it
+// refuses, deleting nothing, when it cannot know them all (ErrUnknownRepos)
+// or when the grace period is below MinSharedGrace while others are
+// registered and Force is not set (ErrShortGrace): their commits in flight
+// are protected by the grace period only.
 func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 	unlock, err := r.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if !opt.NoFetch && r.read.local != r.Store && (len(opt.Stores) == 0 || contains(opt.Stores, "remote")) {
+	want := func(name string) bool { return len(opt.Stores) == 0 || contains(opt.Stores, name) }
+	if want("remote") && !r.storeInfo.Trusted {
+		return nil, r.untrustedError(r.storeInfo) // nothing of an untrusted store is read or deleted
+	}
+	var others []RepoEntry
+	if want("remote") {
+		if others, err = r.registered(ctx, opt); err != nil {
+			return nil, err
+		}
+	}
+	if !opt.NoFetch && r.read.local != r.Store && want("remote") {
 		if err := r.fetchAll(ctx); err != nil {
 			return nil, fmt.Errorf("gc needs every remote's commits before it collects the shared store %s: %w (use --no-fetch to skip)", r.Store, err)
 		}
@@ -77,6 +103,9 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.othersNeed(others, time.Now().Add(-opt.Grace), need); err != nil {
+		return nil, err
+	}
 	// Working files reference their layout and chunks through the stat
 	// cache (a checkout of a version no ref names any more still reads
 	// from them); keep those layouts too.
@@ -90,8 +119,7 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 	if !opt.DryRun {
 		r.pruneBlocks(current)
 	}
-	res := &GCResult{DryRun: opt.DryRun, Referenced: len(need)}
-	want := func(name string) bool { return len(opt.Stores) == 0 || contains(opt.Stores, name) }
+	res := &GCResult{DryRun: opt.DryRun, Referenced: len(need), OtherRepos: len(others)}
 	type target struct {
 		name string
 		s    store.Store
@@ -127,6 +155,13 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 		}
 		if err := deleteAll(ctx, t.s, garbage, opt.DryRun); err != nil {
 			return nil, err
+		}
+		if sw, ok := t.s.(store.Sweeper); ok {
+			d, err := sw.Sweep(ctx, cutoff, opt.DryRun)
+			st.Debris, st.DebrisBytes = d.Files, d.Bytes
+			if err != nil {
+				return nil, err
+			}
 		}
 		if rp, ok := t.s.(interface {
 			Repack(context.Context) (int, error)

@@ -95,6 +95,9 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := r.registerIn(ctx, r.Store, "chunks stored, nothing pushed"); err != nil {
+		return res, err
+	}
 	if opt.OnlyChunks {
 		return res, nil
 	}

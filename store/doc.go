@@ -22,6 +22,8 @@
 //	<root>/packs/pack-<hex>.idx                     the pack's index, written last: sorted
 //	                                                (id, offset, stored, size, encoding,
 //	                                                depth, base) entries, BLAKE3 checksum
+//	<root>/named/repos/<id>.json                    the registry of repositories using the
+//	                                                store (store.Registry)
 //
 // Layout of the S3 store (store/s3), under s3://bucket/prefix:
 //
@@ -29,4 +31,9 @@
 //	<prefix>/packs/pack-<hex>.pack                    a batch's objects, raw, same
 //	                                                  layout as local packs (≤ 64 MiB)
 //	<prefix>/packs/pack-<hex>.idx                     its index, stored after the pack
+//	<prefix>/named/repos/<id>.json                    the registry of repositories
+//
+// Debris — temp files, packs whose index was never written, uploads never
+// completed — is what an interrupted write leaves; no reader sees it, and
+// Sweeper removes it once it is older than a cutoff.
 package store

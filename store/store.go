@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -89,7 +90,12 @@ type Batcher interface {
 
 // Batch collects objects for a Batcher. Objects put through it become
 // durable and readable together when Commit returns nil; before that, and
-// after Abort, readers of the store need not see them.
+// after Abort, readers of the store need not see them. A store may make
+// them readable earlier, a pack at a time, so that a batch interrupted
+// midway (a killed process) leaves what it finished for a retry to find;
+// such objects stay after Abort, since another writer may already rely on
+// them, and are garbage like any other object once nothing references
+// them.
 type Batch interface {
 	// Put adds data under id; the caller guarantees id == hashing.Sum(data)
 	// and may reuse data once Put returns. An object the store or the
@@ -123,6 +129,80 @@ type BasePrefetcher interface {
 // stored as deltas against deleted ones.
 type BulkRemover interface {
 	DeleteMany(ctx context.Context, ids []hashing.ID) error
+}
+
+// Debris counts what interrupted writes left in a store: temp files,
+// packs whose index was never written, uploads never completed. None of it
+// holds an object a reader can see.
+type Debris struct {
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+}
+
+// Sweeper is a store that can find and remove debris (a process killed
+// while it wrote leaves some; List does not see it).
+type Sweeper interface {
+	// Sweep removes the debris last modified before cutoff, or with
+	// dryRun only counts it, and reports what it found. Debris younger
+	// than cutoff may belong to a write still in flight (in another
+	// process), so the caller passes now less a grace period; removing a
+	// live write's temp file makes that write fail, never lose data
+	// already stored. An error may come after some debris was removed.
+	Sweep(ctx context.Context, cutoff time.Time, dryRun bool) (Debris, error)
+}
+
+// Registry is a store that also keeps small named objects that are not
+// content-addressed and may be replaced: the registry of the repositories
+// that use the store (repos/<id>.json), which garbage collection reads to
+// know every repository's published tips. Names are checked with
+// CheckName. They live apart from the objects: List never reports them.
+type Registry interface {
+	// PutNamed stores data under name, replacing what was there,
+	// atomically (a reader sees the old or the new bytes) and durably
+	// when it returns nil.
+	PutNamed(ctx context.Context, name string, data []byte) error
+	// GetNamed returns the bytes stored under name, or an error wrapping
+	// ErrNotFound. It reads at most MaxNamed bytes.
+	GetNamed(ctx context.Context, name string) ([]byte, error)
+	// ListNamed calls fn, on the caller's goroutine and in lexical order,
+	// for every name under prefix (a folder ending in "/", or ""). An
+	// error from fn stops the listing and is returned.
+	ListNamed(ctx context.Context, prefix string, fn func(name string) error) error
+	// DeleteNamed removes name; a missing name is not an error.
+	DeleteNamed(ctx context.Context, name string) error
+}
+
+// MaxNamed bounds the size of a named object.
+const MaxNamed = 1 << 20
+
+// CheckName accepts a name of a named object: slash-separated segments of
+// lower-case letters, digits, '.', '_' and '-', none empty or starting
+// with '.', at most 200 bytes; and a prefix for ListNamed, which is such a
+// name followed by '/', or "".
+func CheckName(name string, prefix bool) error {
+	if prefix {
+		if name == "" {
+			return nil
+		}
+		var ok bool
+		if name, ok = strings.CutSuffix(name, "/"); !ok {
+			return fmt.Errorf("named object prefix %q: must end in /", name)
+		}
+	}
+	if name == "" || len(name) > 200 {
+		return fmt.Errorf("named object %q: empty or longer than 200 bytes", name)
+	}
+	for seg := range strings.SplitSeq(name, "/") {
+		if seg == "" || seg[0] == '.' {
+			return fmt.Errorf("named object %q: empty segment or one starting with '.'", name)
+		}
+		for _, c := range seg {
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '.' && c != '_' && c != '-' {
+				return fmt.Errorf("named object %q: character %q not allowed", name, c)
+			}
+		}
+	}
+	return nil
 }
 
 // Store is a complete content-addressed store.

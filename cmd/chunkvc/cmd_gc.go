@@ -14,6 +14,7 @@ type gcOptions struct {
 	grace   time.Duration
 	stores  []string
 	noFetch bool
+	force   bool
 }
 
 func newGCCmd(g *globalOptions) *cobra.Command {
@@ -29,7 +30,23 @@ that shares the store. Before collecting a shared store every Git remote is
 fetched, so commits others pushed keep their chunks. A pack that holds
 garbage is rewritten without it; a kept chunk that was stored as a delta
 against a deleted one is re-encoded first, and a local store's small packs
-(one per commit) are merged into one. Run with --dry-run first.`,
+(one per commit) are merged into one. What interrupted commits left (temp
+files, packs without an index, uploads never completed) is removed once it
+is older than the grace period too. Run with --dry-run first.
+
+A store may be shared by several repositories (init --store with the same
+path or bucket). Each records itself in the store's registry at every
+commit, push and gc, with where its Git lives and its tips; gc keeps every
+chunk any of them references, reading their Git where their work tree is
+readable from here, or their tips where this repository has fetched them.
+When it can do neither for some repository, gc deletes nothing and names
+it: push and fetch its commits, or, if it no longer exists, retire it with
+"chunkvc store forget ID" ("chunkvc store repos" lists the registry). On a
+store other repositories use, a --grace below 1h needs --force: a commit in
+flight elsewhere is protected by the grace period only.
+
+Exit status 4: gc refused (repositories it cannot account for, or a grace
+period below 1h on a shared store without --force).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			if o.grace < 0 {
@@ -39,7 +56,7 @@ against a deleted one is re-encoded first, and a local store's small packs
 			if err != nil {
 				return err
 			}
-			res, err := r.GC(c.Context(), repo.GCOptions{DryRun: o.dryRun, Grace: o.grace, Stores: o.stores, NoFetch: o.noFetch})
+			res, err := r.GC(c.Context(), repo.GCOptions{DryRun: o.dryRun, Grace: o.grace, Stores: o.stores, NoFetch: o.noFetch, Force: o.force})
 			if err != nil {
 				return err
 			}
@@ -50,9 +67,15 @@ against a deleted one is re-encoded first, and a local store's small packs
 			if o.dryRun {
 				verb = "would delete"
 			}
+			if res.OtherRepos > 0 {
+				fmt.Fprintf(g.stdout, "kept the chunks of %d other repositories registered in the store\n", res.OtherRepos)
+			}
 			for _, s := range res.Stores {
 				fmt.Fprintf(g.stdout, "%s: %d objects, %d referenced, %d within the grace period, %s %d (%s)",
 					s.Store, s.Objects, s.Kept, s.Young, verb, s.Deleted, humanBytes(s.BytesDeleted))
+				if s.Debris > 0 {
+					fmt.Fprintf(g.stdout, "; %s %d leftovers of interrupted writes (%s)", verb, s.Debris, humanBytes(s.DebrisBytes))
+				}
 				if s.PacksMerged > 0 {
 					fmt.Fprintf(g.stdout, "; merged %d small packs into one", s.PacksMerged)
 				}
@@ -64,6 +87,7 @@ against a deleted one is re-encoded first, and a local store's small packs
 	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "only report what would be deleted")
 	c.Flags().DurationVar(&o.grace, "grace", 7*24*time.Hour, "keep objects and reflog entries younger than this")
 	c.Flags().BoolVar(&o.noFetch, "no-fetch", false, "do not fetch every Git remote before collecting a shared store")
+	c.Flags().BoolVar(&o.force, "force", false, "allow a --grace below 1h on a store other repositories use")
 	c.Flags().StringSliceVar(&o.stores, "stores", nil, "which stores to collect: remote, local, cache (default all)")
 	addJSON(c, g)
 	return c

@@ -27,18 +27,19 @@ A trusted directory stays trusted only for that directory: a later
 func newStoreCmd(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "store",
-		Short: "Show which chunk store is used, and whether it is trusted",
+		Short: "Show the chunk store, trust it, and list or forget its repositories",
 		Long: `Show the chunk store the repository uses: its URL, where that comes from
 (default, config: the committed .chunkvc/config, git-config: chunkvc.store
 in .git/config), the local directory it resolves to, and whether it is
-trusted.
+trusted. Its subcommands trust the store (trust), list the repositories
+registered in it (repos) and retire one from that registry (forget).
 
 ` + storeHelp,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runStore(g) },
 	}
 	addJSON(c, g)
-	c.AddCommand(newStoreTrustCmd(g))
+	c.AddCommand(newStoreTrustCmd(g), newStoreReposCmd(g), newStoreForgetCmd(g))
 	return c
 }
 

@@ -40,8 +40,10 @@ const exitHelp = `Exit status:
        locked (by another chunkvc, or git holds .git/index.lock or a ref's
        .lock), a Git ref is broken or moved meanwhile, a partial (--bbox)
        checkout would be committed, normalize would re-encode unchanged
-       tiles, or the store .chunkvc/config names is a directory outside the
-       repository that is not trusted (chunkvc store trust)
+       tiles, the store .chunkvc/config names is a directory outside the
+       repository that is not trusted (chunkvc store trust), or gc cannot
+       account for every repository sharing the store (or got a --grace
+       below 1h there without --force)
   5    the store could not be reached (no answer after retries); nothing
        is known of the chunks it holds
   130  interrupted`
@@ -176,7 +178,8 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 		return exitIntegrity
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),
 		errors.Is(err, repo.ErrBrokenRef), errors.Is(err, repo.ErrRefLocked), errors.Is(err, repo.ErrRefMoved),
-		errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial), errors.Is(err, repo.ErrUntrustedStore):
+		errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial), errors.Is(err, repo.ErrUntrustedStore),
+		errors.Is(err, repo.ErrUnknownRepos), errors.Is(err, repo.ErrShortGrace):
 		return exitRefused
 	}
 	return exitFailure

@@ -12,13 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
-	"github.com/chunkvc/chunkvc/store/internal/packset"
 	"github.com/chunkvc/chunkvc/store/internal/zcodec"
 )
 
@@ -39,8 +36,8 @@ const (
 )
 
 // Batch starts a batch that writes objects into new pack files under
-// <root>/tmp/ and publishes them in <root>/packs/ on Commit. See
-// store.Batch for the contract.
+// <root>/tmp/ and publishes them in <root>/packs/: each full one (packMax)
+// at once, the last on Commit. See store.Batch for the contract.
 func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start batch in %s: %w", s.root, err)
@@ -97,6 +94,8 @@ type batch struct {
 	closed bool // set under packMu when the batch is done
 	cur    *tmpPack
 	packs  []*tmpPack
+	// pubs: the full packs being published in the background.
+	pubs sync.WaitGroup
 }
 
 // tmpPack is a pack file being written.
@@ -105,6 +104,10 @@ type tmpPack struct {
 	size    int64 // bytes written or staged so far
 	entries packidx.List
 	st      *stager // of a batch's pack; nil when written with add
+	// published: a batch's full pack is in packs/ with its index (set
+	// by the goroutine that published it, read after the batch waited
+	// for it).
+	published bool
 }
 
 // Put stores data in the batch's pack unless the store holds id already.
@@ -274,13 +277,23 @@ func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, ref uint64
 		if tp != nil {
 			// The full pack's last bytes go out now and its buffers are
 			// freed: memory stays at one pack's segments, however
-			// large the batch. Commit syncs and publishes it.
+			// large the batch. It is published at once, in the
+			// background: a commit killed later leaves its objects for
+			// a retry to find rather than to write again.
 			err := tp.st.finish()
 			tp.st.release()
 			if err != nil {
 				b.cur = nil // the batch has failed; nothing more goes into this pack
 				return nil, 0, span{}, false, err
 			}
+			full := tp
+			b.pubs.Go(func() {
+				if _, err := b.s.publish(full, time.Time{}, true); err != nil {
+					b.fail(fmt.Errorf("publish a full pack: %w", err))
+					return
+				}
+				full.published = true
+			})
 		}
 		if tp, err = b.s.newTmpPack(true); err != nil {
 			return nil, 0, span{}, false, err
@@ -302,12 +315,17 @@ func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, ref uint64
 	return tp, uint64(len(b.packs)-1)<<32 | uint64(tp.entries.Len()-1), sp, ok, nil
 }
 
-// Commit publishes the batch's packs: each is synced and renamed into
-// packs/, then its index is written beside it. On failure the packs not yet
-// published are removed.
+// Commit publishes the batch's packs not yet published (full ones are as
+// soon as they are full): each is synced and renamed into packs/, then its
+// index is written beside it. On failure the packs not yet published are
+// removed.
 func (b *batch) Commit(ctx context.Context) error {
 	<-b.loaded
 	packs, err := b.finish()
+	b.pubs.Wait()
+	if err == nil {
+		err = b.failed()
+	}
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -324,6 +342,10 @@ func (b *batch) Commit(ctx context.Context) error {
 		err = writeback.SyncDir(dir)
 	}
 	for i, tp := range packs {
+		if tp.published {
+			tp.entries = packidx.List{}
+			continue
+		}
 		if err != nil {
 			discard(packs[i:])
 			break
@@ -338,7 +360,7 @@ func (b *batch) Commit(ctx context.Context) error {
 			discard(packs[i:])
 			break
 		}
-		_, err = b.s.publish(tp, time.Time{})
+		_, err = b.s.publish(tp, time.Time{}, false)
 	}
 	if err != nil {
 		return fmt.Errorf("commit batch in %s: %w", b.s.root, err)
@@ -346,10 +368,22 @@ func (b *batch) Commit(ctx context.Context) error {
 	return nil
 }
 
-// Abort removes the batch's temp files.
+// failed returns the batch's first error, wrapped as finish wraps it.
+func (b *batch) failed() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return fmt.Errorf("a put failed: %w", b.err)
+	}
+	return nil
+}
+
+// Abort removes the batch's temp files. Packs it published already stay:
+// another writer may rely on their objects.
 func (b *batch) Abort() error {
 	<-b.loaded
 	packs, err := b.finish()
+	b.pubs.Wait()
 	if errors.Is(err, errFinished) {
 		return fmt.Errorf("abort batch in %s: %w", b.s.root, err)
 	}
@@ -379,147 +413,6 @@ func (b *batch) finish() ([]*tmpPack, error) {
 		return packs, fmt.Errorf("a put failed: %w", b.err)
 	}
 	return packs, nil
-}
-
-// discard closes and removes temp packs.
-func discard(packs []*tmpPack) error {
-	var errs []error
-	for _, tp := range packs {
-		if tp.st != nil {
-			tp.st.release()
-		}
-		tp.f.Close()
-		if err := os.Remove(tp.f.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// add appends an entry's stored bytes to a pack that no batch writes
-// concurrently (a rewrite or a repack), at the end: e's offset is ignored.
-func (tp *tmpPack) add(e packidx.Entry, stored []byte) error {
-	e.Offset = tp.size
-	if _, err := tp.f.WriteAt(stored, e.Offset); err != nil {
-		return err
-	}
-	if err := tp.entries.Append(e); err != nil {
-		return err
-	}
-	tp.size += e.Stored
-	return nil
-}
-
-// newTmpPack creates a temp pack file in tmp/ and writes its header; staged
-// packs are written through a stager (a batch's), the others with add.
-func (s *Store) newTmpPack(staged bool) (*tmpPack, error) {
-	dir := filepath.Join(s.root, TmpDir)
-	f, err := os.CreateTemp(dir, "pack-*.tmp")
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			f, err = os.CreateTemp(dir, "pack-*.tmp")
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	tp := &tmpPack{f: f, size: packidx.PackHeaderSize}
-	if staged {
-		tp.st = newStager(f, s.useDirect(), &s.refused)
-		err = tp.st.append([]byte(packidx.PackHeader))
-	} else {
-		_, err = f.WriteAt([]byte(packidx.PackHeader), 0)
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	return tp, nil
-}
-
-// publish makes the temp pack tp durable under its final name, writes its
-// index and adds it to the Store. mod, when not zero, becomes the pack's
-// modification time. tp's file is closed, and removed on failure; its
-// entries are dropped, as the Store reads them from the index's bytes.
-func (s *Store) publish(tp *tmpPack, mod time.Time) (p *packset.Pack, err error) {
-	f := tp.f
-	tmp, renamed := f.Name(), false
-	defer func() {
-		if err != nil {
-			f.Close()
-			if !renamed {
-				os.Remove(tmp)
-			}
-		}
-	}()
-	idx, err := tp.entries.Encode(tp.size)
-	if err != nil {
-		return nil, err
-	}
-	tp.entries = packidx.List{}
-	table, err := packidx.Open(idx, packidx.OpenOptions{})
-	if err != nil {
-		return nil, err
-	}
-	name := "pack-" + packidx.Checksum(idx).String()
-	dir := filepath.Join(s.root, PackDir)
-	if err := s.ensureDir(dir); err != nil {
-		return nil, err
-	}
-	if mod.IsZero() {
-		// A pack without an index an hour old is debris of a crash, to be
-		// cleaned: this one must look new while it waits for its index.
-		mod = time.Now()
-	}
-	// The index is written and synced to a temp file while the pack is
-	// synced (a commit of a few tiles waits for each sync in turn); each
-	// is renamed into place after that, the pack first.
-	var itmp string
-	var staged errgroup.Group
-	staged.Go(func() (err error) {
-		itmp, err = stageFile(dir, idx)
-		return err
-	})
-	err = os.Chtimes(tmp, mod, mod)
-	if err == nil {
-		err = f.Chmod(0o444)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if serr := staged.Wait(); err == nil {
-		err = serr
-	} else if serr == nil {
-		os.Remove(itmp)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(itmp)
-		}
-	}()
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, s.packPath(name, ".pack")); err != nil {
-		return nil, err
-	}
-	renamed = true
-	if err := writeback.SyncDir(dir); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(itmp, s.packPath(name, ".idx")); err != nil {
-		return nil, err
-	}
-	if err := writeback.SyncDir(dir); err != nil {
-		return nil, err
-	}
-	p = &packset.Pack{Name: name, Table: table}
-	s.publishPack(p)
-	return p, nil
 }
 
 // looseFolders reports which of the 256 fan-out folders of loose objects

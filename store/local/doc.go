@@ -11,6 +11,8 @@
 //	<root>/packs/pack-<hex>.pack         a published pack, read-only
 //	<root>/packs/pack-<hex>.idx          its index; <hex> is the index's checksum
 //	<root>/packs/.put-*                  an index before its rename
+//	<root>/named/<name>                  named objects (store.Registry), e.g.
+//	                                     named/repos/<id>.json
 //
 // Byte layout (little-endian; details in store/internal/packidx):
 //
@@ -25,12 +27,14 @@
 //
 // Encodings are 0 raw, 1 one zstd frame, 2 zstd delta: frames of 2 MiB
 // segments whose dictionaries are the like object's bytes around the same
-// offset. Delta chains are at most 10 deep. A batch's
-// Commit syncs each pack, renames it into packs/, then writes its index
-// (temp file, sync, rename, sync of packs/): a pack's objects are visible
-// exactly when its index exists. A crash leaves a temp pack in tmp/, a
-// temp index, or a pack without an index; DeleteMany removes such debris
-// once it is an hour old. A damaged index makes its pack's objects
+// offset. Delta chains are at most 10 deep. A batch
+// publishes each pack — syncs it, renames it into packs/, then writes its
+// index (temp file, sync, rename, sync of packs/) — as soon as it is full
+// (512 MiB), and the last one on Commit: a pack's objects are visible
+// exactly when its index exists, and a batch killed midway leaves its full
+// packs for a retry to find. A crash leaves a temp pack in tmp/, a
+// temp index, or a pack without an index; Sweep removes such debris once it
+// is older than the caller's cutoff (gc's grace period). A damaged index makes its pack's objects
 // unavailable and List (hence gc) and DeleteMany fail naming it; other packs
 // are not affected. While an index is damaged, or a pack has none, an object
 // the store cannot find may be in that pack: the error wraps

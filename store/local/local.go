@@ -32,8 +32,7 @@ type Store struct {
 
 	ps packSet
 
-	deleting  sync.Mutex // one DeleteMany at a time
-	lastClean time.Time  // of temp files; guarded by deleting
+	deleting sync.Mutex // one DeleteMany at a time
 
 	// packFiles: weak.Pointer[packset.Pack] → its open file (packFile).
 	// Apart from the Store, which holds the packs: the cleanup that closes

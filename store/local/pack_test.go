@@ -553,10 +553,22 @@ func TestTouchPacked(t *testing.T) {
 	}
 }
 
-func TestDebrisCleaned(t *testing.T) {
+// TestSweepDebris: Sweep removes, and a dry run counts, the temp files and
+// index-less packs a crash leaves that changed before its cutoff, and
+// leaves younger ones, other files, packs and named objects alone. A pack
+// renamed in after the cutoff is young even with an old modification time
+// (a rewrite keeps its pack's time; its index comes just after).
+func TestSweepDebris(t *testing.T) {
 	s := open(t)
 	a, _ := object(15, 4000)
 	batch(t, s, a)
+	loose, _ := object(16, 3000)
+	if err := store.Put(t.Context(), s, hashing.Sum(loose), loose); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutNamed(t.Context(), "repos/x.json", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
 	old := time.Now().Add(-2 * time.Hour)
 	mk := func(p string, age time.Time) string {
 		if err := os.WriteFile(p, []byte("debris"), 0o444); err != nil {
@@ -567,18 +579,37 @@ func TestDebrisCleaned(t *testing.T) {
 		}
 		return p
 	}
-	orphan := "pack-" + strings.Repeat("ab", 32) + ".pack"
+	loc, err := s.Locate(hashing.Sum(loose))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fan := filepath.Dir(loc.Path)
 	gone := []string{
 		mk(filepath.Join(s.Root(), local.TmpDir, "pack-1.tmp"), old),
 		mk(filepath.Join(s.Root(), local.PackDir, ".put-1"), old),
-		mk(filepath.Join(s.Root(), local.PackDir, orphan), old),
+		mk(filepath.Join(s.Root(), local.PackDir, "pack-"+strings.Repeat("ab", 32)+".pack"), old),
+		mk(filepath.Join(fan, ".put-2"), old),
+		mk(filepath.Join(s.Root(), local.NamedDir, "repos", ".put-3"), old),
 	}
+	time.Sleep(20 * time.Millisecond)
+	cutoff := time.Now()
+	time.Sleep(20 * time.Millisecond)
 	kept := []string{
 		mk(filepath.Join(s.Root(), local.TmpDir, "pack-2.tmp"), time.Now()),
+		mk(filepath.Join(s.Root(), local.PackDir, "pack-"+strings.Repeat("cd", 32)+".pack"), old),
 		mk(filepath.Join(s.Root(), local.PackDir, "notes.txt"), old),
 	}
-	if err := s.DeleteMany(t.Context(), nil); err != nil {
-		t.Fatal(err)
+	want := store.Debris{Files: len(gone), Bytes: int64(len(gone) * len("debris"))}
+	if d, err := s.Sweep(t.Context(), cutoff, true); err != nil || d != want {
+		t.Fatalf("dry run: %+v, %v; want %+v", d, err, want)
+	}
+	for _, p := range gone {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("dry run removed %s: %v", p, err)
+		}
+	}
+	if d, err := s.Sweep(t.Context(), cutoff, false); err != nil || d != want {
+		t.Fatalf("sweep: %+v, %v; want %+v", d, err, want)
 	}
 	for _, p := range gone {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
@@ -590,8 +621,13 @@ func TestDebrisCleaned(t *testing.T) {
 			t.Errorf("%s removed: %v", p, err)
 		}
 	}
-	if b, err := store.ReadAll(t.Context(), s, hashing.Sum(a)); err != nil || !bytes.Equal(b, a) {
-		t.Errorf("packed object after cleaning: %v", err)
+	for _, data := range [][]byte{a, loose} {
+		if b, err := store.ReadAll(t.Context(), s, hashing.Sum(data)); err != nil || !bytes.Equal(b, data) {
+			t.Errorf("object after a sweep: %v", err)
+		}
+	}
+	if b, err := s.GetNamed(t.Context(), "repos/x.json"); err != nil || string(b) != "{}" {
+		t.Errorf("named object after a sweep: %q, %v", b, err)
 	}
 }
 

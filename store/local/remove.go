@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/writeback"
@@ -17,22 +15,14 @@ import (
 	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
-const (
-	// staleAge: temp files and index-less packs this old are debris of a
-	// crash (or of a batch left open that long), removed by DeleteMany.
-	staleAge = time.Hour
-	// cleanEvery: DeleteMany looks for debris at most this often.
-	cleanEvery = 10 * time.Minute
-)
-
 // DeleteMany removes objects; missing ones are not an error. Loose objects
 // are removed; a pack left without objects is removed, index first; a pack
 // that keeps some is rewritten into a new pack (published like a batch's)
 // before the old one is removed. Kept objects stored as deltas against
 // deleted ones are re-encoded, whole or against a kept ancestor, so they
 // stay readable at every moment. DeleteMany refuses to run while a pack
-// index is unreadable, since the deltas listed there are unknown. It also
-// removes debris of crashes older than an hour (see the package doc).
+// index is unreadable, since the deltas listed there are unknown. Debris
+// of crashes is Sweep's.
 //
 // Calls are serialised within a Store; across processes the caller must
 // hold the repository's lock.
@@ -42,7 +32,6 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 	}
 	s.deleting.Lock()
 	defer s.deleting.Unlock()
-	s.cleanStale()
 	if len(ids) == 0 {
 		return nil
 	}
@@ -233,7 +222,7 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 			return nil, err
 		}
 	}
-	return s.publish(tp, fi.ModTime())
+	return s.publish(tp, fi.ModTime(), false)
 }
 
 // survivor returns the bytes and entry under which e is kept: as it is,
@@ -274,42 +263,4 @@ func (s *Store) survivor(ctx context.Context, src *os.File, e packidx.Entry, del
 	}
 	defer o.release()
 	return append([]byte(nil), o.stored...), o.entry(e.ID, len(raw)), nil
-}
-
-// cleanStale removes debris older than staleAge, at most every cleanEvery:
-// temp packs in tmp/, and temp indexes and packs without an index in
-// packs/. Errors are ignored: debris only costs space. The caller holds
-// s.deleting.
-func (s *Store) cleanStale() {
-	now := time.Now()
-	if now.Sub(s.lastClean) < cleanEvery {
-		return
-	}
-	s.lastClean = now
-	old := func(e fs.DirEntry) bool {
-		fi, err := e.Info()
-		return err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleAge
-	}
-	tmp := filepath.Join(s.root, TmpDir)
-	ents, _ := os.ReadDir(tmp)
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), "pack-") && strings.HasSuffix(e.Name(), ".tmp") && old(e) {
-			os.Remove(filepath.Join(tmp, e.Name()))
-		}
-	}
-	dir := filepath.Join(s.root, PackDir)
-	ents, _ = os.ReadDir(dir)
-	idx := make(map[string]bool)
-	for _, e := range ents {
-		if name, ok := strings.CutSuffix(e.Name(), ".idx"); ok {
-			idx[name] = true
-		}
-	}
-	for _, e := range ents {
-		name, isPack := strings.CutSuffix(e.Name(), ".pack")
-		debris := strings.HasPrefix(e.Name(), ".put-") || isPack && isPackName(name) && !idx[name]
-		if debris && old(e) {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
 }

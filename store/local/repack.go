@@ -66,7 +66,7 @@ func (s *Store) Repack(ctx context.Context) (int, error) {
 		}
 		old = append(old, p)
 	}
-	np, err := s.publish(tp, mod)
+	np, err := s.publish(tp, mod, false)
 	if err != nil {
 		return 0, fmt.Errorf("repack %s: %w", s.root, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -15,14 +17,18 @@ import (
 
 // Store is a map-backed Store, safe for concurrent use.
 type Store struct {
-	mu   sync.RWMutex
-	objs map[hashing.ID][]byte
+	mu    sync.RWMutex
+	objs  map[hashing.ID][]byte
+	named map[string][]byte
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Registry = (*Store)(nil)
+)
 
 // New returns an empty store.
-func New() *Store { return &Store{objs: make(map[hashing.ID][]byte)} }
+func New() *Store { return &Store{objs: make(map[hashing.ID][]byte), named: make(map[string][]byte)} }
 
 // String names the store.
 func (s *Store) String() string { return "mem" }
@@ -103,6 +109,79 @@ func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
 	}
 	s.mu.Lock()
 	delete(s.objs, id)
+	s.mu.Unlock()
+	return nil
+}
+
+// PutNamed stores a copy of data under name.
+func (s *Store) PutNamed(ctx context.Context, name string, data []byte) error {
+	if err := store.CheckName(name, false); err != nil {
+		return err
+	}
+	if len(data) > store.MaxNamed {
+		return fmt.Errorf("put %s in mem store: %d bytes is more than %d", name, len(data), store.MaxNamed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("put %s: %w", name, err)
+	}
+	s.mu.Lock()
+	s.named[name] = bytes.Clone(data)
+	s.mu.Unlock()
+	return nil
+}
+
+// GetNamed returns a copy of the bytes under name.
+func (s *Store) GetNamed(ctx context.Context, name string) ([]byte, error) {
+	if err := store.CheckName(name, false); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("get %s: %w", name, err)
+	}
+	s.mu.RLock()
+	b, ok := s.named[name]
+	s.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("get %s in mem store: %w", name, store.ErrNotFound)
+	}
+	return bytes.Clone(b), nil
+}
+
+// ListNamed calls fn for a sorted snapshot of the names under prefix.
+func (s *Store) ListNamed(ctx context.Context, prefix string, fn func(name string) error) error {
+	if err := store.CheckName(prefix, true); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	var names []string
+	for n := range s.named {
+		if strings.HasPrefix(n, prefix) {
+			names = append(names, n)
+		}
+	}
+	s.mu.RUnlock()
+	slices.Sort(names)
+	for _, n := range names {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("list %s: %w", prefix, err)
+		}
+		if err := fn(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteNamed removes name.
+func (s *Store) DeleteNamed(ctx context.Context, name string) error {
+	if err := store.CheckName(name, false); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete %s: %w", name, err)
+	}
+	s.mu.Lock()
+	delete(s.named, name)
 	s.mu.Unlock()
 	return nil
 }

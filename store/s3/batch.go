@@ -31,8 +31,8 @@ var (
 var _ store.Batcher = (*Store)(nil)
 
 // Batch starts a batch that appends objects to temp pack files in
-// os.TempDir() and uploads each pack, in the background, once it is full;
-// Commit uploads the rest, then the packs' indexes. Objects above 4 MiB
+// os.TempDir() and uploads and indexes each pack, in the background, once
+// it is full (storePack); Commit does the last one. Objects above 4 MiB
 // are stored loose at once. The like hint is not used: packed objects are
 // stored raw. See store.Batch for the contract.
 func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
@@ -76,11 +76,14 @@ type tmpPack struct {
 	entries []packidx.Entry
 	writes  sync.WaitGroup // Puts between reserving and writing
 
-	// Set by upload.
-	name     string
-	idx      []byte
-	uploaded bool // the pack object is stored
-	mod      time.Time
+	unlinked bool // f has no name any more
+
+	// Set by storePack.
+	name       string
+	idx        []byte
+	uploaded   bool // the pack object is stored
+	indexTried bool // its index PUT was sent
+	mod        time.Time
 }
 
 var errFinished = errors.New("batch already committed or aborted")
@@ -250,10 +253,33 @@ func (b *batch) seal(tp *tmpPack) {
 	b.uploads.Go(func() {
 		defer func() { <-b.room }()
 		tp.writes.Wait()
-		if err := b.s.uploadPack(b.ctx, tp); err != nil {
+		if err := b.s.storePack(b.ctx, tp); err != nil {
 			b.fail(err)
 		}
 	})
+}
+
+// storePack uploads tp, checks that the pack object is stored whole, then
+// stores its index: a pack's objects are readable, in every process, as
+// soon as that pack is done, not when the batch commits. A batch killed
+// midway thus leaves packs that are ordinary objects — found by a retried
+// commit, which uploads them no more, and collected by gc once nothing
+// references them and they are older than its grace period — and at most
+// the packs in flight as debris (Sweep). Once its index is stored, a pack
+// is never removed by the batch: another process may already rely on it.
+func (s *Store) storePack(ctx context.Context, tp *tmpPack) error {
+	if err := s.uploadPack(ctx, tp); err != nil {
+		return err
+	}
+	if err := s.packExists(ctx, tp); err != nil {
+		return err
+	}
+	tp.indexTried = true
+	if err := s.putBytes(ctx, s.packKey(tp.name, ".idx"), tp.idx); err != nil {
+		return err
+	}
+	s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Table: packidx.Index{PackSize: tp.size, Entries: tp.entries}.Table()})
+	return nil
 }
 
 // finish ends the batch: the pack being filled is sealed (or, without
@@ -283,13 +309,16 @@ func (b *batch) finish(seal bool) ([]*tmpPack, error) {
 	return b.all, b.err
 }
 
-// Commit uploads the packs not yet uploaded, then each pack's index. A
-// pack's objects become readable when its index is stored. On failure the
-// packs without an index are removed.
+// Commit uploads and indexes the packs not yet done (the one being filled),
+// waits for those in flight, and checks that the packs done before it was
+// called are still stored (a gc elsewhere may have taken them for garbage
+// meanwhile, if they were older than its grace period). On failure the
+// pack objects without an index are removed.
 func (b *batch) Commit(ctx context.Context) error {
 	defer b.cancel()
 	stop := context.AfterFunc(ctx, b.cancel)
 	defer stop()
+	start := time.Now()
 	packs, err := b.finish(true)
 	if errors.Is(err, errFinished) {
 		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
@@ -304,24 +333,11 @@ func (b *batch) Commit(ctx context.Context) error {
 	errs := make([]error, len(packs))
 	var wg sync.WaitGroup
 	for i, tp := range packs {
-		wg.Go(func() {
-			// A pack uploaded early in a long batch may have been taken
-			// for debris by a gc elsewhere: never index a missing pack.
-			if errs[i] = b.s.packExists(ctx, tp); errs[i] == nil {
-				errs[i] = b.s.putBytes(ctx, b.s.packKey(tp.name, ".idx"), tp.idx)
-			}
-		})
-	}
-	wg.Wait()
-	for i, tp := range packs {
-		tp.discard()
-		if errs[i] == nil {
-			b.s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Table: packidx.Index{PackSize: tp.size, Entries: tp.entries}.Table()})
+		if tp.mod.Before(start) {
+			wg.Go(func() { errs[i] = b.s.packExists(ctx, tp) })
 		}
 	}
-	// A pack whose index PUT failed is left in place: the server may have
-	// stored the index all the same, and another process may already
-	// rely on it. Without an index it is debris that gc removes later.
+	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
 	}
@@ -345,7 +361,10 @@ func (s *Store) packExists(ctx context.Context, tp *tmpPack) error {
 	return nil
 }
 
-// Abort removes the batch's temp files and the packs it has uploaded.
+// Abort cancels the uploads in flight and removes the batch's temp files
+// and the pack objects it uploaded that have no index (one whose cancelled
+// upload the server completes after that is debris for Sweep); packs
+// already indexed stay (see storePack).
 func (b *batch) Abort() error {
 	b.cancel()
 	packs, err := b.finish(false)
@@ -359,13 +378,16 @@ func (b *batch) Abort() error {
 }
 
 // cleanup removes the temp files of packs and, best effort, the pack
-// objects whose upload was started (they have no index; an upload
-// cancelled as it ended may have stored the object).
+// objects whose upload was started but whose index was not tried (an
+// upload cancelled as it ended may have stored the object). A pack whose
+// index PUT failed stays: the server may have stored the index all the
+// same, and another process may already rely on it; without one it is
+// debris that Sweep removes later.
 func (b *batch) cleanup(packs []*tmpPack) error {
 	var keys []string
 	for _, tp := range packs {
 		tp.discard()
-		if tp.name != "" {
+		if tp.name != "" && !tp.indexTried {
 			keys = append(keys, b.s.packKey(tp.name, ".pack"))
 		}
 	}
@@ -377,7 +399,10 @@ func (b *batch) cleanup(packs []*tmpPack) error {
 	return b.s.removeKeys(ctx, keys)
 }
 
-// newTmpPack creates a temp pack file in os.TempDir() and writes its header.
+// newTmpPack creates a temp pack file in os.TempDir() and writes its
+// header. The file is unlinked at once where the system allows it (it is
+// used through its descriptor only), so that a process killed while it
+// writes or uploads the pack leaves nothing behind.
 func newTmpPack() (*tmpPack, error) {
 	f, err := os.CreateTemp("", "chunkvc-pack-*.tmp")
 	if err != nil {
@@ -388,14 +413,18 @@ func newTmpPack() (*tmpPack, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	return &tmpPack{f: f, size: packidx.PackHeaderSize}, nil
+	tp := &tmpPack{f: f, size: packidx.PackHeaderSize}
+	tp.unlinked = os.Remove(f.Name()) == nil
+	return tp, nil
 }
 
 // discard closes and removes tp's temp file, if it has one.
 func (tp *tmpPack) discard() {
 	if tp.f != nil {
 		tp.f.Close()
-		os.Remove(tp.f.Name())
+		if !tp.unlinked {
+			os.Remove(tp.f.Name())
+		}
 		tp.f = nil
 	}
 }
@@ -410,9 +439,12 @@ func (s *Store) uploadPack(ctx context.Context, tp *tmpPack) error {
 	tp.name, tp.idx = "pack-"+packidx.Checksum(idx).String(), idx
 	key := s.packKey(tp.name, ".pack")
 	err = s.retry(ctx, func(ctx context.Context) error {
+		// One PUT, not a multipart upload: a process killed midway then
+		// leaves no parts on the server (a pack is at most packMax plus
+		// an object, far below S3's 5 GB for a PUT).
 		_, err := s.client.PutObject(ctx, s.bucket, key, io.NewSectionReader(tp.f, 0, tp.size), tp.size, minio.PutObjectOptions{
-			ContentType: "application/octet-stream",
-			PartSize:    uint64(s.opt.PartSize),
+			ContentType:      "application/octet-stream",
+			DisableMultipart: true,
 		})
 		return err
 	})

@@ -18,9 +18,12 @@
 // chain. A zstd object is read with one ranged GET of all its stored bytes
 // and decoded; chunkvc before zstd on S3 refuses such a pack's index
 // loudly rather than misread it. A batch appends objects
-// up to 4 MiB to temp files in os.TempDir(), uploads each 64 MiB pack in the
-// background, and on Commit stores the indexes: a pack's objects are
-// readable exactly when its index exists. Readers keep every index in
+// up to 4 MiB to temp files in os.TempDir() (unlinked as soon as created),
+// and uploads each 64 MiB pack in the background with one PUT, then its
+// index: a pack's objects are readable exactly when its index exists, and
+// a batch killed midway leaves its finished packs as ordinary objects (a
+// retry finds them; gc collects them once unreferenced and old) and at
+// most a pack without an index, which Sweep removes once it is old. Readers keep every index in
 // memory, loaded on first use; an object found neither there nor loose
 // makes them list packs/ again before reporting it missing. A packed
 // object, or part of one, is read with a ranged GET of its pack. A damaged

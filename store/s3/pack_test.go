@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -348,8 +349,10 @@ func TestPackRequests(t *testing.T) {
 				t.Errorf("%d PUTs for 2,000 objects in %d packs, want %d (pack and index each)", puts, packs, 2*packs)
 			}
 			// Per pack: its PUT, the HEAD that checks it before its index
-			// is written, the index PUT; plus the start-up listings.
-			if len(reqs) > 3*packs+4 {
+			// is written, the index PUT, and for one finished before
+			// Commit a HEAD that checks it is still there; plus the
+			// start-up listings.
+			if len(reqs) > 4*packs+4 {
 				t.Errorf("%d requests for 2,000 objects in %d packs", len(reqs), packs)
 			}
 			for i, data := range objs[:5] {
@@ -364,8 +367,10 @@ func TestPackRequests(t *testing.T) {
 	}
 }
 
-// TestPackAbort: Abort removes the packs already uploaded and the temp
-// files.
+// TestPackAbort: Abort removes the temp files and any pack object without
+// an index (but for an upload it cancelled that lands after all: Sweep's);
+// the packs the batch finished, indexed as they were, stay whole and
+// readable (another process may already rely on them).
 func TestPackAbort(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -375,7 +380,8 @@ func TestPackAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, data := range randomObjects(8, 100, 4<<10) {
+	objs := randomObjects(8, 100, 4<<10)
+	for i, data := range objs {
 		if _, err := b.Put(t.Context(), hashing.Sum(data), data, hashing.ID{}); err != nil {
 			t.Fatalf("put %d: %v", i, err)
 		}
@@ -386,12 +392,40 @@ func TestPackAbort(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("%d temp files with a name while the batch writes: a killed process would leave them", len(ents))
+	}
 	if err := b.Abort(); err != nil {
 		t.Fatal(err)
 	}
-	if left := keys(t, s, ""); len(left) != 0 {
-		t.Errorf("keys left after abort: %v", left)
+	// An upload that Abort cancelled as it ended may still land on the
+	// server after Abort removed it: debris that Sweep removes.
+	time.Sleep(500 * time.Millisecond)
+	d, err := s.Sweep(t.Context(), time.Now().Add(time.Second), false)
+	if err != nil {
+		t.Fatal(err)
 	}
+	left := keys(t, s, "")
+	for _, k := range left {
+		name, ok := strings.CutSuffix(k, ".pack")
+		if !ok && !strings.HasSuffix(k, ".idx") {
+			t.Errorf("key %s left after abort", k)
+		}
+		if ok && !slices.Contains(left, name+".idx") {
+			t.Errorf("pack %s without an index left after abort", k)
+		}
+	}
+	other := openAgain(t, s)
+	kept := 0
+	for _, data := range objs {
+		if _, err := other.Stat(t.Context(), hashing.Sum(data)); err == nil {
+			kept++
+			if got := readAll(t, other, hashing.Sum(data), 0, -1); !bytes.Equal(got, data) {
+				t.Fatal("object of a finished pack unreadable after abort")
+			}
+		}
+	}
+	t.Logf("%d keys and %d of %d objects left by the aborted batch; swept %+v", len(left), kept, len(objs), d)
 	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
 		t.Errorf("%d temp files left after abort", len(ents))
 	}
@@ -400,9 +434,9 @@ func TestPackAbort(t *testing.T) {
 	}
 }
 
-// A pack uploaded early in a long batch and taken for debris meanwhile (a
-// gc elsewhere removed it) must not be indexed: Commit fails, and none of
-// its objects becomes visible to another process.
+// A pack a long batch finished early, then taken for garbage by a gc
+// elsewhere (index and pack removed), fails the Commit: no Git commit may
+// rely on it.
 func TestPackVanishedBeforeCommit(t *testing.T) {
 	packLimits(t, 64<<10)
 	s, _ := testStore(t, "s3://vanished/p", Options{})
@@ -416,23 +450,25 @@ func TestPackVanishedBeforeCommit(t *testing.T) {
 			t.Fatalf("put %d: %v", i, err)
 		}
 	}
-	var packs []string
-	for deadline := time.Now().Add(10 * time.Second); len(packs) == 0; packs = keys(t, s, packDir) {
+	var idx string
+	for deadline := time.Now().Add(10 * time.Second); idx == ""; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("no pack uploaded in the background")
+			t.Fatal("no pack indexed in the background")
 		}
-		time.Sleep(20 * time.Millisecond)
+		for _, k := range keys(t, s, packDir) {
+			if strings.HasSuffix(k, ".idx") {
+				idx = k
+				break
+			}
+		}
 	}
-	if err := s.client.RemoveObject(t.Context(), s.bucket, packs[0], minio.RemoveObjectOptions{}); err != nil {
-		t.Fatal(err)
+	for _, k := range []string{idx, strings.TrimSuffix(idx, ".idx") + ".pack"} {
+		if err := s.client.RemoveObject(t.Context(), s.bucket, k, minio.RemoveObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := b.Commit(t.Context()); err == nil {
-		t.Fatal("commit indexed a pack that is gone")
-	}
-	for _, k := range keys(t, s, packDir) {
-		if strings.HasSuffix(k, ".idx") && strings.TrimSuffix(k, ".idx")+".pack" == packs[0] {
-			t.Fatalf("index %s written for a missing pack", k)
-		}
+		t.Fatal("commit succeeded although one of its packs is gone")
 	}
 	other := openAgain(t, s)
 	for _, data := range objs {

@@ -41,8 +41,9 @@ type packSet struct {
 // orphan is a pack object without an index: one being committed, or
 // debris of a batch that crashed.
 type orphan struct {
-	key string
-	mod time.Time
+	key  string
+	mod  time.Time
+	size int64
 }
 
 // packKey returns the key of pack name's object with extension ext.
@@ -136,7 +137,7 @@ func (s *Store) reload(ctx context.Context, seen uint64) error {
 	for name, l := range found {
 		switch {
 		case !l.hasIdx:
-			orphans[name] = orphan{s.packKey(name, ".pack"), l.packMod}
+			orphans[name] = orphan{s.packKey(name, ".pack"), l.packMod, l.packSize}
 		case s.ps.set.Pack(name) == nil:
 			toRead = append(toRead, name)
 		}

@@ -6,18 +6,12 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
-
-// staleAge: a pack object without an index this old is debris of a batch
-// that crashed (a live batch uploads its indexes within its Commit);
-// DeleteMany removes it.
-const staleAge = 24 * time.Hour
 
 var _ store.BulkRemover = (*Store)(nil)
 
@@ -28,8 +22,8 @@ var _ store.BulkRemover = (*Store)(nil)
 // which is stored with its index before the old index, then the old pack,
 // are deleted. Readers thus find every kept object at every moment. A
 // rewritten pack counts as new for Modified. DeleteMany first reloads the
-// pack indexes and refuses to run while one cannot be used. It also
-// removes pack objects left without an index for a day.
+// pack indexes and refuses to run while one cannot be used. Packs left
+// without an index are Sweep's.
 //
 // Calls are serialised within a Store; across processes the caller must
 // hold the repository's lock.
@@ -89,25 +83,6 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 	}
 	if err := s.removeKeys(ctx, keys); err != nil {
 		return fmt.Errorf("delete objects: %w", err)
-	}
-	return s.removeStale(ctx)
-}
-
-// removeStale removes pack objects without an index older than staleAge.
-func (s *Store) removeStale(ctx context.Context) error {
-	s.ps.mu.RLock()
-	var keys []string
-	for _, o := range s.ps.orphans {
-		if !o.mod.IsZero() && time.Since(o.mod) > staleAge {
-			keys = append(keys, o.key)
-		}
-	}
-	s.ps.mu.RUnlock()
-	if len(keys) == 0 {
-		return nil
-	}
-	if err := s.removeKeys(ctx, keys); err != nil {
-		return fmt.Errorf("delete objects: remove packs without an index: %w", err)
 	}
 	return nil
 }

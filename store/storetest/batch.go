@@ -15,8 +15,9 @@ import (
 // Footprint returns the bytes a store keeps at rest, all files included.
 type Footprint func(t *testing.T, s store.Store) int64
 
-// RunBatch runs the suite for stores that implement store.Batcher and
-// store.BulkRemover (on top of Run, which they pass as well). open is as
+// RunBatch runs the suite for stores that implement store.Batcher,
+// store.BulkRemover and store.Sweeper (on top of Run, which they pass as
+// well). open is as
 // for Run. footprint, when not nil, lets the suite check sizes at rest:
 // that an object put twice is stored once, that an object put with a like
 // hint differing by a small edit costs a small fraction of its size, that
@@ -34,6 +35,9 @@ func RunBatch(t *testing.T, open func(t *testing.T) store.Store, footprint Footp
 		{"BatchDelta", testBatchDelta},
 		{"BatchChainDepth", testBatchChainDepth},
 		{"BatchDeleteMany", testBatchDeleteMany},
+		{"SweepKeepsObjects", testSweepKeepsObjects},
+		{"SweepAbandonedBatch", testSweepAbandonedBatch},
+		{"SweepSparesYoung", testSweepSparesYoung},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t), footprint) })
 	}

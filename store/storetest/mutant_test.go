@@ -54,6 +54,13 @@ var mutants = map[string]string{
 	"deletemany-drops-deps":     "BatchDeleteMany",
 	"deletemany-missing-errors": "BatchDeleteMany",
 	"deletemany-skips-last":     "BatchDeleteMany",
+
+	"named-put-keeps-old":   "Registry",
+	"named-list-unsorted":   "Registry",
+	"named-delete-errors":   "Registry",
+	"sweep-deletes-objects": "SweepKeepsObjects",
+	"sweep-dry-run-differs": "SweepAbandonedBatch",
+	"sweep-ignores-cutoff":  "SweepSparesYoung",
 }
 
 const mutantEnv = "STORETEST_MUTANT"
@@ -104,6 +111,7 @@ type mutant struct {
 	mu   sync.Mutex
 	kept map[hashing.ID][]byte // for put-keeps-buffer
 	deps map[hashing.ID][]hashing.ID
+	live []*mutantBatch // every batch started, for sweep-ignores-cutoff
 }
 
 // Confirm makes every mutant a store.Confirmer, correct but for
@@ -244,7 +252,69 @@ func (m *mutant) Delete(ctx context.Context, id hashing.ID) error {
 
 // Batch returns a batch that keeps objects in memory until Commit.
 func (m *mutant) Batch(context.Context) (store.Batch, error) {
-	return &mutantBatch{m: m, objs: map[hashing.ID][]byte{}}, nil
+	b := &mutantBatch{m: m, objs: map[hashing.ID][]byte{}}
+	m.mu.Lock()
+	m.live = append(m.live, b)
+	m.mu.Unlock()
+	return b, nil
+}
+
+// Sweep finds no debris (a batch keeps its objects in memory), but for the
+// sweep mutants.
+func (m *mutant) Sweep(ctx context.Context, cutoff time.Time, dryRun bool) (store.Debris, error) {
+	switch m.mode {
+	case "sweep-deletes-objects":
+		var ids []hashing.ID
+		m.Store.List(ctx, func(i store.Info) error { ids = append(ids, i.ID); return nil })
+		for _, id := range ids {
+			m.Store.Delete(ctx, id)
+		}
+	case "sweep-dry-run-differs":
+		if dryRun {
+			return store.Debris{Files: 1, Bytes: 1}, nil
+		}
+	case "sweep-ignores-cutoff":
+		m.mu.Lock()
+		for _, b := range m.live {
+			b.mu.Lock()
+			b.order, b.objs = nil, map[hashing.ID][]byte{}
+			b.mu.Unlock()
+		}
+		m.mu.Unlock()
+	}
+	return store.Debris{}, nil
+}
+
+func (m *mutant) PutNamed(ctx context.Context, name string, data []byte) error {
+	if m.mode == "named-put-keeps-old" {
+		if _, err := m.Store.GetNamed(ctx, name); err == nil {
+			return nil
+		}
+	}
+	return m.Store.PutNamed(ctx, name, data)
+}
+
+func (m *mutant) ListNamed(ctx context.Context, prefix string, fn func(string) error) error {
+	if m.mode != "named-list-unsorted" {
+		return m.Store.ListNamed(ctx, prefix, fn)
+	}
+	var names []string
+	m.Store.ListNamed(ctx, prefix, func(n string) error { names = append(names, n); return nil })
+	for i := len(names) - 1; i >= 0; i-- {
+		if err := fn(names[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *mutant) DeleteNamed(ctx context.Context, name string) error {
+	if m.mode == "named-delete-errors" {
+		if _, err := m.Store.GetNamed(ctx, name); err != nil {
+			return err
+		}
+	}
+	return m.Store.DeleteNamed(ctx, name)
 }
 
 type mutantBatch struct {

@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReadAllVerifies", testReadAllVerifies},
 		{"Verify", testVerify},
 		{"VerifyMany", testVerifyMany},
+		{"Registry", testRegistry},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}

@@ -62,6 +62,20 @@ func (l *List) Encode(packSize int64) ([]byte, error) {
 	return build(packSize, len(l.slots), l.Entry)
 }
 
+// EncodeCopy is Encode that leaves the list as it is, for a list others
+// still read by position: it sorts a permutation of it (4 bytes an entry).
+func (l *List) EncodeCopy(packSize int64) ([]byte, error) {
+	if uint64(len(l.slots)) > 1<<31-1 {
+		return nil, fmt.Errorf("encode pack index: %d entries", len(l.slots))
+	}
+	perm := make([]int32, len(l.slots))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortFunc(perm, func(a, b int32) int { return hashing.Compare(l.slots[a].id, l.slots[b].id) })
+	return build(packSize, len(perm), func(i int) Entry { return l.Entry(int(perm[i])) })
+}
+
 // build encodes an index of n entries that entry gives in ID order,
 // checking each as Decode will.
 func build(packSize int64, n int, entry func(i int) Entry) ([]byte, error) {

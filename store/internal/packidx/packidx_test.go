@@ -236,11 +236,26 @@ func TestList(t *testing.T) {
 			t.Errorf("entry %d: %+v, want %+v", i, got, e)
 		}
 	}
-	got, err := l.Encode(ix.PackSize)
+	order := slices.Clone(ix.Entries)
+	want, err := Encode(ix) // sorts ix.Entries
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := Encode(ix)
+	// EncodeCopy gives the same bytes and leaves the order of the list.
+	// sample's entries are not in ID order, so a sort would show.
+	got, err := l.EncodeCopy(ix.PackSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("List.EncodeCopy differs from Encode of the same entries")
+	}
+	for i, e := range order {
+		if l.ID(i) != e.ID {
+			t.Fatalf("EncodeCopy moved entry %d", i)
+		}
+	}
+	got, err = l.Encode(ix.PackSize)
 	if err != nil {
 		t.Fatal(err)
 	}
