@@ -91,6 +91,8 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	}
 	cache := r.loadStatCache()
 	defer cache.save()
+	wt := r.workTree()
+	defer wt.close()
 	prog := progress.OrNoop(opt.Progress)
 	res := &CheckoutResult{Commit: c.Hash.String()}
 
@@ -107,7 +109,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		if err != nil {
 			return nil, err
 		}
-		if err := r.safeTarget(p); err != nil {
+		if err := r.safeTarget(wt, p); err != nil {
 			return nil, err
 		}
 		pl := plan{m: m}
@@ -156,14 +158,14 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	}
 
 	for _, pl := range plans {
-		r.removeDebris(pl.m.Path)
 		p := pl.m.Path
+		wt.removeTemps(p)
 		if pl.layout.upToDate {
 			res.Files = append(res.Files, CheckoutFile{Path: p, Status: "up-to-date", Size: pl.m.Size})
 			continue
 		}
 		if opt.BBox != nil {
-			cf, err := r.checkoutBBox(ctx, pl.m, pl.box, res.Commit, cache)
+			cf, err := r.checkoutBBox(ctx, wt, pl.m, pl.box, res.Commit, cache)
 			if err != nil {
 				return res, err
 			}
@@ -173,7 +175,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		prog.Start(p, pl.m.Size)
 		st, patched, err := r.patchInPlace(ctx, pl.m, pl.layout.was, cache, prog)
 		if err == nil && !patched {
-			st, err = r.writeFile(ctx, pl.m, r.reuseFrom(ctx, p, pl.layout.id), cache, prog)
+			st, err = r.writeFile(ctx, wt, pl.m, r.reuseFrom(ctx, p, pl.layout.id), cache, prog)
 		}
 		prog.Done()
 		if err != nil {
@@ -203,7 +205,7 @@ func boxPlan(m *manifest.Manifest, box [4]float64, crs string) ([4]float64, erro
 
 // checkoutBBox materialises the part of m that meets box (see
 // CheckoutOptions.BBox).
-func (r *Repo) checkoutBBox(ctx context.Context, m *manifest.Manifest, box [4]float64, commit string, cache *statCache) (CheckoutFile, error) {
+func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest, box [4]float64, commit string, cache *statCache) (CheckoutFile, error) {
 	p := m.Path
 	if m.Format != "tiff" {
 		st, err := r.prefetchBBox(ctx, m, box)
@@ -215,7 +217,7 @@ func (r *Repo) checkoutBBox(ctx context.Context, m *manifest.Manifest, box [4]fl
 		}
 		return CheckoutFile{Path: p, Status: "prefetched", FullSize: m.Size, AssembleStats: st}, nil
 	}
-	n, st, err := r.writePartialTIFF(ctx, m, box, commit)
+	n, st, err := r.writePartialTIFF(ctx, wt, m, box, commit)
 	if err != nil {
 		return CheckoutFile{}, err
 	}
@@ -238,24 +240,18 @@ func revName(rev string) string {
 
 // writeFile assembles m into a temp file beside its target and renames it
 // into place once every byte is verified.
-func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, cache *statCache, prog progress.Counter) (AssembleStats, error) {
+func (r *Repo) writeFile(ctx context.Context, wt *tree, m *manifest.Manifest, ru *reuse, cache *statCache, prog progress.Counter) (AssembleStats, error) {
 	defer ru.close()
-	target := r.abs(m.Path)
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return AssembleStats{}, err
-	}
-	f, err := createTemp(target)
+	f, err := wt.create(m.Path)
 	if err != nil {
 		return AssembleStats{}, err
 	}
-	tmp := f.Name()
 	hashed := time.Now().UnixNano()
 	fail := func(err error) (AssembleStats, error) {
-		f.Close()
-		os.Remove(tmp)
+		f.abort()
 		return AssembleStats{}, err
 	}
-	st, err := r.assembleFile(ctx, m, f, ru, prog)
+	st, err := r.assembleFile(ctx, m, f.File, ru, prog)
 	if err != nil {
 		return fail(err)
 	}
@@ -266,15 +262,11 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 	if err != nil {
 		return fail(err)
 	}
-	if err := f.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, target); err != nil {
-		os.Remove(tmp)
+	if err := f.commit(false); err != nil {
 		return AssembleStats{}, err
 	}
 	renamed := time.Now().UnixNano()
-	if fi2, err := os.Stat(target); err == nil {
+	if fi2, err := wt.lstat(m.Path); err == nil {
 		// The bytes are ours and verified. Nobody else could write them
 		// before the rename (a temp name only we opened); a write after
 		// it moves the mtime if our last write is older than the racy
@@ -286,7 +278,7 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 		// Where times move after a stat (timesMoveAfterStat), an mtime
 		// unmoved since our fstat is proof enough at once.
 		now, was := statOf(fi2), statOf(fi1)
-		dir := filepath.Dir(target)
+		dir := filepath.Dir(r.abs(m.Path))
 		w := fsWindow(dir)
 		if now.Mtime == was.Mtime && now.Size == was.Size && now.Ino == was.Ino {
 			if now.Mtime+w < renamed {
@@ -309,14 +301,4 @@ func (w progressWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.prog.Add(int64(n))
 	return n, err
-}
-
-// removeDebris deletes temp files that a killed checkout left beside p. We
-// hold the lock, so nobody else is writing them.
-func (r *Repo) removeDebris(p string) {
-	target := r.abs(p)
-	old, _ := filepath.Glob(filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".chunkvc-tmp-*"))
-	for _, o := range old {
-		os.Remove(o)
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -302,6 +303,12 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	for p, ch := range worktree {
 		writes[manifestPath(p)] = ch.blob
 	}
+	wt := r.workTree()
+	defer wt.close()
+	copies, err := manifestCopies(wt, worktree, deleted)
+	if err != nil {
+		return nil, err
+	}
 
 	// Every chunk is stored and verified: now, and only now, Git.
 	h, err := r.git.commit(opt.Message, writes, remove)
@@ -337,17 +344,43 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	// Serially: creating files in parallel costs this file system several
 	// times the CPU (measured: 20,000 manifests, 8 writers, 6 s of system
 	// time instead of 1.5 s) for no gain in time.
-	for p, ch := range worktree {
-		if err := writeCopyFrom(r.abs(manifestPath(p)), ch.writeText); err != nil {
-			return res, fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
+	return res, writeManifestCopies(wt, h, copies, worktree, deleted)
+}
+
+// manifestCopies returns, sorted (so that each directory is opened once),
+// the paths whose manifests commit writes to the work tree, once it has
+// checked that they and those of deleted can go there: no link on the way
+// out of the tree. It is checked before the commit is made, not after.
+func manifestCopies(wt *tree, worktree map[string]*chunked, deleted []string) ([]string, error) {
+	copies := make([]string, 0, len(worktree))
+	for p := range worktree {
+		copies = append(copies, p)
+	}
+	sort.Strings(copies)
+	for _, p := range slices.Concat(copies, deleted) {
+		if err := wt.check(manifestPath(p)); err != nil {
+			return nil, err
+		}
+	}
+	return copies, nil
+}
+
+// writeManifestCopies writes the manifests of commit h to the work tree
+// and removes those of deleted files. They are copies of what Git holds
+// durably, so not synced, as Git writes its own work tree: a commit of
+// 5,000 files spent 0.4 s syncing them.
+func writeManifestCopies(wt *tree, h plumbing.Hash, copies []string, worktree map[string]*chunked, deleted []string) error {
+	for _, p := range copies {
+		if err := wt.writeFrom(manifestPath(p), worktree[p].writeText, false); err != nil {
+			return fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
 		}
 	}
 	for _, p := range deleted {
-		if err := os.Remove(r.abs(manifestPath(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return res, err
+		if err := wt.remove(manifestPath(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // fileWorkers is how many files a commit chunks at once. Each file's
