@@ -53,6 +53,10 @@ type CommitResult struct {
 	Files          []FileResult `json:"files"`
 	ChunksUploaded int64        `json:"chunks_uploaded"`
 	BytesUploaded  int64        `json:"bytes_uploaded"`
+	// NotCheckedOut lists committed files that are missing because a
+	// checkout did not write them (.git/chunkvc/checkout-unfinished):
+	// they are left as HEAD has them, not recorded as deleted.
+	NotCheckedOut []string `json:"not_checked_out,omitempty"`
 }
 
 // Commit chunks the tracked files, stores new chunks, verifies them, and
@@ -90,7 +94,11 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err != nil {
 		return nil, err
 	}
-	paths, deleted, err := r.commitScope(opt.Paths, listed, prev, cache)
+	un, err := r.loadUnfinished()
+	if err != nil {
+		return nil, err
+	}
+	paths, deleted, notOut, err := r.commitScope(opt.Paths, listed, prev, cache, un)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +117,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return nil, err
 	}
 	defer up.abort()
-	res := &CommitResult{}
+	res := &CommitResult{NotCheckedOut: notOut}
 	writes := map[string]blob{}       // manifest path → its blob
 	worktree := map[string]*chunked{} // same, for the work tree after the commit
 	type done struct {
@@ -326,6 +334,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		// reading them again.
 		keep()
 		_ = cache.save()
+		if len(notOut) > 0 {
+			err = fmt.Errorf("%w; %s", err, NotCheckedOutNote(notOut))
+		}
 	}
 	if err != nil {
 		return res, err
@@ -389,31 +400,35 @@ func writeManifestCopies(wt *tree, h plumbing.Hash, copies []string, worktree ma
 // are small.
 const fileWorkers = 2
 
-// commitScope returns the tracked files to consider and the previously
-// committed ones that are gone from the work tree: of args, or with no
-// args of listed, the tracked files of the whole work tree.
-func (r *Repo) commitScope(args, listed []string, prev map[string]plumbing.Hash, cache *statCache) (paths, deleted []string, err error) {
+// commitScope returns the tracked files to consider, the previously
+// committed ones that are gone from the work tree, and those missing
+// because a checkout did not write them (un; not deleted): of args, or
+// with no args of listed, the tracked files of the whole work tree.
+func (r *Repo) commitScope(args, listed []string, prev map[string]plumbing.Hash, cache *statCache, un *unfinished) (paths, deleted, notOut []string, err error) {
 	if len(args) == 0 {
-		return listed, goneFrom(listed, prev, cache), nil
+		deleted, notOut = goneFrom(listed, prev, cache, un)
+		return listed, deleted, notOut, nil
 	}
 	present := map[string]bool{}
 	for _, p := range args {
 		if err := manifest.CheckPath(p); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		_, inPrev := prev[p]
 		if _, err := os.Lstat(r.abs(p)); errors.Is(err, fs.ErrNotExist) {
-			if inPrev && cache.isLazy(p) {
-				return nil, nil, fmt.Errorf("%s is not checked out (lazy clone): chunkvc checkout -- %s first", p, p)
-			}
-			if inPrev {
+			switch {
+			case inPrev && cache.isLazy(p):
+				return nil, nil, nil, fmt.Errorf("%s is not checked out (lazy clone): chunkvc checkout -- %s first", p, p)
+			case inPrev && un.has(p):
+				return nil, nil, nil, fmt.Errorf("%s is not checked out (a checkout did not finish), so it cannot be committed as deleted: chunkvc checkout -- %s first", p, p)
+			case inPrev:
 				deleted = append(deleted, p)
 				continue
 			}
-			return nil, nil, fmt.Errorf("%s: no such file, and not in HEAD", p)
+			return nil, nil, nil, fmt.Errorf("%s: no such file, and not in HEAD", p)
 		}
 		if !r.Config.IsTracked(p) && !inPrev {
-			return nil, nil, fmt.Errorf("%s is not tracked (add a pattern with chunkvc track)", p)
+			return nil, nil, nil, fmt.Errorf("%s is not tracked (add a pattern with chunkvc track)", p)
 		}
 		if !present[p] {
 			present[p] = true
@@ -421,7 +436,7 @@ func (r *Repo) commitScope(args, listed []string, prev map[string]plumbing.Hash,
 		}
 	}
 	sort.Strings(paths)
-	return paths, deleted, nil
+	return paths, deleted, nil, nil
 }
 
 // changeWarnings flags a version whose encoding profile changed and that

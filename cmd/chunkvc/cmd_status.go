@@ -11,7 +11,11 @@ func newStatusCmd(g *globalOptions) *cobra.Command {
 		Use:   "status",
 		Short: "Show tracked files that are added, modified or deleted versus HEAD",
 		Long: `Show tracked files that are added, modified or deleted versus HEAD.
-Files whose size, mtime, ctime and inode match the stat cache are not read.`,
+Files whose size, mtime, ctime and inode match the stat cache are not read.
+
+Other states: "partial" (written by checkout --bbox), and "not-checked-out"
+(committed, missing because a checkout did not write it: commit does not
+take it for deleted; chunkvc checkout writes it).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runStatus(g, c) },
 	}
