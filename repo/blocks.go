@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -278,14 +276,15 @@ func (s *blockSet) reuse(prints []fingerprint) func(i int) (hashing.CV, bool) {
 	}
 }
 
-func (r *Repo) blocksPath(digest hashing.ID) string {
-	return filepath.Join(r.gitDir(), "chunkvc", "blocks", digest.String())
-}
+// blocksRel is the block cache entry of a version, relative to .git.
+func blocksRel(digest hashing.ID) string { return "chunkvc/blocks/" + digest.String() }
 
 // loadBlocks returns the cached blocks of the version of a size-byte file
 // whose digest is digest, or nil when there is no usable entry.
 func (r *Repo) loadBlocks(digest hashing.ID, size int64) *blockSet {
-	data, err := os.ReadFile(r.blocksPath(digest))
+	t := r.gitTree()
+	defer t.close()
+	data, err := t.readFile(blocksRel(digest), noLimit)
 	if err != nil {
 		return nil
 	}
@@ -297,6 +296,10 @@ func (r *Repo) loadBlocks(digest hashing.ID, size int64) *blockSet {
 		return nil
 	}
 	return s
+}
+
+func (r *Repo) blocksPath(digest hashing.ID) string {
+	return filepath.Join(r.gitDir(), filepath.FromSlash(blocksRel(digest)))
 }
 
 // version names one version of a file: its digest and size.
@@ -312,17 +315,14 @@ func (r *Repo) saveBlocks(digest hashing.ID, size int64, s *blockSet, replaced .
 	if len(s.cvs) < 2 || len(s.prints) != len(s.cvs) {
 		return
 	}
-	path := r.blocksPath(digest)
-	if err := writeCopy(path, encodeBlocks(size, s)); errors.Is(err, fs.ErrNotExist) {
-		if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-			_ = writeCopy(path, encodeBlocks(size, s))
-		}
-	}
+	t := r.gitTree()
+	defer t.close()
+	_ = t.writeFile(blocksRel(digest), encodeBlocks(size, s), false)
 	for _, old := range replaced {
 		if !old.IsZero() && old != digest {
 			// Another file with the same bytes loses its entry too;
 			// it is hashed whole once, no more.
-			_ = os.Remove(r.blocksPath(old))
+			_ = t.remove(blocksRel(old))
 		}
 	}
 }
@@ -390,15 +390,16 @@ func decodeBlocks(data []byte, size int64) (*blockSet, error) {
 // entries of replaced versions are removed by the commits that replace
 // them.
 func (r *Repo) pruneBlocks(current map[hashing.ID]bool) {
-	dir := filepath.Join(r.gitDir(), "chunkvc", "blocks")
-	ents, err := os.ReadDir(dir)
+	t := r.gitTree()
+	defer t.close()
+	names, err := t.list("chunkvc/blocks", "")
 	if err != nil {
 		return
 	}
-	for _, e := range ents {
-		if id, err := hashing.ParseID(e.Name()); err == nil && current[id] {
+	for _, n := range names {
+		if id, err := hashing.ParseID(n); err == nil && current[id] {
 			continue
 		}
-		_ = os.Remove(filepath.Join(dir, e.Name()))
+		_ = t.remove("chunkvc/blocks/" + n)
 	}
 }

@@ -2,15 +2,18 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // CheckoutOptions configures Checkout.
@@ -45,6 +48,48 @@ type CheckoutFile struct {
 type CheckoutResult struct {
 	Commit string         `json:"commit"`
 	Files  []CheckoutFile `json:"files"`
+	// Failed lists the files that were not written, each with why; every
+	// other file was. They stay in .git/chunkvc/checkout-unfinished until
+	// a checkout writes them.
+	Failed []CheckoutFailure `json:"failed,omitempty"`
+}
+
+// CheckoutFailure is a file a checkout did not write.
+type CheckoutFailure struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// ErrCheckoutIncomplete means a checkout wrote some files but not all of
+// them; the error also wraps each file's own error.
+var ErrCheckoutIncomplete = errors.New("checkout did not write every file")
+
+// checkoutError lists the files a checkout did not write.
+type checkoutError struct {
+	failed []fileError
+	total  int
+}
+
+type fileError struct {
+	path string
+	err  error
+}
+
+func (e *checkoutError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d of %d could not be written (the others were checked out; commit does not take a missing one for deleted until a checkout writes it)", ErrCheckoutIncomplete, len(e.failed), e.total)
+	for _, f := range e.failed {
+		fmt.Fprintf(&b, "\n  %s: %v", f.path, f.err)
+	}
+	return b.String()
+}
+
+func (e *checkoutError) Unwrap() []error {
+	errs := []error{ErrCheckoutIncomplete}
+	for _, f := range e.failed {
+		errs = append(errs, f.err)
+	}
+	return errs
 }
 
 // Checkout writes the tracked files as recorded at Rev into the work tree,
@@ -52,7 +97,16 @@ type CheckoutResult struct {
 // assembled into a temp file beside its target, every chunk and the whole
 // file verified, then renamed into place; chunks already present in the
 // working file are reused. A working file whose bytes are not stored
-// anywhere (uncommitted work) is not overwritten unless Force is set.
+// anywhere (uncommitted work) is not overwritten unless Force is set: that
+// refusal comes before anything is written.
+//
+// A file that cannot be written (a manifest that does not decode, a path
+// through a symbolic link, a chunk no store has) does not stop the others:
+// the checkout goes on, then returns an error that is
+// ErrCheckoutIncomplete and lists them. Before the first file is written,
+// every file it is to write is recorded in .git/chunkvc/checkout-unfinished
+// (see unfinished); each leaves that record once written, so a checkout
+// that fails or is killed leaves its unwritten files there.
 func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResult, error) {
 	unlock, err := r.lock()
 	if err != nil {
@@ -81,110 +135,190 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 			paths = append(paths, p)
 		}
 	}
-	head, err := r.git.head()
+	cache := r.loadStatCache()
+	defer cache.save()
+	wt := r.workTree()
+	defer wt.close()
+	plans, failed, err := r.planCheckout(ctx, wt, opt, paths, blobs, cache)
 	if err != nil {
 		return nil, err
+	}
+	un, err := r.loadUnfinished()
+	if err != nil {
+		return nil, err
+	}
+	res := &CheckoutResult{Commit: c.Hash.String()}
+	for _, pl := range plans {
+		if !pl.layout.upToDate {
+			un.add(pl.m.Path, res.Commit, "")
+		}
+	}
+	for _, f := range failed {
+		un.add(f.path, res.Commit, f.err.Error())
+	}
+	if err := r.saveUnfinished(un); err != nil {
+		return nil, err
+	}
+	werr := r.writeCheckout(ctx, wt, opt, plans, cache, res, &failed)
+	for _, f := range res.Files {
+		un.done(f.Path)
+	}
+	for _, f := range failed {
+		un.add(f.path, res.Commit, f.err.Error())
+		res.Failed = append(res.Failed, CheckoutFailure{Path: f.path, Error: f.err.Error()})
+	}
+	if err := r.saveUnfinished(un); err != nil && werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		return res, werr
+	}
+	if len(failed) > 0 {
+		return res, &checkoutError{failed: failed, total: len(paths)}
+	}
+	return res, nil
+}
+
+// checkoutPlan is what Checkout will do with one file.
+type checkoutPlan struct {
+	m      *manifest.Manifest
+	layout manifestLayoutID
+	box    [4]float64 // in the file's CRS, with opt.BBox
+}
+
+// planCheckout reads each file's manifest and checks its target. A file
+// that cannot be planned is listed in failed; err is a refusal of the
+// whole checkout (a target holding unsaved work, a --bbox that cannot
+// apply), returned before anything is written.
+func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, paths []string, blobs map[string]plumbing.Hash, cache *statCache) (plans []checkoutPlan, failed []fileError, err error) {
+	head, err := r.git.head()
+	if err != nil {
+		return nil, nil, err
 	}
 	headBlobs, err := r.git.manifestBlobs(head)
 	if err != nil {
-		return nil, err
-	}
-	cache := r.loadStatCache()
-	defer cache.save()
-	prog := progress.OrNoop(opt.Progress)
-	res := &CheckoutResult{Commit: c.Hash.String()}
-
-	// Refuse before writing anything if any target holds unsaved work.
-	type plan struct {
-		m      *manifest.Manifest
-		layout manifestLayoutID
-		box    [4]float64 // in the file's CRS, with opt.BBox
+		return nil, nil, err
 	}
 	partial := r.loadPartial()
-	plans := make([]plan, 0, len(paths))
+	plans = make([]checkoutPlan, 0, len(paths))
 	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		m, _, err := r.git.readManifestBlob(blobs[p], p)
+		if err == nil {
+			err = r.safeTarget(wt, p)
+		}
 		if err != nil {
-			return nil, err
+			failed = append(failed, fileError{p, err})
+			continue
 		}
-		if err := r.safeTarget(p); err != nil {
-			return nil, err
-		}
-		pl := plan{m: m}
+		pl := checkoutPlan{m: m}
 		if opt.BBox != nil {
 			if pl.box, err = boxPlan(m, *opt.BBox, opt.BBoxCRS); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		ok, err := exists(r.abs(p))
+		pl.layout, err = r.plannedLayout(ctx, opt, m, headBlobs, cache, partial)
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, nil, cerr
+		}
+		if errors.Is(err, ErrLocalChanges) {
+			return nil, nil, err
+		}
 		if err != nil {
-			return nil, err
-		}
-		if opt.BBox != nil && m.Format != "tiff" {
-			ok = false // only read into the cache: the working file is not touched
-		}
-		if ok {
-			var headM *manifest.Manifest
-			if h, ok := headBlobs[p]; ok {
-				if headM, _, err = r.git.readManifestBlob(h, p); err != nil {
-					return nil, err
-				}
-			}
-			digest, _, _, err := r.fileDigest(ctx, cache, p, headM)
-			if err != nil {
-				return nil, err
-			}
-			fi, err := os.Stat(r.abs(p))
-			if err != nil {
-				return nil, err
-			}
-			e, _ := cache.layoutOf(p, statOf(fi))
-			_, wasPartial := partial.Entries[p]
-			switch {
-			case wasPartial:
-				// Written by checkout --bbox from stored chunks: nothing of
-				// it can be lost, and it may never be committed anyway.
-			case digest == m.Digest:
-				pl.layout = manifestLayoutID{upToDate: true}
-			case e.Digest == digest && !e.Layout.IsZero():
-				pl.layout = manifestLayoutID{id: e.Layout, was: working{stat: statOf(fi), digest: e.Digest, layout: e.Layout}}
-			case !opt.Force:
-				return nil, fmt.Errorf("%w: %s has changes that are not committed (commit them, or use --force to discard them)", ErrLocalChanges, p)
-			}
+			failed = append(failed, fileError{p, err})
+			continue
 		}
 		plans = append(plans, pl)
 	}
+	return plans, failed, nil
+}
 
+// plannedLayout looks at the working file of m's path, if any: it is
+// up to date, or its layout lets the checkout reuse or patch it, or it
+// holds unsaved work (ErrLocalChanges unless opt.Force).
+func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, headBlobs map[string]plumbing.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
+	p := m.Path
+	ok, err := exists(r.abs(p))
+	if err != nil || !ok || (opt.BBox != nil && m.Format != "tiff") {
+		// Not there, or only read into the cache: not touched.
+		return manifestLayoutID{}, err
+	}
+	var headM *manifest.Manifest
+	if h, ok := headBlobs[p]; ok {
+		if headM, _, err = r.git.readManifestBlob(h, p); err != nil {
+			return manifestLayoutID{}, err
+		}
+	}
+	digest, _, _, err := r.fileDigest(ctx, cache, p, headM)
+	if err != nil {
+		return manifestLayoutID{}, err
+	}
+	fi, err := os.Stat(r.abs(p))
+	if err != nil {
+		return manifestLayoutID{}, err
+	}
+	e, _ := cache.layoutOf(p, statOf(fi))
+	_, wasPartial := partial.Entries[p]
+	switch {
+	case wasPartial:
+		// Written by checkout --bbox from stored chunks: nothing of it
+		// can be lost, and it may never be committed anyway.
+	case digest == m.Digest:
+		return manifestLayoutID{upToDate: true}, nil
+	case e.Digest == digest && !e.Layout.IsZero():
+		return manifestLayoutID{id: e.Layout, was: working{stat: statOf(fi), digest: e.Digest, layout: e.Layout}}, nil
+	case !opt.Force:
+		return manifestLayoutID{}, fmt.Errorf("%w: %s has changes that are not committed (commit them, or use --force to discard them)", ErrLocalChanges, p)
+	}
+	return manifestLayoutID{}, nil
+}
+
+// writeCheckout writes the planned files, recording each in res.Files; one
+// that fails is added to failed and the others are still written. The
+// error is the context's, when it ends the checkout early.
+func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, plans []checkoutPlan, cache *statCache, res *CheckoutResult, failed *[]fileError) error {
+	prog := progress.OrNoop(opt.Progress)
+	partial := r.loadPartial()
 	for _, pl := range plans {
-		r.removeDebris(pl.m.Path)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		p := pl.m.Path
+		wt.removeTemps(p)
 		if pl.layout.upToDate {
 			res.Files = append(res.Files, CheckoutFile{Path: p, Status: "up-to-date", Size: pl.m.Size})
 			continue
 		}
+		var cf CheckoutFile
+		var err error
 		if opt.BBox != nil {
-			cf, err := r.checkoutBBox(ctx, pl.m, pl.box, res.Commit, cache)
-			if err != nil {
-				return res, err
+			cf, err = r.checkoutBBox(ctx, wt, pl.m, pl.box, res.Commit, cache)
+		} else {
+			prog.Start(p, pl.m.Size)
+			var st AssembleStats
+			var patched bool
+			st, patched, err = r.patchInPlace(ctx, pl.m, pl.layout.was, cache, prog)
+			if err == nil && !patched {
+				st, err = r.writeFile(ctx, wt, pl.m, r.reuseFrom(ctx, p, pl.layout.id), cache, prog)
 			}
-			res.Files = append(res.Files, cf)
+			prog.Done()
+			if err == nil {
+				err = partial.set(p, nil)
+			}
+			cf = CheckoutFile{Path: p, Status: "written", Size: pl.m.Size, AssembleStats: st}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			*failed = append(*failed, fileError{p, err})
 			continue
 		}
-		prog.Start(p, pl.m.Size)
-		st, patched, err := r.patchInPlace(ctx, pl.m, pl.layout.was, cache, prog)
-		if err == nil && !patched {
-			st, err = r.writeFile(ctx, pl.m, r.reuseFrom(ctx, p, pl.layout.id), cache, prog)
-		}
-		prog.Done()
-		if err != nil {
-			return res, err
-		}
-		if err := partial.set(p, nil); err != nil {
-			return res, err
-		}
-		res.Files = append(res.Files, CheckoutFile{Path: p, Status: "written", Size: pl.m.Size, AssembleStats: st})
+		res.Files = append(res.Files, cf)
 	}
-	return res, nil
+	return nil
 }
 
 // boxPlan checks, before anything is written, that m can be checked out
@@ -203,7 +337,7 @@ func boxPlan(m *manifest.Manifest, box [4]float64, crs string) ([4]float64, erro
 
 // checkoutBBox materialises the part of m that meets box (see
 // CheckoutOptions.BBox).
-func (r *Repo) checkoutBBox(ctx context.Context, m *manifest.Manifest, box [4]float64, commit string, cache *statCache) (CheckoutFile, error) {
+func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest, box [4]float64, commit string, cache *statCache) (CheckoutFile, error) {
 	p := m.Path
 	if m.Format != "tiff" {
 		st, err := r.prefetchBBox(ctx, m, box)
@@ -215,7 +349,7 @@ func (r *Repo) checkoutBBox(ctx context.Context, m *manifest.Manifest, box [4]fl
 		}
 		return CheckoutFile{Path: p, Status: "prefetched", FullSize: m.Size, AssembleStats: st}, nil
 	}
-	n, st, err := r.writePartialTIFF(ctx, m, box, commit)
+	n, st, err := r.writePartialTIFF(ctx, wt, m, box, commit)
 	if err != nil {
 		return CheckoutFile{}, err
 	}
@@ -238,24 +372,18 @@ func revName(rev string) string {
 
 // writeFile assembles m into a temp file beside its target and renames it
 // into place once every byte is verified.
-func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, cache *statCache, prog progress.Counter) (AssembleStats, error) {
+func (r *Repo) writeFile(ctx context.Context, wt *tree, m *manifest.Manifest, ru *reuse, cache *statCache, prog progress.Counter) (AssembleStats, error) {
 	defer ru.close()
-	target := r.abs(m.Path)
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return AssembleStats{}, err
-	}
-	f, err := createTemp(target)
+	f, err := wt.create(m.Path)
 	if err != nil {
 		return AssembleStats{}, err
 	}
-	tmp := f.Name()
 	hashed := time.Now().UnixNano()
 	fail := func(err error) (AssembleStats, error) {
-		f.Close()
-		os.Remove(tmp)
+		f.abort()
 		return AssembleStats{}, err
 	}
-	st, err := r.assembleFile(ctx, m, f, ru, prog)
+	st, err := r.assembleFile(ctx, m, f.File, ru, prog)
 	if err != nil {
 		return fail(err)
 	}
@@ -266,15 +394,11 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 	if err != nil {
 		return fail(err)
 	}
-	if err := f.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, target); err != nil {
-		os.Remove(tmp)
+	if err := f.commit(false); err != nil {
 		return AssembleStats{}, err
 	}
 	renamed := time.Now().UnixNano()
-	if fi2, err := os.Stat(target); err == nil {
+	if fi2, err := wt.lstat(m.Path); err == nil {
 		// The bytes are ours and verified. Nobody else could write them
 		// before the rename (a temp name only we opened); a write after
 		// it moves the mtime if our last write is older than the racy
@@ -286,7 +410,7 @@ func (r *Repo) writeFile(ctx context.Context, m *manifest.Manifest, ru *reuse, c
 		// Where times move after a stat (timesMoveAfterStat), an mtime
 		// unmoved since our fstat is proof enough at once.
 		now, was := statOf(fi2), statOf(fi1)
-		dir := filepath.Dir(target)
+		dir := filepath.Dir(r.abs(m.Path))
 		w := fsWindow(dir)
 		if now.Mtime == was.Mtime && now.Size == was.Size && now.Ino == was.Ino {
 			if now.Mtime+w < renamed {
@@ -309,14 +433,4 @@ func (w progressWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.prog.Add(int64(n))
 	return n, err
-}
-
-// removeDebris deletes temp files that a killed checkout left beside p. We
-// hold the lock, so nobody else is writing them.
-func (r *Repo) removeDebris(p string) {
-	target := r.abs(p)
-	old, _ := filepath.Glob(filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".chunkvc-tmp-*"))
-	for _, o := range old {
-		os.Remove(o)
-	}
 }

@@ -410,16 +410,14 @@ func (r *Repo) FileAt(ctx context.Context, commit, p string) (name string, clean
 		}
 		return r.abs(p), func() {}, nil
 	}
-	dir, err := r.stateDir()
+	t := r.gitTree()
+	defer t.close()
+	f, err := t.create("chunkvc/diff")
 	if err != nil {
 		return "", nil, err
 	}
-	f, err := os.CreateTemp(dir, "diff-*")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup = func() { os.Remove(f.Name()) }
-	_, err = r.Cat(ctx, commit, p, f)
+	cleanup = f.abort
+	_, err = r.Cat(ctx, commit, p, f.File)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -1,8 +1,6 @@
 package repo
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -19,40 +17,6 @@ import (
 
 	"github.com/chunkvc/chunkvc/manifest"
 )
-
-// writeFileAtomic writes data to a temp file beside name, fsyncs it and
-// renames it into place, so name holds the old or the new bytes, never part.
-func writeFileAtomic(name string, data []byte) error {
-	return writeReplace(name, data, true)
-}
-
-// writeCopy is writeFileAtomic without the fsync, for work-tree copies of
-// what Git already holds durably (the manifests after a commit), as Git
-// writes its own work tree: a commit of 5,000 files spent 0.4 s syncing
-// them.
-func writeCopy(name string, data []byte) error {
-	return writeReplace(name, data, false)
-}
-
-func writeReplace(name string, data []byte, sync bool) error {
-	return writeReplaceFrom(name, func(w io.Writer) error { _, err := w.Write(data); return err }, sync)
-}
-
-// writeCopyFrom is writeCopy of the bytes write gives, in pieces.
-func writeCopyFrom(name string, write func(io.Writer) error) error {
-	return writeReplaceFrom(name, write, false)
-}
-
-func writeReplaceFrom(name string, write func(io.Writer) error, sync bool) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	f, err := createTemp(name)
-	if err != nil {
-		return err
-	}
-	return placeFile(f, name, write, sync)
-}
 
 // placeFile writes what write gives into f, a new temp file, syncs it when
 // sync says so, closes it and renames it to name; on failure it removes it.
@@ -75,47 +39,43 @@ func placeFile(f *os.File, name string, write func(io.Writer) error, sync bool) 
 	return nil
 }
 
-// createTemp creates a hidden temp file in name's directory. The name is
-// recognisable so that a crash leaves debris status can point at.
-func createTemp(name string) (*os.File, error) {
-	var rb [6]byte
-	_, _ = rand.Read(rb[:])
-	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".chunkvc-tmp-"+hex.EncodeToString(rb[:]))
-	return os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-}
-
 // safeTarget checks that the work-tree path p can be written without
 // leaving the tree: the path is clean and relative, no parent directory is
-// a symlink, and p itself is not a symlink or directory.
-func (r *Repo) safeTarget(p string) error {
+// a symlink, and p itself is not a symlink or directory. t is the work
+// tree (workTree).
+func (r *Repo) safeTarget(t *tree, p string) error {
 	if err := manifest.CheckPath(p); err != nil {
 		return err
 	}
 	if isInternal(p) {
 		return fmt.Errorf("path %q is inside .git or .chunkvc", p)
 	}
-	parts := strings.Split(p, "/")
-	cur := r.Root
-	for i, el := range parts {
-		cur = filepath.Join(cur, el)
-		st, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("refusing to write %s: %s is a symbolic link", p, strings.Join(parts[:i+1], "/"))
-		}
-		if i < len(parts)-1 && !st.IsDir() {
-			return fmt.Errorf("refusing to write %s: %s is not a directory", p, strings.Join(parts[:i+1], "/"))
-		}
-		if i == len(parts)-1 && !st.Mode().IsRegular() {
-			return fmt.Errorf("refusing to write %s: it exists and is not a regular file", p)
-		}
+	if err := t.check(p); err != nil {
+		return err
+	}
+	fi, err := t.lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		// Unlike chunkvc's own files, a data file may be the user's link
+		// to elsewhere: not replaced, and not written through.
+		return &unsafePathError{op: "write", path: p, at: p, why: "is a symbolic link"}
+	case !fi.Mode().IsRegular():
+		return &unsafePathError{op: "write", path: p, at: p, why: "exists and is not a regular file"}
 	}
 	return nil
+}
+
+// CheckWritable reports whether the work-tree file p may be replaced by
+// a file written beside it: every directory on its way is a real one, and
+// p is a regular file or missing, not a symbolic link (ErrUnsafePath).
+func (r *Repo) CheckWritable(p string) error {
+	wt := r.workTree()
+	defer wt.close()
+	return r.safeTarget(wt, p)
 }
 
 // trackedFiles walks the work tree and returns the slash paths of regular
@@ -167,18 +127,21 @@ var ErrLocked = errors.New("repository is locked by another chunkvc process")
 // is taken over; one held by a live process (or another host) is an error
 // naming the holder.
 func (r *Repo) lock() (func(), error) {
-	dir, err := r.stateDir()
-	if err != nil {
-		return nil, err
-	}
-	name := filepath.Join(dir, "lock")
+	t := r.gitTree()
+	defer t.close()
+	const rel = "chunkvc/lock"
+	name := filepath.Join(r.gitDir(), filepath.FromSlash(rel))
 	host, _ := os.Hostname()
 	me := fmt.Sprintf("%d %s %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
 	deadline := time.Now().Add(lockWait())
 	for attempt := 0; ; attempt++ {
-		err := createWith(name, me)
+		err := createWith(t, rel, me)
 		if err == nil {
-			unlock := func() { os.Remove(name) }
+			unlock := func() {
+				t := r.gitTree()
+				defer t.close()
+				_ = t.remove(rel)
+			}
 			// A checkout that patched a file in place and was killed
 			// left its undo journal: the file goes back first.
 			if err := r.recoverPatch(); err != nil {
@@ -190,17 +153,17 @@ func (r *Repo) lock() (func(), error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lock %s: %w", name, err)
 		}
-		data, _ := os.ReadFile(name)
-		if fi, err := os.Stat(name); err == nil && len(data) == 0 && time.Since(fi.ModTime()) > 10*time.Second {
+		data, _ := t.readFile(rel, 4096)
+		if fi, err := t.lstat(rel); err == nil && len(data) == 0 && time.Since(fi.ModTime()) > 10*time.Second {
 			// Empty: left by a chunkvc killed between making the file and
 			// writing it (before locks were made whole, by link).
-			os.Remove(name)
+			_ = t.remove(rel)
 			continue
 		}
 		f2 := strings.Fields(string(data))
 		if len(f2) >= 2 && f2[1] == host {
 			if pid, perr := strconv.Atoi(f2[0]); perr == nil && !processAlive(pid) {
-				os.Remove(name) // stale: its process is gone
+				_ = t.remove(rel) // stale: its process is gone
 				continue
 			}
 		}
@@ -211,40 +174,35 @@ func (r *Repo) lock() (func(), error) {
 	}
 }
 
-// createWith creates the file name holding content, failing with an
+// createWith creates the file rel of t holding content, failing with an
 // error that is fs.ErrExist if it exists. The content is written to a temp
-// file first and linked to name: a process killed midway leaves no empty
+// file first and linked to rel: a process killed midway leaves no empty
 // lock, whose holder no one could tell. Where links are refused, the file
 // is created exclusively and then written.
-func createWith(name, content string) error {
-	f, err := createTemp(name)
+func createWith(t *tree, rel, content string) error {
+	f, err := t.create(rel)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	_, err = f.WriteString(content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if _, err := f.WriteString(content); err != nil {
+		f.abort()
+		return fmt.Errorf("write lock %s: %w", t.show(rel), err)
 	}
-	if err != nil {
-		return fmt.Errorf("write lock %s: %w", name, err)
-	}
-	err = os.Link(tmp, name)
-	if err == nil || errors.Is(err, fs.ErrExist) {
+	err = f.link()
+	if err == nil || errors.Is(err, fs.ErrExist) || errors.Is(err, ErrUnsafePath) {
 		return err
 	}
-	f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	g, err := t.createExcl(rel)
 	if err != nil {
 		return err
 	}
-	_, werr := f.WriteString(content)
-	if cerr := f.Close(); werr == nil {
+	_, werr := g.WriteString(content)
+	if cerr := g.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
-		os.Remove(name)
-		return fmt.Errorf("write lock %s: %w", name, werr)
+		_ = t.remove(rel)
+		return fmt.Errorf("write lock %s: %w", t.show(rel), werr)
 	}
 	return nil
 }

@@ -50,6 +50,10 @@ type gitRepo struct {
 	// mu serializes the object reads that commit's file workers make at
 	// once: go-git's object storage is not documented as safe for that.
 	mu sync.Mutex
+	// work reads the work tree's manifest copies, never through a link.
+	// Its directories stay open between reads: one that has moved since
+	// only makes a copy miss, as every copy is checked against its blob.
+	work *tree
 }
 
 func openGit(dir string) (*gitRepo, error) {
@@ -65,7 +69,7 @@ func openGit(dir string) (*gitRepo, error) {
 		return nil, fmt.Errorf("git repository at %s: %w", dir, err)
 	}
 	root := wt.Filesystem.Root()
-	return &gitRepo{r: r, root: root, refs: gitdb.NewRefs(filepath.Join(root, ".git"))}, nil
+	return &gitRepo{r: r, root: root, refs: gitdb.NewRefs(filepath.Join(root, ".git")), work: newTree(root, "")}, nil
 }
 
 func initGit(dir string) (*gitRepo, error) {
@@ -170,11 +174,7 @@ func (g *gitRepo) readManifestBlob(h plumbing.Hash, p string) (*manifest.Manifes
 // readWorkCopy returns the work tree's copy of p's manifest if it is blob
 // h: a file read and a SHA-1 instead of an object lookup and an inflate.
 func (g *gitRepo) readWorkCopy(h plumbing.Hash, p string) ([]byte, bool) {
-	path := filepath.Join(g.root, filepath.FromSlash(manifestPath(p)))
-	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
-		return nil, false // not even opened: a FIFO would block
-	}
-	f, err := os.Open(path)
+	f, err := g.work.openFile(manifestPath(p), os.O_RDONLY) // no FIFO, nothing outside
 	if err != nil {
 		return nil, false
 	}

@@ -50,19 +50,28 @@ fi
 chunkvc=$(command -v chunkvc || echo '` + exe + `')
 printf '%s\n' "$input" | "$chunkvc" pre-push "$@"
 `
-	return hook, writeFileAtomicMode(hook, []byte(script), 0o755)
-}
-
-func writeFileAtomicMode(name string, data []byte, mode os.FileMode) error {
-	if err := writeFileAtomic(name, data); err != nil {
-		return err
+	hooks := newTree(dir, ".git/hooks") // git's, wherever it is linked to
+	defer hooks.close()
+	f, err := hooks.create("pre-push")
+	if err != nil {
+		return "", err
 	}
-	return os.Chmod(name, mode)
+	_, err = f.WriteString(script)
+	if err == nil {
+		err = f.Chmod(0o755) // the temp file's own mode: nothing followed
+	}
+	if err != nil {
+		f.abort()
+		return "", err
+	}
+	return hook, f.commit(true)
 }
 
 func (r *Repo) installTextconv() error {
-	attrs := filepath.Join(r.Root, ".gitattributes")
-	old, err := os.ReadFile(attrs)
+	wt := r.workTree()
+	defer wt.close()
+	// Never read through a link: what it points at would be staged.
+	old, err := wt.readFile(".gitattributes", maxTextFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -72,7 +81,7 @@ func (r *Repo) installTextconv() error {
 			text += "\n"
 		}
 		text += TextconvAttribute + "\n"
-		if err := writeFileAtomic(attrs, []byte(text)); err != nil {
+		if err := wt.writeFile(".gitattributes", []byte(text), true); err != nil {
 			return err
 		}
 	}

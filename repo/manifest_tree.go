@@ -60,15 +60,15 @@ func (r *Repo) checkManifestTree(write, remove []string) error {
 }
 
 // removeManifests removes the manifests of deleted files (slash paths from
-// the root), and the folders under ManifestDir that this leaves empty, so
-// that a manifest can take the place of a folder.
-func (r *Repo) removeManifests(remove []string) error {
+// the root) through wt, and the folders under ManifestDir that this leaves
+// empty, so that a manifest can take the place of a folder.
+func removeManifests(wt *tree, remove []string) error {
 	for _, p := range remove {
-		if err := os.Remove(r.abs(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := wt.remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		for d := path.Dir(p); d != ManifestDir && d != "." && d != "/"; d = path.Dir(d) {
-			if os.Remove(r.abs(d)) != nil {
+			if wt.remove(d) != nil {
 				break // not empty, or already gone
 			}
 		}

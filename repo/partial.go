@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -36,18 +34,16 @@ type partialEntry struct {
 
 type partialFile struct {
 	mu      sync.Mutex
-	path    string
+	t       *tree                   // .git
 	Entries map[string]partialEntry `json:"entries"`
 }
 
+const partialRel = "chunkvc/partial.json"
+
 func (r *Repo) loadPartial() *partialFile {
-	pf := &partialFile{Entries: map[string]partialEntry{}}
-	dir, err := r.stateDir()
-	if err != nil {
-		return pf
-	}
-	pf.path = filepath.Join(dir, "partial.json")
-	if data, err := os.ReadFile(pf.path); err == nil {
+	pf := &partialFile{Entries: map[string]partialEntry{}, t: r.gitTree()}
+	defer pf.t.close()
+	if data, err := pf.t.readFile(partialRel, maxStateFile); err == nil {
 		var onDisk partialFile
 		if json.Unmarshal(data, &onDisk) == nil && onDisk.Entries != nil {
 			pf.Entries = onDisk.Entries
@@ -55,6 +51,9 @@ func (r *Repo) loadPartial() *partialFile {
 	}
 	return pf
 }
+
+// maxStateFile bounds what is read of a JSON state file in .git/chunkvc.
+const maxStateFile = 256 << 20
 
 func (pf *partialFile) set(p string, e *partialEntry) error {
 	pf.mu.Lock()
@@ -67,14 +66,12 @@ func (pf *partialFile) set(p string, e *partialEntry) error {
 	} else {
 		pf.Entries[p] = *e
 	}
-	if pf.path == "" {
-		return errors.New("no state directory")
-	}
 	data, err := json.Marshal(pf)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(pf.path, data)
+	defer pf.t.close()
+	return pf.t.writeFile(partialRel, data, true)
 }
 
 // isPartial reports, from pf (loadPartial), whether the work-tree file p
@@ -251,7 +248,7 @@ func statsOf(cr *ChunkReader) AssembleStats {
 // left out, every file offset shifted to match. Each chunk written is
 // hash-verified; the result cannot be checked against the manifest digest
 // (it is not that file), so it is recorded as partial.
-func (r *Repo) writePartialTIFF(ctx context.Context, m *manifest.Manifest, box [4]float64, commit string) (int64, AssembleStats, error) {
+func (r *Repo) writePartialTIFF(ctx context.Context, wt *tree, m *manifest.Manifest, box [4]float64, commit string) (int64, AssembleStats, error) {
 	cr := r.NewChunkReader(0, 0)
 	f, err := cr.OpenFile(ctx, m)
 	if err != nil {
@@ -275,18 +272,12 @@ func (r *Repo) writePartialTIFF(ctx context.Context, m *manifest.Manifest, box [
 		return 0, AssembleStats{}, fmt.Errorf("%s: --bbox: %w", m.Path, err)
 	}
 
-	target := r.abs(m.Path)
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return 0, AssembleStats{}, err
-	}
-	out, err := createTemp(target)
+	out, err := wt.create(m.Path)
 	if err != nil {
 		return 0, AssembleStats{}, err
 	}
-	tmp := out.Name()
 	fail := func(err error) (int64, AssembleStats, error) {
-		out.Close()
-		os.Remove(tmp)
+		out.abort()
 		return 0, statsOf(cr), err
 	}
 	var written int64
@@ -306,17 +297,10 @@ func (r *Repo) writePartialTIFF(ctx context.Context, m *manifest.Manifest, box [
 			written += n
 		}
 	}
-	if err := tiff.CheckSparse(out, written); err != nil {
+	if err := tiff.CheckSparse(out.File, written); err != nil {
 		return fail(fmt.Errorf("%s: --bbox: the rewritten file does not parse (%w); this is a bug", m.Path, err))
 	}
-	if err := out.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := out.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, target); err != nil {
-		os.Remove(tmp)
+	if err := out.commit(true); err != nil {
 		return 0, statsOf(cr), err
 	}
 	e := &partialEntry{Commit: commit, Digest: m.Digest, Layout: m.Layout, BBox: box, Size: written, Dropped: plan.Dropped()}

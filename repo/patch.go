@@ -86,8 +86,9 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 	if n+cut > maxPatch || (n+cut)*4 > m.Size {
 		return st, false, nil
 	}
-	path := r.abs(m.Path)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	wt := r.workTree()
+	f, err := wt.openFile(m.Path, os.O_RDWR)
+	wt.close()
 	if err != nil {
 		return st, false, nil
 	}
@@ -215,7 +216,7 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 	if err := f.Sync(); err != nil {
 		return st, false, fmt.Errorf("%s: %w", m.Path, err)
 	}
-	if err := os.Remove(jpath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := r.removeJournal(); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return st, false, fmt.Errorf("remove %s: %w", jpath, err)
 	}
 	// Else a journal back after a power loss would undo a finished patch.
@@ -382,6 +383,14 @@ func (r *Repo) journalPath() (string, error) {
 	return filepath.Join(dir, "patch"), err
 }
 
+const journalRel = "chunkvc/patch"
+
+func (r *Repo) removeJournal() error {
+	t := r.gitTree()
+	defer t.close()
+	return t.remove(journalRel)
+}
+
 // journal is what an interrupted patch needs undone, and what the file
 // was before it.
 type journal struct {
@@ -398,7 +407,9 @@ func (r *Repo) writeJournal(j *journal) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := writeFileAtomic(name, encodeJournal(j)); err != nil {
+	t := r.gitTree()
+	defer t.close()
+	if err := t.writeFile(journalRel, encodeJournal(j), true); err != nil {
 		return "", err
 	}
 	return name, writeback.SyncDir(filepath.Dir(name))
@@ -494,12 +505,10 @@ func (r *Repo) recoverPatch() error {
 	if err != nil {
 		return err
 	}
-	if tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(name), ".patch.chunkvc-tmp-*")); len(tmps) > 0 {
-		for _, t := range tmps { // a journal being written when we died
-			os.Remove(t)
-		}
-	}
-	b, err := os.ReadFile(name)
+	t := r.gitTree()
+	defer t.close()
+	t.removeTemps(journalRel) // a journal being written when we died
+	b, err := t.readFile(journalRel, noLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -516,19 +525,21 @@ func (r *Repo) recoverPatch() error {
 		}
 		return fmt.Errorf("%s: %w: a checkout that patched %s in place was interrupted, and the file may be half-written; remove %s, then run chunkvc checkout --force -- %s", name, err, what, name, what)
 	}
-	if err := r.safeTarget(j.path); err != nil {
+	wt := r.workTree()
+	defer wt.close()
+	if err := r.safeTarget(wt, j.path); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	undoErr := func(err error) error {
 		return fmt.Errorf("undo the interrupted checkout of %s: %w (the journal is %s)", j.path, err, name)
 	}
 	drop := func() error {
-		if err := os.Remove(name); err != nil {
+		if err := t.remove(journalRel); err != nil {
 			return err
 		}
 		return writeback.SyncDir(filepath.Dir(name))
 	}
-	f, err := os.OpenFile(r.abs(j.path), os.O_RDWR, 0)
+	f, err := wt.openFile(j.path, os.O_RDWR)
 	if errors.Is(err, fs.ErrNotExist) {
 		return drop() // nothing left to undo
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -402,16 +401,14 @@ func (f *FileReader) derived(ctx context.Context, i int) ([]byte, error) {
 // the manifest digest) and keeps its derived pieces in memory.
 func (f *FileReader) rebuild(ctx context.Context) error {
 	r := f.cr.r
-	dir, err := r.stateDir()
+	t := r.gitTree()
+	defer t.close()
+	tf, err := t.create("chunkvc/derive")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "derive-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
+	defer tf.abort()
+	tmp := tf.File
 	st, err := r.assembleFile(ctx, f.m, tmp, nil, nil)
 	for _, c := range []*readCounters{&f.cr.stats, ctxCounters(ctx)} {
 		if c != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -70,17 +69,14 @@ func (r *Repo) Cat(ctx context.Context, rev, p string, w io.Writer) (AssembleSta
 // catVia assembles into a temp file first: derived bytes are regenerated
 // from the rest of the file, which a stream cannot offer.
 func (r *Repo) catVia(ctx context.Context, m *manifest.Manifest, w io.Writer) (AssembleStats, error) {
-	dir, err := r.stateDir()
+	t := r.gitTree()
+	defer t.close()
+	f, err := t.create("chunkvc/cat")
 	if err != nil {
 		return AssembleStats{}, err
 	}
-	f, err := os.CreateTemp(dir, "cat-*")
-	if err != nil {
-		return AssembleStats{}, err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	st, err := r.assembleFile(ctx, m, f, nil, nil)
+	defer f.abort()
+	st, err := r.assembleFile(ctx, m, f.File, nil, nil)
 	if err != nil {
 		return st, err
 	}

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -152,19 +152,13 @@ func (rp *readPath) evict(ctx context.Context) {
 
 // addAlternate records a read-only store path for this repository.
 func (r *Repo) addAlternate(p string) error {
-	dir, err := r.stateDir()
-	if err != nil {
+	t := r.gitTree()
+	defer t.close()
+	old, err := t.readFile("chunkvc/alternates", maxTextFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "alternates"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(f, p)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return t.writeFile("chunkvc/alternates", append(old, p+"\n"...), true)
 }
 
 var errNoChunk = errors.New("chunk is in no store")

@@ -97,7 +97,9 @@ func (r *Repo) repoID() (string, error) {
 	}
 	f.Root = r.Root
 	b, _ := json.Marshal(f)
-	if err := writeFileAtomic(p, append(b, '\n')); err != nil {
+	gt := r.gitTree()
+	defer gt.close()
+	if err := gt.writeFile("chunkvc/id", append(b, '\n'), true); err != nil {
 		return "", fmt.Errorf("write repository id: %w", err)
 	}
 	return f.ID, nil

@@ -50,7 +50,7 @@ func Open(dir string, native Adapters) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(g.root, filepath.FromSlash(ConfigPath)))
+	data, err := readConfig(g.root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", g.root, ErrNotChunkvc)
 	}
@@ -88,9 +88,8 @@ func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 			return nil, err
 		}
 	}
-	cfgFile := filepath.Join(g.root, filepath.FromSlash(ConfigPath))
 	cfg := &Config{}
-	if data, err := os.ReadFile(cfgFile); err == nil {
+	if data, err := readConfig(g.root); err == nil {
 		if cfg, err = ParseConfig(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", ConfigPath, err)
 		}
@@ -117,17 +116,30 @@ func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 	return r, nil
 }
 
+// readConfig reads root's .chunkvc/config, never through a link (its
+// bytes are staged again when the config is saved).
+func readConfig(root string) ([]byte, error) {
+	t := newTree(root, "")
+	defer t.close()
+	return t.readFile(ConfigPath, maxTextFile)
+}
+
+// maxTextFile bounds the config, .gitignore and .gitattributes as read.
+const maxTextFile = 64 << 20
+
 // saveConfig writes .chunkvc/config and .gitignore and stages both.
 func (r *Repo) saveConfig() error {
-	if err := os.MkdirAll(filepath.Join(r.Root, filepath.FromSlash(ManifestDir)), 0o755); err != nil {
+	wt := r.workTree()
+	defer wt.close()
+	if err := wt.mkdir(ManifestDir); err != nil {
 		return err
 	}
 	cfgData := r.Config.Encode()
-	if err := writeFileAtomic(filepath.Join(r.Root, filepath.FromSlash(ConfigPath)), cfgData); err != nil {
+	if err := wt.writeFile(ConfigPath, cfgData, true); err != nil {
 		return err
 	}
-	ignPath := filepath.Join(r.Root, ".gitignore")
-	old, err := os.ReadFile(ignPath)
+	// Never read through a link: what it points at would be staged.
+	old, err := wt.readFile(".gitignore", maxTextFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -135,7 +147,7 @@ func (r *Repo) saveConfig() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(ignPath, []byte(ign)); err != nil {
+	if err := wt.writeFile(".gitignore", []byte(ign), true); err != nil {
 		return err
 	}
 	return r.git.stage(map[string][]byte{ConfigPath: cfgData, ".gitignore": []byte(ign)}, nil)
@@ -205,8 +217,9 @@ func (r *Repo) gitDir() string { return filepath.Join(r.Root, ".git") }
 
 // stateDir is .git/chunkvc, created on demand.
 func (r *Repo) stateDir() (string, error) {
-	d := filepath.Join(r.gitDir(), "chunkvc")
-	return d, os.MkdirAll(d, 0o755)
+	t := r.gitTree()
+	defer t.close()
+	return filepath.Join(r.gitDir(), "chunkvc"), t.mkdir("chunkvc")
 }
 
 // Branch names the checked-out branch ("HEAD" when detached).

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -61,19 +59,17 @@ const racyWindow = int64(2 * time.Second)
 // statCache is .git/chunkvc/statcache (statcache.json before).
 type statCache struct {
 	mu      sync.Mutex
-	path    string
+	t       *tree                 // .git
 	window  int64                 // racy window for this file system, ns
 	Entries map[string]cacheEntry `json:"entries"`
 }
 
+const statCacheRel = "chunkvc/statcache"
+
 func (r *Repo) loadStatCache() *statCache {
-	dir, err := r.stateDir()
-	c := &statCache{Entries: map[string]cacheEntry{}, window: fsWindow(r.Root)}
-	if err != nil {
-		return c
-	}
-	c.path = filepath.Join(dir, "statcache")
-	if data, err := os.ReadFile(c.path); err == nil {
+	c := &statCache{Entries: map[string]cacheEntry{}, window: fsWindow(r.Root), t: r.gitTree()}
+	defer c.t.close()
+	if data, err := c.t.readFile(statCacheRel, noLimit); err == nil {
 		if entries, err := decodeStatCache(data); err == nil {
 			c.Entries = entries
 		}
@@ -81,7 +77,7 @@ func (r *Repo) loadStatCache() *statCache {
 	}
 	// The JSON cache of earlier versions, read once: starting over would
 	// re-read every tracked file.
-	if data, err := os.ReadFile(filepath.Join(dir, "statcache.json")); err == nil {
+	if data, err := c.t.readFile(statCacheRel+".json", noLimit); err == nil {
 		var onDisk statCache
 		if json.Unmarshal(data, &onDisk) == nil && onDisk.Entries != nil {
 			c.Entries = onDisk.Entries
@@ -137,16 +133,14 @@ func (c *statCache) drop(p string) {
 
 // save writes the cache; failures only cost speed next time.
 func (c *statCache) save() error {
-	if c.path == "" {
-		return errors.New("no state directory")
-	}
 	c.mu.Lock()
 	data := encodeStatCache(c.Entries)
 	c.mu.Unlock()
-	if err := writeFileAtomic(c.path, data); err != nil {
+	defer c.t.close()
+	if err := c.t.writeFile(statCacheRel, data, true); err != nil {
 		return err
 	}
-	_ = os.Remove(c.path + ".json") // the old format, now migrated
+	_ = c.t.remove(statCacheRel + ".json") // the old format, now migrated
 	return nil
 }
 

@@ -16,8 +16,12 @@ import (
 
 // StatusEntry is one tracked file that differs from HEAD.
 type StatusEntry struct {
-	Path   string `json:"path"`
-	Status string `json:"status"` // added, modified, deleted, partial, refused
+	Path string `json:"path"`
+	// added, modified, deleted, partial, refused (a name a manifest
+	// cannot hold), or not-checked-out: committed, missing, and listed by
+	// a checkout that did not finish writing it
+	// (.git/chunkvc/checkout-unfinished), so not deleted.
+	Status string `json:"status"`
 	Size   int64  `json:"size"`
 	Reason string `json:"reason,omitempty"` // why a refused file cannot be committed
 }
@@ -25,7 +29,8 @@ type StatusEntry struct {
 // Status compares the tracked files in the work tree with HEAD's
 // manifests. Files whose stat matches the stat cache are not read. A file
 // written by checkout --bbox is "partial" (whatever it holds now); one
-// whose name a manifest cannot hold, which commit leaves out, "refused".
+// whose name a manifest cannot hold, which commit leaves out, "refused";
+// one a checkout did not write is "not-checked-out" while it is missing.
 func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	if err := r.settlePatch(); err != nil {
 		return nil, err
@@ -56,6 +61,10 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	}
 	files, refused := storable(files)
 	partial := r.loadPartial()
+	un, err := r.loadUnfinished()
+	if err != nil {
+		return nil, err
+	}
 	var out []StatusEntry
 	for _, f := range refused {
 		e := StatusEntry{Path: f.Path, Status: "refused", Reason: f.Reason}
@@ -110,8 +119,12 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 			out = append(out, StatusEntry{Path: p, Status: "modified", Size: size})
 		}
 	}
-	for _, p := range goneFrom(files, prev, cache) {
+	gone, notOut := goneFrom(files, prev, cache, un)
+	for _, p := range gone {
 		out = append(out, StatusEntry{Path: p, Status: "deleted"})
+	}
+	for _, p := range notOut {
+		out = append(out, StatusEntry{Path: p, Status: "not-checked-out"})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	if dirty {
@@ -170,10 +183,11 @@ func exists(name string) (bool, error) {
 }
 
 // goneFrom returns, sorted, the files of prev (HEAD's manifests by path)
-// that listed (the work tree's tracked files, each once) lacks, but for
-// those deliberately not checked out (lazy). Most often none is gone: no
-// set of 20,000 paths is made to find that out.
-func goneFrom(listed []string, prev map[string]plumbing.Hash, cache *statCache) []string {
+// that listed (the work tree's tracked files, each once) lacks: gone, but
+// for those deliberately not checked out (lazy), and notOut, those a
+// checkout did not write (un). Most often none is missing: no set of
+// 20,000 paths is made to find that out.
+func goneFrom(listed []string, prev map[string]plumbing.Hash, cache *statCache, un *unfinished) (gone, notOut []string) {
 	committed := 0
 	for _, p := range listed {
 		if _, ok := prev[p]; ok {
@@ -181,18 +195,22 @@ func goneFrom(listed []string, prev map[string]plumbing.Hash, cache *statCache) 
 		}
 	}
 	if committed == len(prev) {
-		return nil
+		return nil, nil
 	}
 	present := make(map[string]bool, len(listed))
 	for _, p := range listed {
 		present[p] = true
 	}
-	var gone []string
 	for p := range prev {
-		if !present[p] && !cache.isLazy(p) {
+		switch {
+		case present[p] || cache.isLazy(p):
+		case un.has(p):
+			notOut = append(notOut, p)
+		default:
 			gone = append(gone, p)
 		}
 	}
 	sort.Strings(gone)
-	return gone
+	sort.Strings(notOut)
+	return gone, notOut
 }

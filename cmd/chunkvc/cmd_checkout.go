@@ -36,7 +36,18 @@ does for an unchanged file). If the checkout is killed half-way, the next
 chunkvc command puts the old bytes back.
 
 A working file whose bytes are not stored (uncommitted changes) is not
-overwritten unless --force is given.
+overwritten unless --force is given; that refusal comes before anything is
+written.
+
+A file that cannot be written (a manifest that does not decode, a path
+through a symbolic link, a chunk no store has) does not stop the others:
+they are written, and the command then fails listing the ones that were not
+(--json: "failed"). Before writing, checkout records the files it is to
+write in .git/chunkvc/checkout-unfinished and strikes each off once written,
+so a checkout that fails or is killed leaves its unwritten files listed.
+While such a file is missing, status shows it as "not-checked-out" and
+commit leaves it as HEAD has it instead of recording it as deleted. A later
+checkout that writes it takes it off the list.
 
 With --bbox only what meets the box is materialised (coordinates in the
 file's CRS, or in --bbox-crs: without GDAL only EPSG:4326 <-> EPSG:3857
@@ -92,12 +103,17 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 		return err
 	}
 	opt.Paths = rel
+	// A checkout that could not write some files wrote the others: they
+	// are reported, then the error that lists the rest.
 	res, err := r.Checkout(c.Context(), opt)
-	if err != nil {
+	if res == nil {
 		return err
 	}
 	if g.json {
-		return g.printJSON(res)
+		if perr := g.printJSON(res); perr != nil {
+			return perr
+		}
+		return err
 	}
 	for _, f := range res.Files {
 		switch f.Status {
@@ -117,5 +133,5 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 		}
 		g.say("wrote      %s  (%s; %d chunks reused, %d fetched = %s)\n", f.Path, humanBytes(f.Size), f.ChunksReused, f.ChunksFetched, humanBytes(f.BytesFetched))
 	}
-	return nil
+	return err
 }

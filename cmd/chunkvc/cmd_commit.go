@@ -29,7 +29,12 @@ chunk cannot be stored and verified, no commit is made and HEAD does not move.
 Files whose stat matches the stat cache are not re-read. A tracked file whose
 name has a line break, tab or other control character (or a backslash, or is
 not UTF-8) cannot be named in a manifest: it is left out with a warning, and
-listed under "refused" in --json; the others are committed.`,
+listed under "refused" in --json; the others are committed.
+
+A committed file that is missing because a checkout did not write it (see
+chunkvc checkout) is not recorded as deleted: it stays as HEAD has it, and
+commit says so (--json: "not_checked_out"). Run chunkvc checkout to write
+it; to delete such a file, check it out, then remove it and commit.`,
 		RunE: func(c *cobra.Command, args []string) error { return runCommit(g, o, c, args) },
 	}
 	c.Flags().StringVarP(&o.message, "message", "m", "", "commit `message` (required)")
@@ -74,6 +79,9 @@ func runCommit(g *globalOptions, o commitOptions, c *cobra.Command, args []strin
 		return g.printJSON(res)
 	}
 	fmt.Fprintf(g.stdout, "[%s %s] %s\n", res.Branch, res.Commit[:7], firstLine(o.message))
+	if len(res.NotCheckedOut) > 0 {
+		fmt.Fprintf(g.stderr, "note: %s\n", repo.NotCheckedOutNote(res.NotCheckedOut))
+	}
 	for _, f := range res.Files {
 		if f.Status == "unchanged" {
 			continue

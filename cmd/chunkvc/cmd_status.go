@@ -14,7 +14,11 @@ func newStatusCmd(g *globalOptions) *cobra.Command {
 Files whose size, mtime, ctime and inode match the stat cache are not read.
 A tracked file whose name a manifest cannot hold (a line break, tab or other
 control character, a backslash, not UTF-8) is shown as refused, its name
-quoted: commit leaves it out until it is renamed.`,
+quoted: commit leaves it out until it is renamed.
+
+Other states: "partial" (written by checkout --bbox), and "not-checked-out"
+(committed, missing because a checkout did not write it: commit does not
+take it for deleted; chunkvc checkout writes it).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runStatus(g, c) },
 	}

@@ -36,6 +36,31 @@ func (r *runner) startKilled(t *testing.T, d time.Duration, args ...string) (kil
 	}
 }
 
+// killWhen runs chunkvc and SIGKILLs it as soon as ready reports true
+// (polled every millisecond); it reports whether the kill came first.
+func (r *runner) killWhen(t *testing.T, ready func() bool, args ...string) bool {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir, cmd.Env = r.dir, r.env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	for {
+		select {
+		case <-done:
+			return false
+		case <-time.After(time.Millisecond):
+		}
+		if ready() {
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			return cmd.ProcessState.ExitCode() == -1
+		}
+	}
+}
+
 // Commits and checkouts killed with SIGKILL at random moments leave a
 // repository that fsck passes, in which every commit restores exactly the
 // bytes it recorded, and whose working file is always a whole version.

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,34 +23,6 @@ type gcDebris struct {
 		Debris      int    `json:"debris"`
 		DebrisBytes int64  `json:"debris_bytes"`
 	} `json:"stores"`
-}
-
-// killWhen runs chunkvc in r and SIGKILLs it as soon as ready() holds
-// (polled every 5 ms); it reports whether the process was killed rather
-// than finished on its own.
-func (r *runner) killWhen(t *testing.T, ready func() bool, args ...string) bool {
-	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir, cmd.Env = r.dir, r.env
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return false
-		case <-tick.C:
-			if ready() {
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-done
-				return cmd.ProcessState.ExitCode() == -1
-			}
-		}
-	}
 }
 
 // minioObjects maps the keys under prefix in the bucket of a MinIO server's

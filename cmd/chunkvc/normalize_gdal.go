@@ -28,6 +28,9 @@ func gdalAvailable() error { return nil }
 // (or o.checkOnly).
 func normalizeFile(ctx context.Context, r *repo.Repo, p string, head *manifest.Manifest, prof []string, o normalizeOptions) (normalizeResult, error) {
 	res := normalizeResult{Path: p, Profile: strings.Join(prof, ","), InHead: head != nil}
+	if err := r.CheckWritable(p); err != nil { // GDAL writes beside it by name
+		return res, err
+	}
 	abs := filepath.Join(r.Root, filepath.FromSlash(p))
 	st, err := os.Stat(abs)
 	if err != nil {
