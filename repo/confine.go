@@ -212,8 +212,10 @@ func (t *tree) check(rel string) error {
 	return nil
 }
 
-// checkParents is check without the look at rel itself: every folder on
-// the way to rel is a real directory inside the tree, or missing.
+// checkParents is check for links only: no folder on the way to rel is a
+// symbolic link. A file where a folder should be, or a folder at rel, is
+// left to the caller (commit's checkManifestTree, which knows what a
+// commit removes first).
 func (t *tree) checkParents(rel string) error {
 	if err := checkRel(rel); err != nil {
 		return err
@@ -221,10 +223,14 @@ func (t *tree) checkParents(rel string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, err := t.dir(path.Dir(rel), false)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return t.fail("write", rel, err)
+	var ue *unsafePathError
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.As(err, &ue) && ue.why == "is not a directory":
+		return nil
 	}
-	return nil
+	return t.fail("write", rel, err)
 }
 
 // lstat is os.Lstat of rel, through real directories only.

@@ -41,6 +41,7 @@ func TestCommittedManifestLinkDoesNotLeadOutside(t *testing.T) {
 	if l, err := os.Readlink(v.path(".chunkvc/manifests/sub")); err != nil || l != outside {
 		t.Fatalf("git did not check out the link as committed: %q, %v", l, err)
 	}
+	v.cv("store", "trust") // the victim shares the team's store
 	// The link is no manifest: checkout fails on it, but writes a.bin.
 	co := v.run(binary, "checkout")
 	if b, err := os.ReadFile(v.path("a.bin")); err != nil || !bytes.Equal(b, randomBytes(50000, 1)) {

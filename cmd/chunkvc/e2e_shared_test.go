@@ -178,7 +178,7 @@ func TestGCRefusesUnknownRepoUntilForgotten(t *testing.T) {
 	}
 	restores(t, b, vb, "this repository after gc")
 	c := newRunner(t)
-	c.cv("clone", "-q", bare, "c")
+	c.cv("clone", "-q", "--trust-store", bare, "c")
 	c.dir = c.path("c")
 	if string(c.read("data.bin")) != string(vp) {
 		t.Fatal("a clone of the pushed commit differs after gc")
