@@ -176,6 +176,9 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	if len(failed) > 0 {
 		return res, &checkoutError{failed: failed, total: len(paths)}
 	}
+	if len(opt.Paths) == 0 && opt.BBox == nil {
+		return res, r.clearPullBase() // every file is as Rev has it now
+	}
 	return res, nil
 }
 
@@ -199,6 +202,10 @@ func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, 
 	if err != nil {
 		return nil, nil, err
 	}
+	baseBlobs, err := r.pullBaseBlobs()
+	if err != nil {
+		return nil, nil, err
+	}
 	partial := r.loadPartial()
 	plans = make([]checkoutPlan, 0, len(paths))
 	for _, p := range paths {
@@ -219,7 +226,7 @@ func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, 
 				return nil, nil, err
 			}
 		}
-		pl.layout, err = r.plannedLayout(ctx, opt, m, headBlobs, cache, partial)
+		pl.layout, err = r.plannedLayout(ctx, opt, m, [2]map[string]plumbing.Hash{headBlobs, baseBlobs}, cache, partial)
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, nil, cerr
 		}
@@ -237,19 +244,30 @@ func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, 
 
 // plannedLayout looks at the working file of m's path, if any: it is
 // up to date, or its layout lets the checkout reuse or patch it, or it
-// holds unsaved work (ErrLocalChanges unless opt.Force).
-func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, headBlobs map[string]plumbing.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
+// holds unsaved work (ErrLocalChanges unless opt.Force). Bytes chunkvc has
+// stored are never unsaved work: the version the stat cache last saw
+// there, HEAD's, or that of the commit a pull started from (known holds
+// HEAD's manifests and those of that commit).
+func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, known [2]map[string]plumbing.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
 	p := m.Path
 	ok, err := exists(r.abs(p))
 	if err != nil || !ok || (opt.BBox != nil && m.Format != "tiff") {
 		// Not there, or only read into the cache: not touched.
 		return manifestLayoutID{}, err
 	}
-	var headM *manifest.Manifest
-	if h, ok := headBlobs[p]; ok {
-		if headM, _, err = r.git.readManifestBlob(h, p); err != nil {
-			return manifestLayoutID{}, err
+	var stored []*manifest.Manifest // HEAD's, then the pull's base
+	for _, blobs := range known {
+		if h, ok := blobs[p]; ok {
+			km, _, err := r.git.readManifestBlob(h, p)
+			if err != nil {
+				return manifestLayoutID{}, err
+			}
+			stored = append(stored, km)
 		}
+	}
+	var headM *manifest.Manifest
+	if len(stored) > 0 {
+		headM = stored[0]
 	}
 	digest, _, _, err := r.fileDigest(ctx, cache, p, headM)
 	if err != nil {
@@ -259,17 +277,28 @@ func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manife
 	if err != nil {
 		return manifestLayoutID{}, err
 	}
-	e, _ := cache.layoutOf(p, statOf(fi))
-	_, wasPartial := partial.Entries[p]
-	switch {
-	case wasPartial:
+	if _, wasPartial := partial.Entries[p]; wasPartial {
 		// Written by checkout --bbox from stored chunks: nothing of it
 		// can be lost, and it may never be committed anyway.
-	case digest == m.Digest:
+		return manifestLayoutID{}, nil
+	}
+	if digest == m.Digest {
 		return manifestLayoutID{upToDate: true}, nil
-	case e.Digest == digest && !e.Layout.IsZero():
+	}
+	// The version chunkvc last wrote or hashed here, whatever the stat
+	// says now: a checkout killed while it patched the file in place is
+	// undone by its journal, which leaves those bytes with a new stat.
+	if e, _ := cache.last(p); e.Digest == digest && !e.Layout.IsZero() {
 		return manifestLayoutID{id: e.Layout, was: working{stat: statOf(fi), digest: e.Digest, layout: e.Layout}}, nil
-	case !opt.Force:
+	}
+	// A committed version the stat cache missed: a checkout or pull was
+	// killed after writing the file and before saving the cache.
+	for _, km := range stored {
+		if km.Digest == digest {
+			return manifestLayoutID{id: km.Layout, was: working{stat: statOf(fi), digest: digest, layout: km.Layout}}, nil
+		}
+	}
+	if !opt.Force {
 		return manifestLayoutID{}, fmt.Errorf("%w: %s has changes that are not committed (commit them, or use --force to discard them)", ErrLocalChanges, p)
 	}
 	return manifestLayoutID{}, nil

@@ -326,7 +326,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return nil, err
 	}
 	// Every chunk is stored and verified: now, and only now, Git.
-	h, err := r.git.commit(opt.Message, writes, remove)
+	h, err := r.git.commit(opt.Message, writes, remove, manifestsOf(prev, opt.Paths, paths, deleted))
 	keep := func() { // the stats of what was read, now committed or as HEAD has it
 		for _, p := range deleted {
 			cache.drop(p)
@@ -409,6 +409,26 @@ func writeManifestCopies(wt *tree, h plumbing.Hash, copies []string, worktree ma
 		}
 	}
 	return nil
+}
+
+// manifestsOf is what a commit of paths (and deleted) speaks for in the
+// Git index: every manifest when it commits the whole work tree (args
+// empty), else those of the files it considered; prev is HEAD's.
+func manifestsOf(prev map[string]plumbing.Hash, args, paths, deleted []string) manifestIndex {
+	mi := manifestIndex{head: make(map[string]plumbing.Hash, len(prev))}
+	for p, h := range prev {
+		mi.head[manifestPath(p)] = h
+	}
+	if len(args) == 0 {
+		mi.scope = func(string) bool { return true }
+		return mi
+	}
+	in := make(map[string]bool, len(paths)+len(deleted))
+	for _, p := range slices.Concat(paths, deleted) {
+		in[manifestPath(p)] = true
+	}
+	mi.scope = func(mp string) bool { return in[mp] }
+	return mi
 }
 
 // fileWorkers is how many files a commit chunks at once. Each file's

@@ -14,6 +14,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -203,14 +204,8 @@ func checkLayoutAgrees(m *manifest.Manifest, lay *manifest.Layout) error {
 // reachableCommits lists every commit reachable from any ref or HEAD.
 func (r *Repo) reachableCommits() ([]*object.Commit, error) {
 	var starts []plumbing.Hash
-	refs, err := r.git.r.References()
-	if err != nil {
-		return nil, err
-	}
-	err = refs.ForEach(func(ref *plumbing.Reference) error {
-		if ref.Type() == plumbing.HashReference {
-			starts = append(starts, ref.Hash())
-		}
+	err := r.git.refs.List(func(_ string, h gitdb.Hash) error {
+		starts = append(starts, plumbing.Hash(h))
 		return nil
 	})
 	if err != nil {

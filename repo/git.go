@@ -270,41 +270,103 @@ func (g *gitRepo) stageInto(idx *index.Index, files map[string]blob, remove []st
 	return nil
 }
 
+// manifestIndex says which manifests a commit speaks for: their index
+// entries become what HEAD holds unless the commit writes or removes them.
+type manifestIndex struct {
+	head map[string]plumbing.Hash // manifest path → HEAD's blob
+	// scope says whether the commit considered the manifest at this path
+	// (every one, for a commit of the whole work tree).
+	scope func(manifestPath string) bool
+}
+
 // commit stages files and removals and makes a commit of the whole index,
-// the way `git commit` does. On any failure the index is restored and HEAD
-// has not moved. It returns ErrNothingToCommit when the tree would not change.
-func (g *gitRepo) commit(msg string, files map[string]blob, remove []string) (plumbing.Hash, error) {
+// the way `git commit` does: index.lock is held throughout, the branch
+// moves first, and only then is the new index renamed into place, so a
+// commit killed before the branch moved leaves the index as it was. The
+// index entries of the manifests in mi's scope are set to what this commit
+// records (written, or HEAD's): a commit killed between the branch and the
+// index, or by an older chunkvc, left entries staged that no commit made,
+// and these must not ride along. It returns ErrNothingToCommit when the
+// tree would not change.
+func (g *gitRepo) commit(msg string, files map[string]blob, remove []string, mi manifestIndex) (plumbing.Hash, error) {
 	sig, err := g.signature()
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	old, err := g.index()
+	lk, err := g.lockIndex()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer lk.abort()
+	idx, err := g.index()
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read git index: %w", err)
 	}
-	saved := *old
-	saved.Entries = append([]*index.Entry(nil), old.Entries...)
-	for i, e := range saved.Entries {
-		c := *e
-		saved.Entries[i] = &c
-	}
-	if err := g.stageInto(old, files, remove); err != nil {
+	if err := g.settleManifests(idx, files, remove, mi); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := g.setIndex(old); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write git index: %w", err)
+	if err := g.stageInto(idx, files, remove); err != nil {
+		return plumbing.ZeroHash, err
 	}
-	h, err := g.commitIndex(old, msg, sig)
-	if err == nil {
-		return h, nil
-	}
-	if rerr := g.setIndex(&saved); rerr != nil {
-		return plumbing.ZeroHash, fmt.Errorf("%v; restoring the git index also failed: %w", err, rerr)
-	}
+	h, err := g.commitIndex(idx, msg, sig)
 	if errors.Is(err, ErrNothingToCommit) {
 		return plumbing.ZeroHash, err
 	}
-	return plumbing.ZeroHash, fmt.Errorf("git commit: %w", err)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("git commit: %w", err)
+	}
+	if err := lk.commit(idx); err != nil {
+		return h, fmt.Errorf("commit %s made, but writing the git index failed (git reset rebuilds it): %w", h, err)
+	}
+	return h, nil
+}
+
+// settleManifests sets the index entries of the manifests in mi's scope
+// that files and remove do not change to HEAD's blobs, and drops those
+// HEAD does not have.
+func (g *gitRepo) settleManifests(idx *index.Index, files map[string]blob, remove []string, mi manifestIndex) error {
+	if mi.scope == nil {
+		return nil
+	}
+	gone := make(map[string]bool, len(remove))
+	for _, p := range remove {
+		gone[p] = true
+	}
+	var errs []error
+	idx.Entries = slices.DeleteFunc(idx.Entries, func(e *index.Entry) bool {
+		p := e.Name
+		if !strings.HasPrefix(p, ManifestDir+"/") || !mi.scope(p) || gone[p] || e.Stage != 0 {
+			return false
+		}
+		if _, ok := files[p]; ok {
+			return false
+		}
+		h, ok := mi.head[p]
+		if !ok {
+			return true // staged by a commit that was never made
+		}
+		if e.Hash != h {
+			size, err := g.blobSize(h)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("manifest %s: %w", p, err))
+				return false
+			}
+			*e = index.Entry{Name: p, Hash: h, Mode: filemode.Regular, Size: uint32(size)}
+		}
+		return false
+	})
+	return errors.Join(errs...)
+}
+
+// blobSize is the size of blob h.
+func (g *gitRepo) blobSize(h plumbing.Hash) (int64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	o, err := g.r.Storer.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return 0, fmt.Errorf("blob %s: %w", h, err)
+	}
+	return o.Size(), nil
 }
 
 // signature finds the author the way git does: environment, then config.

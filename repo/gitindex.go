@@ -18,10 +18,13 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
-// ErrGitLocked means a git command holds the Git index's lock file.
-var ErrGitLocked = errors.New("another git process seems to be running in this repository")
+// ErrGitLocked means a git command holds the Git index's lock file, or
+// git found one of its own lock files held.
+var ErrGitLocked = gitdb.ErrGitLocked
 
 // setIndex writes idx as the Git index, the way git does: into index.lock,
 // created exclusively (a git command that holds it makes this fail rather
@@ -29,27 +32,56 @@ var ErrGitLocked = errors.New("another git process seems to be running in this r
 // SetIndex truncates the index and writes it in place: a crash, or a git
 // reading meanwhile, saw a torn index.
 func (g *gitRepo) setIndex(idx *index.Index) error {
-	fsys, ok := g.r.Storer.(*filesystem.Storage)
-	if !ok {
-		return g.r.Storer.SetIndex(idx)
+	lk, err := g.lockIndex()
+	if err != nil {
+		return err
 	}
+	defer lk.abort()
+	return lk.commit(idx)
+}
+
+// indexLock is index.lock, held: git commands that would change the
+// index meanwhile fail, as they do while git itself commits.
+type indexLock struct {
+	f           *os.File // nil once committed or aborted
+	lock, final string
+}
+
+// lockIndex takes index.lock.
+func (g *gitRepo) lockIndex() (*indexLock, error) {
+	final := filepath.Join(g.root, ".git", "index")
+	lock := final + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("%s exists: %w; if none is running, remove the file and try again", lock, ErrGitLocked)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &indexLock{f: f, lock: lock, final: final}, nil
+}
+
+// commit writes idx into the lock and renames it over the index.
+func (lk *indexLock) commit(idx *index.Index) error {
 	data, err := encodeIndex(idx)
 	if err != nil {
 		return err
 	}
-	final := filepath.Join(fsys.Filesystem().Root(), "index")
-	lock := final + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s exists: %w; if none is running, remove the file and try again", lock, ErrGitLocked)
-	}
-	if err != nil {
-		return err
-	}
-	return placeFile(f, final, func(w io.Writer) error {
+	f := lk.f
+	lk.f = nil
+	return placeFile(f, lk.final, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	}, false)
+}
+
+// abort gives the lock up, unless it was committed.
+func (lk *indexLock) abort() {
+	if lk.f != nil {
+		lk.f.Close()
+		os.Remove(lk.lock)
+		lk.f = nil
+	}
 }
 
 // Index entry layout (versions 2 and 3): ctime and mtime (seconds,

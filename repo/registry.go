@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -145,25 +146,21 @@ func entryName(id string) string { return registryDir + id + ".json" }
 func (r *Repo) entry(id string) (*RepoEntry, error) {
 	host, _ := os.Hostname()
 	e := &RepoEntry{ID: id, Host: host, Root: r.Root, Tips: map[string]string{}, Updated: time.Now().UTC()}
-	refs, err := r.git.r.References()
-	if err != nil {
-		return nil, err
-	}
-	err = refs.ForEach(func(ref *plumbing.Reference) error {
-		n := ref.Name()
-		if ref.Type() != plumbing.HashReference || !(n.IsBranch() || n.IsTag() || n.IsRemote()) {
+	err := r.git.refs.List(func(name string, h gitdb.Hash) error {
+		n := plumbing.ReferenceName(name)
+		if !(n.IsBranch() || n.IsTag() || n.IsRemote()) {
 			return nil
 		}
-		if c, err := peel(r.git, ref.Hash()); err == nil {
-			e.Tips[n.String()] = c.Hash.String()
+		if c, err := peel(r.git, plumbing.Hash(h)); err == nil {
+			e.Tips[name] = c.Hash.String()
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if head, err := r.git.r.Head(); err == nil && !head.Name().IsBranch() {
-		e.Tips["HEAD"] = head.Hash().String()
+	if branch, det, err := r.git.refs.Head(); err == nil && branch == "" {
+		e.Tips["HEAD"] = det.String()
 	}
 	if remotes, err := r.git.r.Remotes(); err == nil {
 		for _, rm := range remotes {

@@ -430,8 +430,24 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if remote == "" {
 		remote = "origin"
 	}
-	if err := r.git.pull(ctx, remote); err != nil {
+	head, err := r.git.head()
+	if err != nil {
 		return nil, err
+	}
+	fresh := false
+	if head != nil {
+		if fresh, err = r.setPullBase(head.Hash); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.git.pull(ctx, remote); err != nil {
+		if fresh {
+			_ = r.clearPullBase() // HEAD did not move
+		}
+		return nil, err
+	}
+	if os.Getenv("CHUNKVC_FAILPOINT") == "pull-after-merge" {
+		return nil, errors.New("failpoint pull-after-merge: stopping after git moved HEAD")
 	}
 	if err := r.reloadConfig(); err != nil {
 		return nil, err

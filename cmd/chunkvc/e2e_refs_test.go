@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,4 +207,91 @@ func TestInstallKeepsGitConfig(t *testing.T) {
 	if !bytes.Contains(got, []byte(mine)) || !bytes.Contains(got, []byte("diff-textconv")) {
 		t.Errorf(".git/config after install:\n%s", got)
 	}
+}
+
+// Working files that hold a stored version are not "uncommitted changes",
+// even when the stat cache never saw them (a checkout killed after it
+// wrote them, before it saved the cache): HEAD's version may be replaced
+// by another, and so may the version a pull started from when the pull
+// stopped after git moved HEAD.
+func TestStoredVersionsAreNotLocalChanges(t *testing.T) {
+	a := newRunner(t)
+	bare := filepath.Join(t.TempDir(), "origin.git")
+	a.git("init", "-q", "--bare", "-b", "main", bare)
+	a.git("init", "-q", "-b", "main")
+	a.cv("init", "--store", filepath.Join(t.TempDir(), "chunks"))
+	a.cv("track", "*.bin")
+	for i := range 2 {
+		a.write("a.bin", randomBytes(300<<10, int64(i)))
+		a.cv("commit", "-q", "-m", fmt.Sprint("v", i))
+	}
+	a.git("remote", "add", "origin", bare)
+	a.cv("push", "-q")
+	b := newRunner(t)
+	b.cv("clone", "-q", "--trust-store", bare, "c")
+	b.dir = b.path("c")
+	forget := func() {
+		if err := os.Remove(b.path(".git/chunkvc/statcache")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forget()
+	b.cv("checkout", "-q", "HEAD~1", "--", "a.bin") // HEAD's bytes, unknown to the cache
+	if !bytes.Equal(b.read("a.bin"), randomBytes(300<<10, 0)) {
+		t.Fatal("checkout HEAD~1 did not write v0")
+	}
+	b.cv("checkout", "-q", "--", "a.bin")
+
+	a.write("a.bin", randomBytes(300<<10, 5))
+	a.cv("commit", "-q", "-m", "v2")
+	a.cv("push", "-q")
+	forget()
+	stopped := append([]string{}, b.env...)
+	b.env = append(b.env, "CHUNKVC_FAILPOINT=pull-after-merge")
+	if res := b.run(binary, "pull"); res.code == 0 {
+		t.Fatal("pull with the failpoint succeeded")
+	}
+	b.env = stopped
+	b.cv("pull", "-q")
+	if !bytes.Equal(b.read("a.bin"), a.read("a.bin")) {
+		t.Fatal("the pull after a stopped one did not write v2")
+	}
+	if _, err := os.Stat(b.path(".git/chunkvc/pull-base")); !os.IsNotExist(err) {
+		t.Errorf("pull-base left after a finished pull: %v", err)
+	}
+}
+
+// Manifest entries left staged in the Git index by a commit that was never
+// made (killed after it wrote the index, by an older chunkvc) do not ride
+// along with the next commit: it records what the work tree holds.
+func TestStaleStagedManifestsAreNotCommitted(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.bin")
+	r.write("a.bin", randomBytes(100<<10, 1))
+	r.write("b.bin", randomBytes(100<<10, 2))
+	r.cv("commit", "-q", "-m", "v1")
+	bManifest := r.git("rev-parse", "HEAD:.chunkvc/manifests/b.bin")
+	// What a killed commit of other versions left in the index.
+	fake := func(text string) string {
+		path := filepath.Join(t.TempDir(), "m")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(r.git("hash-object", "-w", path))
+	}
+	r.git("update-index", "--cacheinfo", "100644,"+fake("not b's manifest\n")+",.chunkvc/manifests/b.bin")
+	r.git("update-index", "--add", "--cacheinfo", "100644,"+fake("a file never committed\n")+",.chunkvc/manifests/c.bin")
+	r.write("a.bin", randomBytes(100<<10, 3))
+	r.cv("commit", "-q", "-m", "v2")
+	if got := r.git("rev-parse", "HEAD:.chunkvc/manifests/b.bin"); got != bManifest {
+		t.Errorf("b.bin's manifest in HEAD is %s, not the committed %s", got, bManifest)
+	}
+	if res := r.run("git", "rev-parse", "-q", "--verify", "HEAD:.chunkvc/manifests/c.bin"); res.code == 0 {
+		t.Error("a manifest staged for a file that does not exist was committed")
+	}
+	if out := r.git("status", "--porcelain"); out != "" {
+		t.Errorf("git status after the commit:\n%s", out)
+	}
+	r.cv("fsck")
 }

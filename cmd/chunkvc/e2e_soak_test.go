@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,6 +53,7 @@ type soak struct {
 	est      map[string]time.Duration         // typical run time of an op not killed
 	seq      int
 	st       soakStats
+	trail    []string // what ran, for a failure's message
 }
 
 var lockInMessage = regexp.MustCompile(`(/[^\s'"]*\.lock)\b`)
@@ -74,6 +76,7 @@ func (s *soak) run(r *runner, op string, args ...string) (res result, killed boo
 		}
 		start := time.Now()
 		res, killed = r.runKilled(s.t, limit, args...)
+		s.trail = append(s.trail, fmt.Sprintf("%s %s %v: exit %d killed %v after %v", time.Now().Format("05.000000"), filepath.Base(r.dir), args, res.code, killed, limit))
 		s.st.Runs++
 		if killed {
 			s.st.Kills++
@@ -124,6 +127,7 @@ func (s *soak) edit() {
 		p := fmt.Sprintf("small/%d.bin", s.rng.Intn(6))
 		s.files[p] = randomBytes(1+s.rng.Intn(96<<10), s.rng.Int63())
 		s.a.write(p, s.files[p])
+		s.trail = append(s.trail, fmt.Sprintf("%s edit %s: %d bytes %.8s", time.Now().Format("05.000000"), p, len(s.files[p]), hashing.Sum(s.files[p])))
 	}
 }
 
@@ -153,9 +157,23 @@ func (s *soak) commit() {
 		}
 		s.record(c.Commit, snap)
 		s.st.CommitsReported++
+		s.checkCommitted(c.Commit, snap)
 	case res.code == 1 && strings.Contains(res.stderr, "nothing to commit"):
 	default:
 		s.t.Fatalf("commit %s: exit %d\n%s", msg, res.code, res.stderr)
+	}
+}
+
+// checkCommitted compares what a commit reported as made recorded with
+// what the files held: at once, so that a failure names the moment.
+func (s *soak) checkCommitted(commit string, snap map[string]hashing.ID) {
+	s.t.Helper()
+	for p, id := range snap {
+		m := s.a.git("show", commit+":.chunkvc/manifests/"+p)
+		if !strings.Contains(m, "digest blake3:"+id.String()+"\n") {
+			disk := hashing.Sum(s.a.read(p))
+			s.t.Fatalf("commit %.8s recorded %s as\n%s\nbut the test wrote %s (on disk now: %s)", commit, p, m, id, disk)
+		}
 	}
 }
 
@@ -177,6 +195,7 @@ func (s *soak) checkout() {
 	if b, err := os.ReadFile(s.a.path("big.bin")); err == nil && !s.isVersion("big.bin", hashing.Sum(b)) && hashing.Sum(b) != hashing.Sum(s.files["big.bin"]) {
 		s.t.Fatalf("a killed checkout left big.bin as no version")
 	}
+	s.trail = append(s.trail, time.Now().Format("05.000000")+" checkout --force HEAD")
 	if res, _ := s.runUnkilled(s.a, "checkout", "-q", "--force", "HEAD"); res.code != 0 {
 		s.t.Fatalf("checkout --force HEAD after a killed checkout: exit %d\n%s", res.code, res.stderr)
 	}
@@ -314,6 +333,26 @@ func soakRun(t *testing.T, storeURL string, extraEnv []string, budget time.Durat
 	s.a.cv("push", "-q")
 	s.b = newRunner(t)
 	s.b.env = s.a.env
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("what ran, in order:\n%s", strings.Join(s.trail, "\n"))
+		}
+	})
+	if keep := os.Getenv("CHUNKVC_SOAK_KEEP"); keep != "" {
+		// A failure's repositories, for a post-mortem.
+		t.Cleanup(func() {
+			if t.Failed() {
+				dst := filepath.Join(keep, t.Name())
+				os.MkdirAll(dst, 0o755)
+				exec.Command("cp", "-a", s.a.dir, filepath.Join(dst, "a")).Run()
+				exec.Command("cp", "-a", filepath.Dir(s.b.dir), filepath.Join(dst, "b")).Run()
+				if u := storeURL; strings.HasPrefix(u, "/") {
+					exec.Command("cp", "-a", u, filepath.Join(dst, "store")).Run()
+				}
+				t.Logf("repositories kept in %s", dst)
+			}
+		})
+	}
 	s.b.cv("clone", "-q", "--trust-store", bare, "b")
 	s.b.dir = s.b.path("b")
 
@@ -371,11 +410,24 @@ func (r *runner) runKilled(t *testing.T, limit time.Duration, args ...string) (r
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir, cmd.Env = r.dir, r.env
+	// Its own process group, so that the git commands a killed chunkvc
+	// leaves running can be waited for: the kill models chunkvc dying,
+	// not git, and the next command must not race them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			if !groupAlive(cmd.Process.Pid) {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Error("git commands of a killed chunkvc still run after 30s")
+	}()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var timer <-chan time.Time
@@ -397,6 +449,27 @@ func (r *runner) runKilled(t *testing.T, limit time.Duration, args ...string) (r
 		t.Fatal(err)
 	}
 	return res, killed
+}
+
+// groupAlive reports whether a process of group pgid still runs (zombies,
+// which a container's first process may never reap, do not count).
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces and parens.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
 
 // Commands killed with SIGKILL at random moments, hundreds of times, lose

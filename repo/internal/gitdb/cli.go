@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 )
 
@@ -15,6 +16,14 @@ import (
 // updates the refs, the index and the work tree under its own locks, with
 // reflogs, and knows every transport and credential helper the user set up.
 var ErrNoGit = errors.New("the git command is not installed (chunkvc needs it to talk to Git remotes)")
+
+// ErrGitLocked means git found one of its lock files (index.lock, a
+// ref's .lock, config.lock…) held: another git is working here, or one
+// was killed and left it.
+var ErrGitLocked = errors.New("another git process seems to be running in this repository")
+
+// heldLock finds the lock file git names when it cannot take one.
+var heldLock = regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`)
 
 // CLI runs git in one directory.
 type CLI struct {
@@ -34,6 +43,9 @@ func (c CLI) Run(ctx context.Context, args ...string) (string, error) {
 	cmd.Env = append(os.Environ(), c.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A chunkvc killed meanwhile leaves git to finish on its own: git
+	// makes each of its steps atomic, and a step it completes is better
+	// than one cut short (a merge killed halfway leaves half the work tree).
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if len(msg) > 2000 {
@@ -42,7 +54,11 @@ func (c CLI) Run(ctx context.Context, args ...string) (string, error) {
 		if msg == "" {
 			msg = strings.TrimSpace(stdout.String())
 		}
-		return stdout.String(), &CLIError{Args: args, Stderr: msg, Err: err}
+		cerr := &CLIError{Args: args, Stderr: msg, Err: err}
+		if m := heldLock.FindStringSubmatch(msg); m != nil {
+			return stdout.String(), fmt.Errorf("git %s: %w: %s exists; if no git or chunkvc process is running, remove it", args[0], ErrGitLocked, m[1])
+		}
+		return stdout.String(), cerr
 	}
 	return stdout.String(), nil
 }

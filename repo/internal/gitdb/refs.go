@@ -367,3 +367,87 @@ func (rs *Refs) LastLogged(name string) (Hash, bool) {
 	}
 	return ZeroHash, false
 }
+
+// List calls fn for every ref under refs/ that holds an object name,
+// loose or packed (a loose ref hides its packed value), in no particular
+// order. Symbolic refs are left out (their targets are listed), and so are
+// lock files: a git or chunkvc updating a ref meanwhile holds
+// "<ref>.lock", whose bytes are not a value yet. A loose ref that cannot
+// be read is ErrBrokenRef: whoever walks every ref to keep what they name
+// (gc) must not skip one.
+func (rs *Refs) List(fn func(name string, h Hash) error) error {
+	seen := map[string]bool{}
+	root := filepath.Join(rs.dir, "refs")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // gone meanwhile: a ref deleted or packed
+		}
+		if err != nil {
+			return fmt.Errorf("list refs: %w", err)
+		}
+		if d.IsDir() || strings.HasSuffix(d.Name(), ".lock") {
+			return nil
+		}
+		rel, err := filepath.Rel(rs.dir, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		if checkRefName(name) != nil {
+			return nil // not a name git would give a ref
+		}
+		v, err := rs.readLoose(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		}
+		seen[name] = true
+		if v.symref != "" {
+			return nil
+		}
+		return fn(name, v.hash)
+	})
+	if err != nil {
+		return err
+	}
+	return rs.listPacked(func(name string, h Hash) error {
+		if seen[name] {
+			return nil
+		}
+		return fn(name, h)
+	})
+}
+
+// listPacked calls fn for every ref in packed-refs.
+func (rs *Refs) listPacked(fn func(name string, h Hash) error) error {
+	f, err := os.Open(filepath.Join(rs.dir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: packed-refs: %w", ErrBrokenRef, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		hex, ref, ok := bytes.Cut(line, []byte{' '})
+		h, err := ParseHash(string(hex))
+		if !ok || err != nil {
+			return fmt.Errorf("%w: packed-refs: line %q", ErrBrokenRef, line)
+		}
+		if err := fn(string(ref), h); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%w: packed-refs: %w", ErrBrokenRef, err)
+	}
+	return nil
+}

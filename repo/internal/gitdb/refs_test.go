@@ -245,3 +245,70 @@ func FuzzReadRef(f *testing.F) {
 		rs.LastLogged("HEAD")
 	})
 }
+
+// List gives every ref git lists, loose ones over packed ones, and passes
+// over a lock file a writer holds (go-git's iterator fails on an empty
+// one), but not over a broken ref.
+func TestList(t *testing.T) {
+	dir, hs := newRepo(t)
+	gd := filepath.Join(dir, ".git")
+	git(t, dir, "branch", "old", hs[0].String())
+	git(t, dir, "tag", "v1", hs[0].String())
+	git(t, dir, "tag", "-a", "-m", "annotated", "v2", hs[1].String())
+	git(t, dir, "pack-refs", "--all")
+	git(t, dir, "branch", "-f", "old", hs[1].String()) // loose again, over the packed value
+	git(t, dir, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+	if err := os.WriteFile(filepath.Join(gd, "refs", "heads", "main.lock"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	err := NewRefs(gd).List(func(name string, h Hash) error {
+		if _, dup := got[name]; dup {
+			t.Errorf("%s listed twice", name)
+		}
+		got[name] = h.String()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, line := range strings.Split(git(t, dir, "for-each-ref", "--format=%(objectname) %(refname) %(symref)"), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 {
+			want[f[1]] = f[0]
+		}
+	}
+	if len(got) != len(want) || len(want) != 4 {
+		t.Fatalf("List = %v, git for-each-ref = %v", got, want)
+	}
+	for n, h := range want {
+		if got[n] != h {
+			t.Errorf("%s: List %s, git %s", n, got[n], h)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(gd, "refs", "heads", "old"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewRefs(gd).List(func(string, Hash) error { return nil }); !errors.Is(err, ErrBrokenRef) {
+		t.Errorf("a broken ref: %v, want ErrBrokenRef", err)
+	}
+}
+
+// A lock file git cannot take is ErrGitLocked, naming the file, whatever
+// the git command was.
+func TestCLIHeldLock(t *testing.T) {
+	dir, hs := newRepo(t)
+	lock := filepath.Join(dir, ".git", "refs", "heads", "main.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CLI{Dir: dir}.Run(t.Context(), "update-ref", "refs/heads/main", hs[0].String())
+	if !errors.Is(err, ErrGitLocked) || !strings.Contains(err.Error(), lock) {
+		t.Fatalf("git update-ref under a held lock: %v", err)
+	}
+	_, err = CLI{Dir: dir}.Run(t.Context(), "update-ref", "refs/heads/nope", "nothing")
+	if err == nil || errors.Is(err, ErrGitLocked) {
+		t.Fatalf("another failure: %v", err)
+	}
+}
