@@ -9,6 +9,15 @@ import (
 	"strings"
 )
 
+// Adapter names, as manifests and --json outputs spell them (the format
+// field). Compare with these, never with literals.
+const (
+	TIFF       = "tiff"
+	Parquet    = "parquet"
+	FlatGeobuf = "flatgeobuf"
+	Generic    = "generic"
+)
+
 // MaxChunk is the largest chunk an adapter may emit (DESIGN: split anything
 // over ~8 MiB by CDC; this is the hard limit the pipeline trusts).
 const MaxChunk = 16 << 20

@@ -4,6 +4,10 @@
 # (internal/progress and internal/writeback are leaves anyone may import)
 # and only repo imports go-git, only store/s3 imports minio-go, only the
 # gdal build-tagged package imports godal.
+#
+# With --stdin it checks lines "<package> <import>..." from standard input
+# instead of `go list`: how scripts/check-imports_test.sh proves each rule
+# refuses what it should.
 set -euo pipefail
 mod=github.com/chunkvc/chunkvc
 fail=0
@@ -29,5 +33,5 @@ while read -r pkg imports; do
     fi
     if [[ -n $bad ]]; then echo "layering: $pkg imports $imp: $bad" >&2; fail=1; fi
   done
-done < <(go list -f '{{.ImportPath}} {{join .Imports " "}}' ./...)
+done < <(if [[ ${1:-} == --stdin ]]; then cat; else go list -f '{{.ImportPath}} {{join .Imports " "}}' ./...; fi)
 exit $fail

@@ -1,3 +1,5 @@
+//go:build profile
+
 package main
 
 import (

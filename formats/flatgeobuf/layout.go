@@ -46,7 +46,7 @@ type Adapter struct{}
 var _ formats.Adapter = Adapter{}
 
 // Name implements formats.Adapter.
-func (Adapter) Name() string { return "flatgeobuf" }
+func (Adapter) Name() string { return formats.FlatGeobuf }
 
 // Detect accepts the "fgb" major-version-3 magic with any patch byte.
 func (Adapter) Detect(head []byte) bool { return isMagic(head) }
@@ -114,7 +114,7 @@ func layout(ctx context.Context, r io.ReaderAt, size int64, p blocking) (*format
 		segs = append(segs, formats.Segment{Off: b.off, Len: b.len, Key: b.key, BBox: b.bbox})
 	}
 	return &formats.Layout{
-		Format:   "flatgeobuf",
+		Format:   formats.FlatGeobuf,
 		Version:  Version,
 		Params:   Params,
 		Summary:  f.summary(index),

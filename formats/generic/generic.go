@@ -39,7 +39,7 @@ var Params = fmt.Sprintf("cdc=%s min=%d avg=%d max=%d", algorithm, MinSize, Norm
 type Adapter struct{}
 
 // Name implements formats.Adapter.
-func (Adapter) Name() string { return "generic" }
+func (Adapter) Name() string { return formats.Generic }
 
 // Detect accepts everything.
 func (Adapter) Detect([]byte) bool { return true }
@@ -51,7 +51,7 @@ func (Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.
 		return nil, err
 	}
 	return &formats.Layout{
-		Format:   "generic",
+		Format:   formats.Generic,
 		Version:  1,
 		Params:   Params,
 		Segments: segs,

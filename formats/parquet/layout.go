@@ -50,7 +50,7 @@ type Adapter struct {
 var _ formats.Adapter = Adapter{}
 
 // Name implements formats.Adapter.
-func (Adapter) Name() string { return "parquet" }
+func (Adapter) Name() string { return formats.Parquet }
 
 // Detect reports whether head starts with the Parquet magic "PAR1".
 func (Adapter) Detect(head []byte) bool { return bytes.HasPrefix(head, magic) }
@@ -135,7 +135,7 @@ func (a Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*format
 	}
 	segs = append(segs, formats.Segment{Off: dataEnd, Len: size - dataEnd})
 	return &formats.Layout{
-		Format:   "parquet",
+		Format:   formats.Parquet,
 		Version:  Version,
 		Params:   Params,
 		Summary:  summary(m, g),

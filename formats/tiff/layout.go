@@ -36,7 +36,7 @@ type Adapter struct{}
 var _ formats.Adapter = Adapter{}
 
 // Name implements formats.Adapter.
-func (Adapter) Name() string { return "tiff" }
+func (Adapter) Name() string { return formats.TIFF }
 
 // Detect accepts the classic (42) and BigTIFF (43) magic in either byte order.
 func (Adapter) Detect(head []byte) bool {
@@ -88,7 +88,7 @@ func (Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.
 		return nil, err
 	}
 	return &formats.Layout{
-		Format:   "tiff",
+		Format:   formats.TIFF,
 		Version:  Version,
 		Params:   Params,
 		Summary:  summary(rd, ims, ghost, blocks),

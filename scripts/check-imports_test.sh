@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The layering check, checked: each line below is one import that
+# scripts/check-imports.sh must refuse, and the real tree must pass. A rule
+# that stops refusing what it should fails `make lint`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+m=github.com/chunkvc/chunkvc
+bad=(
+  "$m/manifest github.com/go-git/go-git/v5"
+  "$m/store/local github.com/minio/minio-go/v7"
+  "$m/formats/tiff github.com/airbusgeo/godal"
+  "$m/hashing $m/manifest"
+  "$m/internal/progress $m/hashing"
+  "$m/manifest $m/store"
+  "$m/store/local $m/manifest"
+  "$m/formats/parquet $m/store"
+  "$m/repo $m/cmd/chunkvc"
+)
+fail=0
+for line in "${bad[@]}"; do
+  if echo "$line" | scripts/check-imports.sh --stdin 2>/dev/null; then
+    echo "check-imports.sh accepted a wrong import: $line" >&2
+    fail=1
+  fi
+done
+good="$m/repo $m/manifest $m/store $m/formats $m/hashing github.com/go-git/go-git/v5"
+if ! echo "$good" | scripts/check-imports.sh --stdin; then
+  echo "check-imports.sh refused allowed imports: $good" >&2
+  fail=1
+fi
+exit $fail
