@@ -226,7 +226,11 @@ func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, 
 				return nil, nil, err
 			}
 		}
-		pl.layout, err = r.plannedLayout(ctx, opt, m, [2]map[string]plumbing.Hash{headBlobs, baseBlobs}, cache, partial)
+		known := []plumbing.Hash{}
+		if h, ok := headBlobs[p]; ok {
+			known = append(known, h)
+		}
+		pl.layout, err = r.plannedLayout(ctx, opt, m, append(known, baseBlobs[p]...), cache, partial)
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, nil, cerr
 		}
@@ -246,28 +250,24 @@ func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, 
 // up to date, or its layout lets the checkout reuse or patch it, or it
 // holds unsaved work (ErrLocalChanges unless opt.Force). Bytes chunkvc has
 // stored are never unsaved work: the version the stat cache last saw
-// there, HEAD's, or that of the commit a pull started from (known holds
-// HEAD's manifests and those of that commit).
-func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, known [2]map[string]plumbing.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
+// there, or one of known, the manifests of HEAD's version (first) and of
+// the versions an unfinished pull went through.
+func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, known []plumbing.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
 	p := m.Path
 	ok, err := exists(r.abs(p))
 	if err != nil || !ok || (opt.BBox != nil && m.Format != "tiff") {
 		// Not there, or only read into the cache: not touched.
 		return manifestLayoutID{}, err
 	}
-	var stored []*manifest.Manifest // HEAD's, then the pull's base
-	for _, blobs := range known {
-		if h, ok := blobs[p]; ok {
-			km, _, err := r.git.readManifestBlob(h, p)
-			if err != nil {
-				return manifestLayoutID{}, err
-			}
-			stored = append(stored, km)
-		}
+	read := func(h plumbing.Hash) (*manifest.Manifest, error) {
+		km, _, err := r.git.readManifestBlob(h, p)
+		return km, err
 	}
 	var headM *manifest.Manifest
-	if len(stored) > 0 {
-		headM = stored[0]
+	if len(known) > 0 {
+		if headM, err = read(known[0]); err != nil {
+			return manifestLayoutID{}, err
+		}
 	}
 	digest, _, _, err := r.fileDigest(ctx, cache, p, headM)
 	if err != nil {
@@ -293,7 +293,13 @@ func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manife
 	}
 	// A committed version the stat cache missed: a checkout or pull was
 	// killed after writing the file and before saving the cache.
-	for _, km := range stored {
+	for i, h := range known {
+		km := headM
+		if i > 0 {
+			if km, err = read(h); err != nil {
+				return manifestLayoutID{}, err
+			}
+		}
 		if km.Digest == digest {
 			return manifestLayoutID{id: km.Layout, was: working{stat: statOf(fi), digest: digest, layout: km.Layout}}, nil
 		}

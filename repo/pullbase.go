@@ -3,6 +3,7 @@ package repo
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -40,11 +41,18 @@ func (r *Repo) clearPullBase() error {
 	return nil
 }
 
-// pullBaseBlobs returns the manifests of the commit a pull started from,
-// or nil when no pull is unfinished. A record that does not name a commit
-// this repository has is ignored: it only ever widens what a checkout may
-// overwrite to bytes that are stored.
-func (r *Repo) pullBaseBlobs() (map[string]plumbing.Hash, error) {
+// maxPullChain bounds how many commits back from HEAD an unfinished pull's
+// versions are looked for.
+const maxPullChain = 1000
+
+// pullBaseBlobs returns, per path, the manifests of every commit from the
+// one an unfinished pull started from up to HEAD's parent (first parents):
+// pulls killed one after another each moved HEAD and may each have written
+// some files, so a working file may hold any of those versions. It returns
+// nil when no pull is unfinished. A record that does not name an ancestor
+// of HEAD this repository has is ignored: it only ever widens what a
+// checkout may overwrite to bytes that are stored.
+func (r *Repo) pullBaseBlobs() (map[string][]plumbing.Hash, error) {
 	gt := r.gitTree()
 	defer gt.close()
 	b, err := gt.readFile(pullBaseRel, 64)
@@ -54,13 +62,34 @@ func (r *Repo) pullBaseBlobs() (map[string]plumbing.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := gitdb.ParseHash(strings.TrimSpace(string(b)))
+	base, err := gitdb.ParseHash(strings.TrimSpace(string(b)))
 	if err != nil {
 		return nil, nil
 	}
-	c, err := r.git.r.CommitObject(plumbing.Hash(h))
-	if err != nil {
-		return nil, nil
+	c, err := r.git.head()
+	if err != nil || c == nil {
+		return nil, err
 	}
-	return r.git.manifestBlobs(c)
+	out := map[string][]plumbing.Hash{}
+	for range maxPullChain {
+		if len(c.ParentHashes) == 0 {
+			return nil, nil // base is no ancestor: ignore the record
+		}
+		if c, err = r.git.r.CommitObject(c.ParentHashes[0]); err != nil {
+			return nil, nil
+		}
+		blobs, err := r.git.manifestBlobs(c)
+		if err != nil {
+			return nil, err
+		}
+		for p, h := range blobs {
+			if !slices.Contains(out[p], h) {
+				out[p] = append(out[p], h)
+			}
+		}
+		if c.Hash == plumbing.Hash(base) {
+			return out, nil
+		}
+	}
+	return nil, nil
 }
