@@ -322,8 +322,8 @@ func (g *gitRepo) commit(msg string, files map[string]blob, remove []string, mi 
 }
 
 // settleManifests sets the index entries of the manifests in mi's scope
-// that files and remove do not change to HEAD's blobs, and drops those
-// HEAD does not have.
+// that files and remove do not change to HEAD's blobs, adds those of
+// HEAD's the index lacks, and drops those HEAD does not have.
 func (g *gitRepo) settleManifests(idx *index.Index, files map[string]blob, remove []string, mi manifestIndex) error {
 	if mi.scope == nil {
 		return nil
@@ -355,7 +355,30 @@ func (g *gitRepo) settleManifests(idx *index.Index, files map[string]blob, remov
 		}
 		return false
 	})
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// And HEAD's manifests the index lacks: a commit killed after it moved
+	// the branch and before it wrote the index left the one before.
+	in := make(map[string]bool, len(idx.Entries))
+	for _, e := range idx.Entries {
+		in[e.Name] = true
+	}
+	for p, h := range mi.head {
+		if in[p] || gone[p] || !mi.scope(p) {
+			continue
+		}
+		if _, ok := files[p]; ok {
+			continue
+		}
+		size, err := g.blobSize(h)
+		if err != nil {
+			return fmt.Errorf("manifest %s: %w", p, err)
+		}
+		e := idx.Add(p)
+		*e = index.Entry{Name: p, Hash: h, Mode: filemode.Regular, Size: uint32(size)}
+	}
+	return nil
 }
 
 // blobSize is the size of blob h.

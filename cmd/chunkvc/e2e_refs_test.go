@@ -293,12 +293,21 @@ func TestStaleStagedManifestsAreNotCommitted(t *testing.T) {
 		}
 		return strings.TrimSpace(r.git("hash-object", "-w", path))
 	}
+	// One HEAD has that the index lacks: the index of the commit before,
+	// where the branch moved and the index was not yet written.
+	r.write("d.bin", randomBytes(100<<10, 4))
+	r.cv("commit", "-q", "-m", "v1.5")
+	dManifest := r.git("rev-parse", "HEAD:.chunkvc/manifests/d.bin")
+	r.git("rm", "-q", "--cached", ".chunkvc/manifests/d.bin")
 	r.git("update-index", "--cacheinfo", "100644,"+fake("not b's manifest\n")+",.chunkvc/manifests/b.bin")
 	r.git("update-index", "--add", "--cacheinfo", "100644,"+fake("a file never committed\n")+",.chunkvc/manifests/c.bin")
 	r.write("a.bin", randomBytes(100<<10, 3))
 	r.cv("commit", "-q", "-m", "v2")
 	if got := r.git("rev-parse", "HEAD:.chunkvc/manifests/b.bin"); got != bManifest {
 		t.Errorf("b.bin's manifest in HEAD is %s, not the committed %s", got, bManifest)
+	}
+	if got := r.git("rev-parse", "HEAD:.chunkvc/manifests/d.bin"); got != dManifest {
+		t.Errorf("d.bin's manifest in HEAD is %s, not the committed %s", got, dManifest)
 	}
 	if res := r.run("git", "rev-parse", "-q", "--verify", "HEAD:.chunkvc/manifests/c.bin"); res.code == 0 {
 		t.Error("a manifest staged for a file that does not exist was committed")
