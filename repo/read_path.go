@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -32,11 +33,19 @@ type readPath struct {
 	cache      *local.Store  // nil when the configured store is local
 	cacheDir   string
 	cacheMax   int64
+	// cacheUsed is what the cache holds as of the last listing plus what
+	// was put since; -1 before the first listing. Each put adds to it and
+	// only a cache over its bound is listed again: listing (and stat-ing)
+	// every cached object after each download made a checkout of n chunks
+	// from a remote store cost n² stats (70-110 s of system time for
+	// 192 MiB from a loopback MinIO).
+	cacheMu   sync.Mutex
+	cacheUsed int64
 	remote     store.Store
 }
 
 func (r *Repo) setupReadPath() error {
-	rp := &readPath{remote: r.Store}
+	rp := &readPath{remote: r.Store, cacheUsed: -1}
 	embedded := filepath.Join(r.gitDir(), "chunkvc", "store")
 	if l, ok := r.Store.(*local.Store); ok && l.Root() == embedded {
 		rp.local = r.Store
@@ -105,7 +114,7 @@ func (rp *readPath) get(ctx context.Context, id hashing.ID) ([]byte, readSource,
 	}
 	if rp.cache != nil && int64(len(b)) <= rp.cacheMax {
 		if err := rp.cache.Put(ctx, id, b); err == nil {
-			rp.evict(ctx)
+			rp.added(ctx, int64(len(b)))
 		}
 	}
 	return b, fromRemote, nil
@@ -118,8 +127,23 @@ func (rp *readPath) touch(id hashing.ID) {
 	_ = os.Chtimes(filepath.Join(rp.cacheDir, h[:2], h), now, now)
 }
 
-// evict deletes least-recently-used cache objects until the cache fits.
-func (rp *readPath) evict(ctx context.Context) {
+// added counts n bytes put into the cache and evicts when that takes the
+// cache over its bound (or when its size is not known yet).
+func (rp *readPath) added(ctx context.Context, n int64) {
+	rp.cacheMu.Lock()
+	defer rp.cacheMu.Unlock()
+	if rp.cacheUsed >= 0 {
+		rp.cacheUsed += n
+		if rp.cacheUsed <= rp.cacheMax {
+			return
+		}
+	}
+	rp.cacheUsed = rp.evict(ctx)
+}
+
+// evict deletes least-recently-used cache objects until the cache fits,
+// and returns what it then holds. rp.cacheMu is held.
+func (rp *readPath) evict(ctx context.Context) int64 {
 	type ent struct {
 		id    hashing.ID
 		size  int64
@@ -137,17 +161,21 @@ func (rp *readPath) evict(ctx context.Context) {
 		return nil
 	})
 	if total <= rp.cacheMax {
-		return
+		return total
 	}
+	// Down to nine tenths, so that the next downloads do not each list
+	// the cache again.
+	low := rp.cacheMax - rp.cacheMax/10
 	sort.Slice(all, func(i, j int) bool { return all[i].mtime.Before(all[j].mtime) })
 	for _, e := range all {
-		if total <= rp.cacheMax {
+		if total <= low {
 			break
 		}
 		if rp.cache.Delete(ctx, e.id) == nil {
 			total -= e.size
 		}
 	}
+	return total
 }
 
 // addAlternate records a read-only store path for this repository.
