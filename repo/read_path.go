@@ -41,7 +41,7 @@ type readPath struct {
 	// 192 MiB from a loopback MinIO).
 	cacheMu   sync.Mutex
 	cacheUsed int64
-	remote     store.Store
+	remote    store.Store
 }
 
 func (r *Repo) setupReadPath() error {
