@@ -37,8 +37,7 @@ type readPath struct {
 	// was put since; -1 before the first listing. Each put adds to it and
 	// only a cache over its bound is listed again: listing (and stat-ing)
 	// every cached object after each download made a checkout of n chunks
-	// from a remote store cost n² stats (70-110 s of system time for
-	// 192 MiB from a loopback MinIO).
+	// from a remote store cost n² stats.
 	cacheMu   sync.Mutex
 	cacheUsed int64
 	remote    store.Store
