@@ -21,17 +21,32 @@ import (
 	"github.com/chunkvc/chunkvc/internal/miniotest"
 )
 
-// soakBudget is how long each store's kill loop runs: CHUNKVC_SOAK (a Go
-// duration; make soak sets minutes), else 40s.
-func soakBudget() time.Duration {
+// soakBudget is how long each store's kill loop runs: with CHUNKVC_SOAK (a
+// Go duration; make soak sets minutes) that long; else until soakKills
+// commands were killed, at most 100 s (the suite's share), at least 20 s.
+type soakBudget struct {
+	min, max time.Duration
+	kills    int
+}
+
+const soakKills = 150
+
+func budgetOf() soakBudget {
 	if d, err := time.ParseDuration(os.Getenv("CHUNKVC_SOAK")); err == nil && d > 0 {
-		return d
+		return soakBudget{min: d, max: d}
 	}
-	return 40 * time.Second
+	return soakBudget{min: 20 * time.Second, max: 100 * time.Second, kills: soakKills}
+}
+
+// more reports whether the loop goes on, started at start with kills so far.
+func (b soakBudget) more(start time.Time, kills int) bool {
+	el := time.Since(start)
+	return el < b.min || el < b.max && kills < b.kills
 }
 
 // soakStats are the figures a soak reports.
 type soakStats struct {
+	Elapsed                 time.Duration
 	Runs, Kills             int
 	KillsByOp               map[string]int
 	CommitsReported         int // exit 0 with a commit id
@@ -315,7 +330,7 @@ func (s *soak) verify(r *runner) {
 
 // soakRun runs the kill loop for budget with the given store URL and
 // extra environment.
-func soakRun(t *testing.T, storeURL string, extraEnv []string, budget time.Duration) soakStats {
+func soakRun(t *testing.T, storeURL string, extraEnv []string, budget soakBudget) soakStats {
 	s := &soak{t: t, rng: rand.New(rand.NewSource(time.Now().UnixNano())),
 		files: map[string][]byte{}, versions: map[string]map[string]hashing.ID{},
 		est: map[string]time.Duration{}, st: soakStats{KillsByOp: map[string]int{}}}
@@ -364,8 +379,8 @@ func soakRun(t *testing.T, storeURL string, extraEnv []string, budget time.Durat
 	for _, o := range ops {
 		total += o.weight
 	}
-	deadline := time.Now().Add(budget)
-	for time.Now().Before(deadline) {
+	start := time.Now()
+	for budget.more(start, s.st.Kills) {
 		n := s.rng.Intn(total)
 		for _, o := range ops {
 			if n -= o.weight; n < 0 {
@@ -374,6 +389,7 @@ func soakRun(t *testing.T, storeURL string, extraEnv []string, budget time.Durat
 			}
 		}
 	}
+	s.st.Elapsed = time.Since(start)
 	// Settle: a commit, a push and a pull that are not killed land.
 	s.edit()
 	s.commitUnkilled()
@@ -481,7 +497,7 @@ func TestSoakKilledCommandsLoseNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills hundreds of processes")
 	}
-	budget := soakBudget()
+	budget := budgetOf()
 	stores := []struct {
 		name string
 		url  func(t *testing.T) (string, []string)
@@ -503,9 +519,9 @@ func TestSoakKilledCommandsLoseNothing(t *testing.T) {
 			slices.Sort(ops)
 			t.Logf("%s store, %v: %d runs, %d killed (%s); %d commits reported, %d more landed although killed; "+
 				"%d refusals, %d stale locks cleared; %d versions checked, %d lost",
-				st.name, budget, stats.Runs, stats.Kills, strings.Join(ops, ", "), stats.CommitsReported,
+				st.name, stats.Elapsed.Round(time.Second), stats.Runs, stats.Kills, strings.Join(ops, ", "), stats.CommitsReported,
 				stats.CommitsLandedKilled, stats.Refusals, stats.LocksCleared, stats.VersionsChecked, stats.Losses)
-			if stats.Kills < 50 {
+			if stats.Kills < soakKills*2/3 {
 				t.Errorf("only %d commands were killed: the soak proves too little", stats.Kills)
 			}
 		})
