@@ -122,14 +122,14 @@ func openTiles(path string) (*tiles, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		ds.Close()
+		_ = ds.Close()
 		return nil, err
 	}
 	return &tiles{path: path, ds: ds, f: f, grid: gridOf(ds)}, nil
 }
 
 func (t *tiles) close() {
-	t.ds.Close()
+	_ = t.ds.Close() // opened read-only: nothing to flush
 	t.f.Close()
 }
 

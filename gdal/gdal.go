@@ -82,6 +82,6 @@ func Inspect(path string) (Grid, error) {
 	if err != nil {
 		return Grid{}, err
 	}
-	defer ds.Close()
+	defer func() { _ = ds.Close() }() // opened read-only: nothing to flush
 	return gridOf(ds), nil
 }

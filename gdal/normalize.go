@@ -42,7 +42,7 @@ func Normalize(src, dst string, profile []string) error {
 	if err != nil {
 		return err
 	}
-	defer ds.Close()
+	defer func() { _ = ds.Close() }() // the source, read-only; out's Close is checked
 	var w warnings
 	var profErr error
 	eh := func(ec godal.ErrorCategory, code int, msg string) error {

@@ -41,7 +41,7 @@ func RenderPreview(path string, w, h int) (*image.RGBA, [4]float64, error) {
 	if err != nil {
 		return nil, box, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer ds.Close()
+	defer func() { _ = ds.Close() }() // opened read-only: nothing to flush
 	if box, err = ds.Bounds(quiet); err != nil {
 		return nil, box, fmt.Errorf("%s: bounds: %w", path, err)
 	}

@@ -41,11 +41,7 @@ func TestSumMany(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	data := make([]byte, 8<<20)
 	rng.Read(data)
-	var sizes []int
-	for _, n := range testSizes(70 << 10) {
-		sizes = append(sizes, n)
-	}
-	sizes = append(sizes, 0, 63, 64, 65, maxManyChunks*chunkLen, maxManyChunks*chunkLen+1, 5<<20)
+	sizes := append(testSizes(70<<10), 0, 63, 64, 65, maxManyChunks*chunkLen, maxManyChunks*chunkLen+1, 5<<20)
 	check := func(name string, pieces [][]byte) {
 		t.Helper()
 		out := make([]ID, len(pieces)+1)

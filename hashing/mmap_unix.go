@@ -40,7 +40,7 @@ func (m *mapper) cv(off int64, n int, counter uint64, hash blockHash) (_ [8]uint
 	if cerr != nil || err != nil {
 		return [8]uint32{}, false
 	}
-	defer syscall.Munmap(data)
+	defer func() { _ = syscall.Munmap(data) }() // a mapping just made, unmapped whole
 	return mappedCV(data, counter, hash)
 }
 

@@ -172,6 +172,9 @@ func TestBlockCacheDigests(t *testing.T) {
 	if n != -1 {
 		t.Errorf("entry with a wrong chaining value: %d blocks reused", n)
 	}
+	if r.loadBlocks(d, int64(len(v5))) == nil {
+		t.Errorf("commit after an entry with a wrong chaining value: no usable entry for %s", d.Short())
+	}
 
 	// checkoutEdit checks out rev (removing the working file first when
 	// fresh), checks that the checkout recorded rev's blocks, then flips a

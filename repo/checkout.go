@@ -136,7 +136,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		}
 	}
 	cache := r.loadStatCache()
-	defer cache.save()
+	defer func() { _ = cache.save() }()
 	wt := r.workTree()
 	defer wt.close()
 	plans, failed, err := r.planCheckout(ctx, wt, opt, paths, blobs, cache)

@@ -34,7 +34,7 @@ stdout holds a prefix of the file (damaged bytes show only when read).`,
 			}
 			w := bufio.NewWriterSize(g.stdout, 1<<20)
 			if _, err := r.Cat(c.Context(), rev, p, w); err != nil {
-				w.Flush()
+				_ = w.Flush() // what came before the failure; err says why it stopped
 				return err
 			}
 			return w.Flush()

@@ -63,7 +63,8 @@ func diffBinary(t *testing.T, tags string) string {
 			abs, _ := filepath.Abs("root.go")
 			over := filepath.Join(dir, "root.go")
 			ov, _ := json.Marshal(map[string]map[string]string{"Replace": {abs: over}})
-			if err := os.WriteFile(over, patched, 0o644); err == nil {
+			err = os.WriteFile(over, patched, 0o644)
+			if err == nil {
 				err = os.WriteFile(filepath.Join(dir, "overlay.json"), ov, 0o644)
 			}
 			if err != nil {

@@ -224,7 +224,7 @@ func decodeChunk(ctx context.Context, f *pq.File, i, j int, codec int32, chunk [
 		return nil, errors.New("column chunk missing in parquet-go")
 	}
 	pages := ccs[j].Pages()
-	defer pages.Close()
+	defer func() { _ = pages.Close() }() // read only
 	var e extent
 	buf := make([]pq.Value, 256)
 	for {
@@ -331,7 +331,7 @@ func checkDecompressed(codec int32, src []byte, limit int64) error {
 		if err != nil {
 			return err
 		}
-		defer z.Close()
+		defer func() { _ = z.Close() }() // io.Copy below reports a bad stream
 		rd = z
 	case 6: // ZSTD
 		z, err := zstd.NewReader(bytes.NewReader(src), zstd.WithDecoderConcurrency(1),

@@ -145,7 +145,7 @@ func New(upstream string, seed uint64) (*Proxy, error) {
 		ErrorLog:  quiet,
 	}
 	p.srv = &http.Server{Handler: p, ErrorLog: quiet, ReadHeaderTimeout: 30 * time.Second}
-	go p.srv.Serve(l)
+	go func() { _ = p.srv.Serve(l) }() // http.ErrServerClosed, once Close is called
 	return p, nil
 }
 
@@ -154,7 +154,7 @@ func New(upstream string, seed uint64) (*Proxy, error) {
 func (p *Proxy) Close() {
 	p.once.Do(func() {
 		close(p.done)
-		p.srv.Close()
+		_ = p.srv.Close()
 		p.tr.CloseIdleConnections()
 	})
 }

@@ -184,7 +184,7 @@ func (s *Server) start() error {
 		return fmt.Errorf("start %s: %w", s.bin, err)
 	}
 	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	go func() { _ = cmd.Wait(); close(done) }() // an exit before Stop is waitLive's error
 	s.cmd, s.done = cmd, done
 	if err := s.waitLive(done); err != nil {
 		s.stopLocked()
@@ -381,8 +381,11 @@ func freeAddr(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("miniotest: find a free port: %v", err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatalf("miniotest: free port %s: %v", addr, err)
+	}
+	return addr
 }
 
 func randomHex(n int) string {

@@ -67,7 +67,9 @@ func raster(args []string) error {
 	size := fs.Int("size", 2048, "width and height in pixels")
 	bands := fs.Int("bands", 1, "bands")
 	edit := fs.String("edit", "", "X,Y,W,H window whose values are raised")
-	fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	win, err := ints(*edit, 4)
 	if err != nil {
 		return err
@@ -115,7 +117,9 @@ func points(args []string) error {
 	out := fs.String("o", "points.csv", "output CSV")
 	n := fs.Int("n", 200000, "number of points")
 	box := fs.String("edit-box", "", "X0,Y0,X1,Y1 (×1000 degrees): lengthen names of points inside")
-	fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	b, err := ints(*box, 4)
 	if err != nil {
 		return err

@@ -289,7 +289,7 @@ func (b *batch) reserve(e packidx.Entry, stored []byte) (tp *tmpPack, ref uint64
 			full := tp
 			b.pubs.Go(func() {
 				if _, err := b.s.publish(full, time.Time{}, true); err != nil {
-					b.fail(fmt.Errorf("publish a full pack: %w", err))
+					_ = b.fail(fmt.Errorf("publish a full pack: %w", err))
 					return
 				}
 				full.published = true
@@ -347,17 +347,17 @@ func (b *batch) Commit(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			discard(packs[i:])
+			_ = discard(packs[i:])
 			break
 		}
 		if tp.entries.Len() == 0 {
-			discard(packs[i : i+1])
+			_ = discard(packs[i : i+1]) // empty; if it stays, Sweep removes it
 			continue
 		}
 		err = tp.st.finish()
 		tp.st.release()
 		if err != nil {
-			discard(packs[i:])
+			_ = discard(packs[i:])
 			break
 		}
 		_, err = b.s.publish(tp, time.Time{}, false)

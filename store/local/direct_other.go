@@ -2,7 +2,12 @@
 
 package local
 
-import "os"
+import (
+	"errors"
+	"os"
+)
+
+var errNoDirect = errors.New("O_DIRECT is not available here")
 
 // setDirect reports that O_DIRECT is not used off Linux: packs are written
 // through the page cache there.

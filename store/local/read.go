@@ -200,8 +200,8 @@ func (s *Store) decode(ctx context.Context, p *packset.Pack, e packidx.Entry, bu
 		if budget <= 0 {
 			return nil, fmt.Errorf("%w: delta chain longer than %d at %s", store.ErrCorrupt, maxChain, e.ID.Short())
 		}
-		base, err := s.raw(ctx, e.Base, budget-1)
-		if err != nil {
+		var base []byte
+		if base, err = s.raw(ctx, e.Base, budget-1); err != nil {
 			err = fmt.Errorf("%w: delta base %s: %w", store.ErrCorrupt, e.Base.Short(), err)
 			if errors.Is(err, fs.ErrNotExist) {
 				err = &staleError{err}

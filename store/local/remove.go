@@ -209,16 +209,16 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			discard([]*tmpPack{tp})
+			_ = discard([]*tmpPack{tp})
 			return nil, err
 		}
 		stored, ne, err := s.survivor(ctx, src, e, del)
 		if err != nil {
-			discard([]*tmpPack{tp})
+			_ = discard([]*tmpPack{tp})
 			return nil, fmt.Errorf("object %s: %w", e.ID.Short(), err)
 		}
 		if err := tp.add(ne, stored); err != nil {
-			discard([]*tmpPack{tp})
+			_ = discard([]*tmpPack{tp})
 			return nil, err
 		}
 	}

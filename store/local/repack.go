@@ -58,7 +58,7 @@ func (s *Store) Repack(ctx context.Context) (int, error) {
 		p := packs[k]
 		pmod, err := s.copyMapped(ctx, tp, p, mapped[k])
 		if err != nil {
-			discard([]*tmpPack{tp})
+			_ = discard([]*tmpPack{tp})
 			return 0, fmt.Errorf("repack %s: %w", s.packPath(p.Name, ".pack"), err)
 		}
 		if pmod.After(mod) {

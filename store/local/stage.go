@@ -324,5 +324,3 @@ func (s *stager) release() {
 }
 
 var errReleased = errors.New("pack already written")
-
-var errNoDirect = errors.New("O_DIRECT is not available here")

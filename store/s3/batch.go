@@ -254,7 +254,7 @@ func (b *batch) seal(tp *tmpPack) {
 		defer func() { <-b.room }()
 		tp.writes.Wait()
 		if err := b.s.storePack(b.ctx, tp); err != nil {
-			b.fail(err)
+			_ = b.fail(err)
 		}
 	})
 }
@@ -327,7 +327,7 @@ func (b *batch) Commit(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	if err != nil {
-		b.cleanup(packs)
+		_ = b.cleanup(packs) // best effort: Sweep removes what stays
 		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
 	}
 	errs := make([]error, len(packs))

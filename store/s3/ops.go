@@ -237,7 +237,7 @@ func (s *Store) getPacked(ctx context.Context, id hashing.ID, r packset.Ref, off
 // its decoded content.
 func (s *Store) decoded(id hashing.ID, key string, rd *reader, e packidx.Entry, off, n int64) (io.ReadCloser, error) {
 	stored, err := io.ReadAll(rd)
-	rd.Close()
+	_ = rd.Close()
 	if err == nil && int64(len(stored)) != e.Stored {
 		err = fmt.Errorf("read %d bytes of a %d-byte entry", len(stored), e.Stored)
 	}

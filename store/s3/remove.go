@@ -119,7 +119,7 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 				return err
 			}
 			n, err := io.Copy(io.NewOffsetWriter(tp.f, at), rd)
-			rd.Close()
+			_ = rd.Close()
 			if err != nil {
 				return err
 			}

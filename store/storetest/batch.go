@@ -278,7 +278,7 @@ func testBatchConcurrent(t *testing.T, s store.Store, _ Footprint) {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		b.Abort()
+		_ = b.Abort()
 		t.Fatalf("concurrent batch puts: %v", err)
 	}
 	if err := b.Commit(t.Context()); err != nil {
