@@ -203,7 +203,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	if up.dryRun {
 		uploads.SetLimit(1)
 	} else {
-		uploads.SetLimit(connections(up.st))
+		uploads.SetLimit(store.Connections(up.st))
 	}
 	// A chunk that may be stored as a delta costs a read of its base and
 	// an encode against it (milliseconds): with the slot free it is stored

@@ -163,9 +163,7 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 				return nil, err
 			}
 		}
-		if rp, ok := t.s.(interface {
-			Repack(context.Context) (int, error)
-		}); ok && !opt.DryRun {
+		if rp, ok := t.s.(store.Repacker); ok && !opt.DryRun {
 			n, err := rp.Repack(ctx)
 			if err != nil {
 				return nil, err

@@ -50,9 +50,13 @@ func (c *readCounters) snapshot() ReadStats {
 
 type ctxCountersKey struct{}
 
-// withCounters makes reads under ctx also count into c (per-request stats).
-func withCounters(ctx context.Context, c *readCounters) context.Context {
-	return context.WithValue(ctx, ctxCountersKey{}, c)
+// CountReads returns a context under which every ChunkReader's reads also
+// count into new counters, and a function that reports them so far: the
+// stats of one request, where ChunkReader.Stats gives the reader's whole
+// life. The function is safe to call at any time, from any goroutine.
+func CountReads(ctx context.Context) (context.Context, func() ReadStats) {
+	c := &readCounters{}
+	return context.WithValue(ctx, ctxCountersKey{}, c), c.snapshot
 }
 
 // ChunkReader is a verified, memory-bounded source of chunk bytes shared by
@@ -501,8 +505,14 @@ func (f *FileReader) NewReadSeeker(ctx context.Context, windows [][2]int64) *Rea
 	return &ReadSeeker{ctx: ctx, f: f, window: formats.MergeRanges(windows)}
 }
 
-// readAhead is how far a sequential reader prefetches.
-const readAhead = 8 << 20
+// ReadAhead is how far past a read a ReadSeeker fetches, within its
+// window, when a read passes what it fetched before.
+const ReadAhead = 8 << 20
+
+// Err returns the first error a Read met other than io.EOF, or nil. A
+// server that has sent its headers learns from it that the body it sent
+// was cut short.
+func (s *ReadSeeker) Err() error { return s.err }
 
 func (s *ReadSeeker) Read(p []byte) (int, error) {
 	if s.pos >= s.f.m.Size {
@@ -512,7 +522,7 @@ func (s *ReadSeeker) Read(p []byte) (int, error) {
 		end := s.pos + int64(len(p))
 		for _, w := range s.window {
 			if s.pos >= w[0] && s.pos < w[1] {
-				end = max(end, min(w[1], s.pos+readAhead))
+				end = max(end, min(w[1], s.pos+ReadAhead))
 			}
 		}
 		if err := s.f.Prefetch(s.ctx, [][2]int64{{s.pos, end}}); err != nil {

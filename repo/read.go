@@ -23,19 +23,14 @@ func SplitRevPath(s string) (rev, p string) {
 
 // Manifest returns the manifest of path p at rev ("" = HEAD).
 func (r *Repo) Manifest(rev, p string) (*manifest.Manifest, error) {
-	c, err := r.git.resolve(rev)
+	s, err := r.Snapshot(rev)
 	if err != nil {
 		return nil, err
 	}
-	blobs, err := r.git.manifestBlobs(c)
-	if err != nil {
-		return nil, err
+	m, ok, err := s.Manifest(p)
+	if err == nil && !ok {
+		err = fmt.Errorf("%s is not a tracked file in %s", p, revName(rev))
 	}
-	h, ok := blobs[p]
-	if !ok {
-		return nil, fmt.Errorf("%s is not a tracked file in %s", p, revName(rev))
-	}
-	m, _, err := r.git.readManifestBlob(h, p)
 	return m, err
 }
 

@@ -20,12 +20,6 @@ import (
 	"github.com/chunkvc/chunkvc/store"
 )
 
-// BatchStater is implemented by stores that can check many objects at
-// once (S3: parallel HEADs) cheaper than one Stat at a time.
-type BatchStater interface {
-	HasMany(ctx context.Context, ids []hashing.ID) (map[hashing.ID]bool, error)
-}
-
 // PushOptions configures Push.
 type PushOptions struct {
 	Remote   string // default "origin"
@@ -158,7 +152,7 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return string(ids[i][:]) < string(ids[j][:]) })
-	present, err := hasMany(ctx, r.Store, ids)
+	present, err := store.HasMany(ctx, r.Store, ids)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store %s: %w", r.Store, err)
 	}
@@ -181,7 +175,7 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 	}
 	defer up.abort()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(connections(r.Store))
+	g.SetLimit(store.Connections(r.Store))
 	for _, id := range missing {
 		g.Go(func() error {
 			data, src, err := r.read.get(gctx, id)
@@ -203,39 +197,6 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 		return 0, 0, err
 	}
 	return int(up.chunks.Load()), up.bytes.Load(), nil
-}
-
-// hasMany asks the store about many ids, batched when it can.
-func hasMany(ctx context.Context, s store.Store, ids []hashing.ID) (map[hashing.ID]bool, error) {
-	if b, ok := s.(BatchStater); ok {
-		return b.HasMany(ctx, ids)
-	}
-	out := make(map[hashing.ID]bool, len(ids))
-	res := make([]bool, len(ids))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(connections(s))
-	for i, id := range ids {
-		g.Go(func() error {
-			ok, err := store.Has(gctx, s, id)
-			res[i] = ok
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	for i, id := range ids {
-		out[id] = res[i]
-	}
-	return out, nil
-}
-
-// connections is the store's preferred parallelism.
-func connections(s store.Store) int {
-	if c, ok := s.(interface{ Connections() int }); ok && c.Connections() > 0 {
-		return c.Connections()
-	}
-	return 8
 }
 
 // commitsBetween lists commits reachable from tips but not from except.

@@ -225,9 +225,5 @@ func (u *upload) credit(m *manifest.Manifest) (chunks int, bytes int64) {
 // so that a gc elsewhere does not take it for garbage while the commit is
 // in flight.
 func (u *upload) touch(ctx context.Context, id hashing.ID) {
-	if t, ok := u.st.(interface {
-		Touch(context.Context, hashing.ID) error
-	}); ok {
-		_ = t.Touch(ctx, id)
-	}
+	_ = store.Touch(ctx, u.st, id) // best effort: the age is a hint to gc
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Layering check: imports point down
-#   cmd/chunkvc → repo → {formats, manifest, store} → hashing
-# (internal/progress and internal/writeback are leaves anyone may import)
+#   cmd/chunkvc → serve → repo → {formats, manifest, store} → hashing
+# (internal/progress and internal/writeback are leaves anyone may import),
+# serve uses repo's exported API only and nothing but cmd/chunkvc imports it,
 # and only repo imports go-git, only store/s3 imports minio-go, only the
 # gdal build-tagged package imports godal.
 #
@@ -28,8 +29,12 @@ while read -r pkg imports; do
         store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress || $irel == internal/writeback ]] || bad="store may import only hashing and the leaf helpers" ;;
         formats|formats/*) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
+        serve) [[ $irel == repo || $irel == manifest || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, store, hashing and geom" ;;
         scripts/*) ;;
       esac
+      if [[ $irel == serve || $irel == serve/* ]] && [[ $rel != cmd/chunkvc ]]; then
+        bad="only cmd/chunkvc may import serve"
+      fi
     fi
     if [[ -n $bad ]]; then echo "layering: $pkg imports $imp: $bad" >&2; fail=1; fi
   done

@@ -5,6 +5,12 @@
 // Lister, Remover). How an object is kept at rest (raw, compressed, packed)
 // is the store's business; callers always see the original bytes.
 //
+// A store may also have optional capabilities, each a named interface:
+// Batcher, BulkRemover, Sweeper, Registry, Confirmer, BatchStater, Toucher,
+// Repacker and Connectioner. The helpers VerifyMany, HasMany, Touch and
+// Connections use a capability when the store has it and fall back when it
+// does not; store/storetest checks each one a store has.
+//
 // Verification happens at the boundary: Put (the package function) checks
 // that data hashes to its ID before any backend sees it, and ReadAll checks
 // the bytes it returns. Backends may therefore trust their input.

@@ -131,6 +131,52 @@ type BulkRemover interface {
 	DeleteMany(ctx context.Context, ids []hashing.ID) error
 }
 
+// BatchStater is a store that checks many objects for less than a Stat
+// each (S3: HEADs in parallel, packed objects from the pack indexes). See
+// HasMany.
+type BatchStater interface {
+	// HasMany reports, for every id in ids (which may repeat), whether the
+	// store holds it: the map has an entry for each. A failure other than
+	// a missing object fails the whole call, so no object is reported
+	// missing or present by mistake. It is safe for concurrent use.
+	HasMany(ctx context.Context, ids []hashing.ID) (map[hashing.ID]bool, error)
+}
+
+// Toucher is a store that keeps ages (Info.Modified) and can refresh one,
+// so that a garbage collection elsewhere, which spares objects younger
+// than its grace period, does not take an object for garbage while a
+// commit that reuses it is in flight. See Touch.
+type Toucher interface {
+	// Touch marks the object as just used: Stat then reports a Modified
+	// no earlier than when Touch was called. It may refresh more than the
+	// one object (store/local touches a packed object's whole pack).
+	// Touching a missing object is an error wrapping ErrNotFound. Touch is
+	// idempotent and safe for concurrent use.
+	Touch(ctx context.Context, id hashing.ID) error
+}
+
+// Repacker is a store that keeps many objects per file (packs) and can
+// merge small files into fewer, so that opening and reading it stays cheap
+// after many commits.
+type Repacker interface {
+	// Repack merges what it judges worth merging and reports how many
+	// files it merged away, 0 when there was too little. Every object
+	// stays readable throughout, with its bytes and an age no older than
+	// it had: a crash midway leaves duplicate copies, never a missing
+	// object. Reads may run meanwhile, in this process or another.
+	Repack(ctx context.Context) (int, error)
+}
+
+// Connectioner is a store that says how many requests it serves well at
+// once (S3: its connection pool); callers size their worker pools by it.
+// See Connections.
+type Connectioner interface {
+	// Connections returns the number of requests worth running at once:
+	// at least 1, and the same for the life of the store. It is safe for
+	// concurrent use.
+	Connections() int
+}
+
 // Debris counts what interrupted writes left in a store: temp files,
 // packs whose index was never written, uploads never completed. None of it
 // holds an object a reader can see.
@@ -234,6 +280,55 @@ func Has(ctx context.Context, s Stater, id hashing.ID) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// DefaultConnections is the parallelism Connections gives a store that
+// states none.
+const DefaultConnections = 8
+
+// Connections returns how many requests to run at once against s: its own
+// figure when it is a Connectioner stating one, else DefaultConnections.
+func Connections(s Store) int {
+	if c, ok := s.(Connectioner); ok && c.Connections() > 0 {
+		return c.Connections()
+	}
+	return DefaultConnections
+}
+
+// HasMany reports which of ids s holds, as BatchStater does: through
+// s.HasMany when s is one, else with Has on Connections(s) goroutines.
+func HasMany(ctx context.Context, s Store, ids []hashing.ID) (map[hashing.ID]bool, error) {
+	if b, ok := s.(BatchStater); ok {
+		return b.HasMany(ctx, ids)
+	}
+	res := make([]bool, len(ids))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(Connections(s))
+	for i, id := range ids {
+		g.Go(func() error {
+			ok, err := Has(gctx, s, id)
+			res[i] = ok
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := make(map[hashing.ID]bool, len(ids))
+	for i, id := range ids {
+		out[id] = res[i]
+	}
+	return out, nil
+}
+
+// Touch refreshes the age of id where s can (a Toucher). A store that
+// cannot has no ages to refresh, or none it can change: there Touch does
+// nothing and returns nil, costing no request.
+func Touch(ctx context.Context, s Store, id hashing.ID) error {
+	if t, ok := s.(Toucher); ok {
+		return t.Touch(ctx, id)
+	}
+	return nil
 }
 
 // ReadAll returns the whole object, verified against id.

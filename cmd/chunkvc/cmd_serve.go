@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chunkvc/chunkvc/repo"
+	"github.com/chunkvc/chunkvc/serve"
 )
 
 type serveOptions struct {
@@ -59,14 +60,14 @@ func runServe(g *globalOptions, o serveOptions, c *cobra.Command) error {
 	if o.token == "" {
 		o.token = os.Getenv("CHUNKVC_SERVE_TOKEN")
 	}
-	if err := repo.CheckServeAddr(o.addr, o.token); err != nil {
+	if err := serve.CheckAddr(o.addr, o.token); err != nil {
 		return usageError{err}
 	}
 	r, err := g.open()
 	if err != nil {
 		return err
 	}
-	opt := repo.ServeOptions{Token: o.token, MemBytes: o.memMB << 20, FetchLimit: o.fetches}
+	opt := serve.Options{Token: o.token, MemBytes: o.memMB << 20, FetchLimit: o.fetches}
 	if o.jsonLog {
 		opt.Log = g.stderr
 	}
@@ -76,5 +77,5 @@ func runServe(g *globalOptions, o serveOptions, c *cobra.Command) error {
 	}
 	// Always printed (also with -q): scripts read the address from here.
 	fmt.Fprintf(g.stderr, "chunkvc: serving %s on http://%s/<rev>/<path>\n", r.Root, ln.Addr())
-	return r.NewServer(opt).Serve(c.Context(), ln)
+	return serve.New(r, opt).Serve(c.Context(), ln)
 }

@@ -57,6 +57,9 @@ var (
 	_ store.Store       = (*Store)(nil)
 	_ store.Batcher     = (*Store)(nil)
 	_ store.BulkRemover = (*Store)(nil)
+	_ store.Confirmer   = (*Store)(nil)
+	_ store.Toucher     = (*Store)(nil)
+	_ store.Repacker    = (*Store)(nil)
 )
 
 // Open opens the store at root, creating root and root/tmp if missing. It

@@ -91,7 +91,11 @@ type Store struct {
 	deleting sync.Mutex // serialises DeleteMany
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.BatchStater  = (*Store)(nil)
+	_ store.Connectioner = (*Store)(nil)
+)
 
 // ParseURL splits s3://bucket/prefix into the bucket and the key prefix
 // (without leading or trailing slashes; empty for the bucket's root).

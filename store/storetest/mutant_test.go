@@ -61,6 +61,12 @@ var mutants = map[string]string{
 	"sweep-deletes-objects": "SweepKeepsObjects",
 	"sweep-dry-run-differs": "SweepAbandonedBatch",
 	"sweep-ignores-cutoff":  "SweepSparesYoung",
+
+	"connections-zero":       "Connections",
+	"hasmany-all-present":    "HasMany",
+	"hasmany-ignores-errors": "HasMany",
+	"touch-missing-ok":       "Touch",
+	"repack-drops-one":       "Repack",
 }
 
 const mutantEnv = "STORETEST_MUTANT"
@@ -409,4 +415,50 @@ func (m *mutant) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 		}
 	}
 	return nil
+}
+
+// Connections makes every mutant a store.Connectioner.
+func (m *mutant) Connections() int {
+	if m.mode == "connections-zero" {
+		return 0
+	}
+	return 4
+}
+
+// HasMany makes every mutant a store.BatchStater.
+func (m *mutant) HasMany(ctx context.Context, ids []hashing.ID) (map[hashing.ID]bool, error) {
+	out := map[hashing.ID]bool{}
+	for _, id := range ids {
+		ok, err := store.Has(ctx, m, id)
+		switch {
+		case m.mode == "hasmany-all-present":
+			ok = true
+		case m.mode == "hasmany-ignores-errors" && err != nil:
+			ok, err = false, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = ok
+	}
+	return out, nil
+}
+
+// Touch makes every mutant a store.Toucher (of a store without ages).
+func (m *mutant) Touch(ctx context.Context, id hashing.ID) error {
+	_, err := m.Stat(ctx, id)
+	if m.mode == "touch-missing-ok" {
+		return nil
+	}
+	return err
+}
+
+// Repack makes every mutant a store.Repacker with nothing to merge.
+func (m *mutant) Repack(ctx context.Context) (int, error) {
+	if m.mode == "repack-drops-one" {
+		var last hashing.ID
+		m.Store.List(ctx, func(i store.Info) error { last = i.ID; return nil })
+		m.Store.Delete(ctx, last)
+	}
+	return 0, nil
 }

@@ -40,6 +40,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Verify", testVerify},
 		{"VerifyMany", testVerifyMany},
 		{"Registry", testRegistry},
+		{"Connections", testConnections},
+		{"HasMany", testHasMany},
+		{"Touch", testTouch},
+		{"Repack", testRepack},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}

@@ -1,10 +1,9 @@
-package repo
+package serve
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -13,22 +12,24 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/chunkvc/chunkvc/store/local"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/chunkvc/chunkvc/repo"
 )
 
-// testRepo commits data as x.bin (generic chunks) on branch feature/x and
-// returns the repository.
-func testRepo(t *testing.T, data []byte) *Repo {
+// testRepo commits data as sub/x.bin (generic chunks) on main, and points
+// the branch feature/x at the same commit.
+func testRepo(t *testing.T, data []byte) *repo.Repo {
 	t.Helper()
 	t.Setenv("GIT_AUTHOR_NAME", "Test")
 	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+	t.Setenv("GIT_COMMITTER_NAME", "Test")
+	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
 	dir := t.TempDir()
-	r, err := Init(dir, "", nil)
+	r, err := repo.Init(dir, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +42,11 @@ func testRepo(t *testing.T, data []byte) *Repo {
 	if err := os.WriteFile(filepath.Join(dir, "sub", "x.bin"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Commit(context.Background(), CommitOptions{Message: "v1"}); err != nil {
+	if _, err := r.Commit(context.Background(), repo.CommitOptions{Message: "v1"}); err != nil {
 		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", dir, "branch", "feature/x").CombinedOutput(); err != nil {
+		t.Fatalf("git branch feature/x: %v\n%s", err, out)
 	}
 	return r
 }
@@ -53,102 +57,11 @@ func randomData(n int, seed int64) []byte {
 	return b
 }
 
-func TestFileReaderRandomAccess(t *testing.T) {
-	data := randomData(1<<20+12345, 1)
-	r := testRepo(t, data)
-	m, err := r.Manifest("", "sub/x.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr := r.NewChunkReader(256<<10, 4) // smaller than the file: eviction happens
-	f, err := cr.OpenFile(context.Background(), m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewSource(2))
-	for i := 0; i < 300; i++ {
-		off := rng.Int63n(int64(len(data)) + 10)
-		n := rng.Intn(200000)
-		buf := make([]byte, n)
-		got, err := f.ReadAt(buf, off)
-		want := 0
-		if off < int64(len(data)) {
-			want = copy(make([]byte, n), data[off:])
-		}
-		if got != want || !bytes.Equal(buf[:got], data[min(off, int64(len(data))):min(off, int64(len(data)))+int64(got)]) {
-			t.Fatalf("ReadAt(%d, %d) = %d bytes, want %d (or bytes differ)", n, off, got, want)
-		}
-		if (off+int64(n) > int64(len(data))) != (err == io.EOF) {
-			t.Fatalf("ReadAt(%d, %d): err %v", n, off, err)
-		}
-	}
-	if st := cr.Stats(); st.MemoryHits == 0 || st.ChunksLocal+st.ChunksFetched == 0 {
-		t.Fatalf("stats %+v", st)
-	}
-	// io.SectionReader over the ReaderAt reads the whole file.
-	all, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size()))
-	if err != nil || !bytes.Equal(all, data) {
-		t.Fatalf("full read: %v", err)
-	}
-}
-
-func TestFileReaderCorruptChunk(t *testing.T) {
-	data := randomData(300000, 3)
-	r := testRepo(t, data)
-	m, _ := r.Manifest("", "sub/x.bin")
-	// Corrupt one stored chunk in place.
-	loc, err := r.read.local.(*local.Store).Locate(m.Chunks[len(m.Chunks)/2].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(loc.Path, 0o644)
-	b, err := os.ReadFile(loc.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[loc.Off] ^= 1
-	if err := os.WriteFile(loc.Path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := r.NewChunkReader(0, 0).OpenFile(context.Background(), m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadAll(io.NewSectionReader(f, 0, f.Size())); err == nil {
-		t.Fatal("corrupt chunk served")
-	}
-}
-
-// A manifest that misstates its layout blob's length is not served: the
-// FileReader (serve's) refuses it as an integrity error naming the file,
-// without allocating for an absurd claim.
-func TestFileReaderLayoutLength(t *testing.T) {
-	r := testRepo(t, randomData(300000, 5))
-	m, err := r.Manifest("", "sub/x.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []int64{1 << 62, 0, 999, m.LayoutSize + 1} {
-		forged := *m
-		forged.LayoutSize = n
-		_, err := r.NewChunkReader(0, 0).OpenFile(context.Background(), &forged)
-		if !errors.Is(err, ErrIntegrity) || !strings.Contains(err.Error(), "sub/x.bin") {
-			t.Errorf("layout length %d: OpenFile: %v; want an integrity error naming sub/x.bin", n, err)
-		}
-	}
-	if _, err := r.NewChunkReader(0, 0).OpenFile(context.Background(), m); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestServeHTTP(t *testing.T) {
 	data := randomData(700000, 4)
 	r := testRepo(t, data)
-	if err := r.git.r.Storer.SetReference(mustRef(t, r, "refs/heads/feature/x")); err != nil {
-		t.Fatal(err)
-	}
 	var logBuf bytes.Buffer
-	s := r.NewServer(ServeOptions{Log: &syncWriter{w: &logBuf}})
+	s := New(r, Options{Log: &syncWriter{w: &logBuf}})
 	ts := httptest.NewServer(s)
 	defer ts.Close()
 	m, _ := r.Manifest("", "sub/x.bin")
@@ -262,7 +175,7 @@ func TestServeHTTP(t *testing.T) {
 
 	t.Run("stats and log", func(t *testing.T) {
 		resp, body := get("GET", "/debug/stats")
-		var st ServeStats
+		var st Stats
 		if resp.StatusCode != 200 || json.Unmarshal(body, &st) != nil {
 			t.Fatalf("stats: %d %s", resp.StatusCode, body)
 		}
@@ -274,12 +187,56 @@ func TestServeHTTP(t *testing.T) {
 		if len(lines) < len(cases) || json.Unmarshal([]byte(lines[0]), &l) != nil || l.Status != 200 || l.Bytes != size {
 			t.Fatalf("log: %d lines, first %s", len(lines), lines[0])
 		}
+		head, err := r.Snapshot("main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.ChunksLocal+l.ChunksFetched == 0 || l.Commit != head.Commit() {
+			t.Fatalf("log of the first request, which read every chunk of %s: %s", head.Commit(), lines[0])
+		}
 	})
+}
+
+// A branch that moves is served at its new commit: what the server keeps
+// of a commit is found by the commit, never by the rev that named it.
+func TestServeFollowsBranch(t *testing.T) {
+	v1, v2 := randomData(5000, 6), randomData(7000, 7)
+	r := testRepo(t, v1)
+	ts := httptest.NewServer(New(r, Options{}))
+	defer ts.Close()
+	get := func(path string) []byte {
+		t.Helper()
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d, %v", path, resp.StatusCode, err)
+		}
+		return body
+	}
+	if !bytes.Equal(get("/main/sub/x.bin"), v1) {
+		t.Fatal("first version differs")
+	}
+	if err := os.WriteFile(filepath.Join(r.Root, "sub", "x.bin"), v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(context.Background(), repo.CommitOptions{Message: "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(get("/main/sub/x.bin"), v2) {
+		t.Error("main after a commit: the old version is served")
+	}
+	if !bytes.Equal(get("/feature/x/sub/x.bin"), v1) {
+		t.Error("feature/x, which did not move: not the first version")
+	}
 }
 
 func TestServeToken(t *testing.T) {
 	r := testRepo(t, randomData(1000, 5))
-	ts := httptest.NewServer(r.NewServer(ServeOptions{Token: "s3cret"}))
+	ts := httptest.NewServer(New(r, Options{Token: "s3cret"}))
 	defer ts.Close()
 	for _, c := range []struct {
 		url, auth string
@@ -312,8 +269,8 @@ func TestServeToken(t *testing.T) {
 		{"0.0.0.0:8080", "", false}, {":8080", "", false}, {"192.168.1.5:80", "", false},
 		{"0.0.0.0:8080", "t", true},
 	} {
-		if err := CheckServeAddr(c.addr, c.token); (err == nil) != c.ok {
-			t.Errorf("CheckServeAddr(%q, %q) = %v", c.addr, c.token, err)
+		if err := CheckAddr(c.addr, c.token); (err == nil) != c.ok {
+			t.Errorf("CheckAddr(%q, %q) = %v", c.addr, c.token, err)
 		}
 	}
 }
@@ -323,12 +280,3 @@ type syncWriter struct {
 }
 
 func (s *syncWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
-
-func mustRef(t *testing.T, r *Repo, name string) *plumbing.Reference {
-	t.Helper()
-	c, err := r.git.head()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return plumbing.NewHashReference(plumbing.ReferenceName(name), c.Hash)
-}

@@ -1,4 +1,4 @@
-package repo
+package serve
 
 import (
 	"context"
@@ -7,42 +7,39 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo"
 	"github.com/chunkvc/chunkvc/store"
 )
 
-// ServeOptions configures a Server.
-type ServeOptions struct {
+// Options configures a Server.
+type Options struct {
 	// Token, when set, is required on every request, as
 	// "Authorization: Bearer TOKEN" or a "token=TOKEN" query parameter.
 	Token string
 	// Log, when set, receives one JSON object per request, one per line.
 	Log io.Writer
-	// MemBytes bounds chunks kept in memory (0 = DefaultChunkMemory).
+	// MemBytes bounds chunks kept in memory (0 = repo.DefaultChunkMemory).
 	MemBytes int64
-	// FetchLimit bounds concurrent chunk reads (0 = DefaultFetchLimit).
+	// FetchLimit bounds concurrent chunk reads (0 = repo.DefaultFetchLimit).
 	FetchLimit int
 }
 
-// ServeStats is what /debug/stats reports.
-type ServeStats struct {
+// Stats is what /debug/stats reports.
+type Stats struct {
 	Requests    int64   `json:"requests"`
 	Errors      int64   `json:"errors"` // answers with status ≥ 500
 	BytesServed int64   `json:"bytes_served"`
 	UptimeSec   float64 `json:"uptime_s"`
-	ReadStats
+	repo.ReadStats
 }
 
 // Server answers HTTP/1.1 GET and HEAD for /<rev>/<path>: any branch, tag
@@ -50,38 +47,38 @@ type ServeStats struct {
 // chunks (verified before a byte is sent). Range (single, multiple, suffix,
 // open-ended), If-None-Match, If-Range and HEAD follow net/http's
 // ServeContent; the ETag is the file's BLAKE3 digest. /debug/stats returns
-// ServeStats as JSON. A rev containing "/" (feature/x) is found by trying
+// Stats as JSON. A rev containing "/" (feature/x) is found by trying
 // the longest prefix of the URL path that resolves and names a tracked file.
 type Server struct {
-	r     *Repo
-	opt   ServeOptions
-	cr    *ChunkReader
+	r     *repo.Repo
+	opt   Options
+	cr    *repo.ChunkReader
 	start time.Time
 
 	requests, errors, bytesServed atomic.Int64
 
-	gitMu  sync.Mutex // go-git is not safe for concurrent use
-	blobs  map[plumbing.Hash]map[string]plumbing.Hash
+	gitMu  sync.Mutex                // snapshots read Git objects, which is not safe for concurrent use
+	snaps  map[string]*repo.Snapshot // by commit id
 	logMu  sync.Mutex
 	closed atomic.Bool
 }
 
-// NewServer returns a Server for r.
-func (r *Repo) NewServer(opt ServeOptions) *Server {
+// New returns a Server for r.
+func New(r *repo.Repo, opt Options) *Server {
 	return &Server{r: r, opt: opt, cr: r.NewChunkReader(opt.MemBytes, opt.FetchLimit), start: time.Now(),
-		blobs: map[plumbing.Hash]map[string]plumbing.Hash{}}
+		snaps: map[string]*repo.Snapshot{}}
 }
 
 // Stats returns the counters so far.
-func (s *Server) Stats() ServeStats {
-	return ServeStats{
+func (s *Server) Stats() Stats {
+	return Stats{
 		Requests: s.requests.Load(), Errors: s.errors.Load(), BytesServed: s.bytesServed.Load(),
 		UptimeSec: time.Since(s.start).Seconds(), ReadStats: s.cr.Stats(),
 	}
 }
 
-// CheckServeAddr refuses to bind a non-loopback address without a token.
-func CheckServeAddr(addr, token string) error {
+// CheckAddr refuses to bind a non-loopback address without a token.
+func CheckAddr(addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("address %q: %w", addr, err)
@@ -164,8 +161,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 	t0 := time.Now()
 	s.requests.Add(1)
 	w := &countingWriter{ResponseWriter: rw}
-	var rc readCounters
-	ctx := withCounters(req.Context(), &rc)
+	ctx, counted := repo.CountReads(req.Context())
 	info := &reqInfo{}
 	s.handle(ctx, w, req, info)
 	if w.status == 0 {
@@ -178,7 +174,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, req *http.Request) {
 	if s.opt.Log == nil {
 		return
 	}
-	rs := rc.snapshot()
+	rs := counted()
 	line := logLine{
 		Time: t0.UTC().Format(time.RFC3339Nano), Remote: req.RemoteAddr, Method: req.Method, Path: req.URL.Path,
 		Range: req.Header.Get("Range"), Status: w.status, Bytes: w.n,
@@ -280,7 +276,7 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 		}
 		first := make([][2]int64, len(windows))
 		for i, rg := range windows {
-			first[i] = [2]int64{rg[0], min(rg[1], rg[0]+readAhead)}
+			first[i] = [2]int64{rg[0], min(rg[1], rg[0]+repo.ReadAhead)}
 		}
 		if err := f.Prefetch(ctx, first); err != nil {
 			fail(errorStatus(err), err)
@@ -289,8 +285,8 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 	}
 	rs := f.NewReadSeeker(ctx, windows)
 	http.ServeContent(w, req, "", time.Time{}, rs)
-	if rs.err != nil {
-		info.err = rs.err // headers were sent: the connection is cut short
+	if err := rs.Err(); err != nil {
+		info.err = err // headers were sent: the connection is cut short
 	}
 }
 
@@ -314,29 +310,26 @@ func (s *Server) resolve(urlPath string) (*manifest.Manifest, string, int, error
 			badPath = true
 			continue
 		}
-		c, err := s.r.git.resolve(rev)
+		snap, err := s.r.Snapshot(rev)
 		if err != nil {
 			continue
 		}
-		blobs, ok := s.blobs[c.Hash]
-		if !ok {
-			if blobs, err = s.r.git.manifestBlobs(c); err != nil {
-				return nil, "", http.StatusInternalServerError, err
+		if kept, ok := s.snaps[snap.Commit()]; ok {
+			snap = kept // its files are listed already
+		} else {
+			if len(s.snaps) >= 16 {
+				clear(s.snaps)
 			}
-			if len(s.blobs) >= 16 {
-				clear(s.blobs)
-			}
-			s.blobs[c.Hash] = blobs
+			s.snaps[snap.Commit()] = snap
 		}
-		h, ok := blobs[p]
-		if !ok {
-			continue
-		}
-		m, _, err := s.r.git.readManifestBlob(h, p)
+		m, ok, err := snap.Manifest(p)
 		if err != nil {
 			return nil, "", http.StatusInternalServerError, err
 		}
-		return m, c.Hash.String(), 0, nil
+		if !ok {
+			continue
+		}
+		return m, snap.Commit(), 0, nil
 	}
 	if badPath {
 		return nil, "", http.StatusBadRequest, fmt.Errorf("bad path %q: not a clean relative path inside the work tree", urlPath)
@@ -354,7 +347,7 @@ func isCommitID(urlPath, commit string) bool {
 
 func errorStatus(err error) int {
 	switch {
-	case errors.Is(err, ErrIntegrity), errors.Is(err, store.ErrCorrupt):
+	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt):
 		return http.StatusInternalServerError
 	case errors.Is(err, context.Canceled):
 		return 499 // client went away; nobody reads this
@@ -372,112 +365,4 @@ func contentType(format string) string {
 		return "application/flatgeobuf"
 	}
 	return "application/octet-stream"
-}
-
-func etagMatch(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(t), "W/"))
-		if t == etag || t == "*" {
-			return true
-		}
-	}
-	return false
-}
-
-// rangeAnswer is how a GET answers its Range header (RFC 9110, 14.2).
-type rangeAnswer int
-
-const (
-	rangeWhole         rangeAnswer = iota // no Range, or one to ignore: 200 with the whole file
-	rangeParts                            // the satisfiable ranges: 206
-	rangeUnsatisfiable                    // 416 with Content-Range: bytes */size
-)
-
-// parseRanges reads a Range header for a size-byte file into the [start,
-// end) windows to send, in the order asked, per RFC 9110, 14.1.2:
-// a range that starts at or past the end, or a suffix of length 0, is
-// unsatisfiable and left out; a range or suffix reaching past the end is
-// cut at it. No satisfiable range, or a malformed header (a range ending
-// before its start, a number that is not one), is answered with 416. A
-// unit other than bytes is ignored (the whole file), and so is any Range
-// on an empty file (there is nothing to cut; as http.ServeContent does).
-func parseRanges(h string, size int64) ([][2]int64, rangeAnswer) {
-	unit, spec, ok := strings.Cut(h, "=")
-	if h == "" || !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") || size == 0 {
-		return nil, rangeWhole
-	}
-	var out [][2]int64
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue // empty list elements are allowed (RFC 9110, 5.6.1)
-		}
-		a, b, ok := strings.Cut(part, "-")
-		if !ok {
-			return nil, rangeUnsatisfiable
-		}
-		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-		if a == "" {
-			n, ok := digits(b)
-			if !ok {
-				return nil, rangeUnsatisfiable
-			}
-			if n > 0 {
-				out = append(out, [2]int64{size - min(n, size), size})
-			}
-			continue
-		}
-		start, ok := digits(a)
-		if !ok {
-			return nil, rangeUnsatisfiable
-		}
-		end := size
-		if b != "" {
-			last, ok := digits(b)
-			if !ok || last < start {
-				return nil, rangeUnsatisfiable
-			}
-			end = min(last, size-1) + 1
-		}
-		if start < size {
-			out = append(out, [2]int64{start, end})
-		}
-	}
-	if len(out) == 0 {
-		return nil, rangeUnsatisfiable
-	}
-	return out, rangeParts
-}
-
-// digits parses a non-empty run of decimal digits (no sign, no space).
-// Numbers past int64 count as the largest one: a range may name any
-// position.
-func digits(s string) (int64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return math.MaxInt64, true // out of range; the digits are fine
-	}
-	return n, true
-}
-
-// formatRanges spells windows as a Range header.
-func formatRanges(windows [][2]int64) string {
-	b := []byte("bytes=")
-	for i, w := range windows {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, w[0], 10)
-		b = append(b, '-')
-		b = strconv.AppendInt(b, w[1]-1, 10)
-	}
-	return string(b)
 }

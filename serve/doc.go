@@ -1,0 +1,5 @@
+// Package serve is chunkvc's HTTP server: GET and HEAD of /<rev>/<path>
+// for any version of any tracked file, with Range, ETag and bearer-token
+// auth, assembled on demand from a repository's chunks through
+// repo.ChunkReader (every chunk verified before a byte of it is sent).
+package serve
