@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -29,7 +30,7 @@ type CheckoutOptions struct {
 	// so status shows it and commit refuses it; for Parquet and FlatGeobuf
 	// the chunks that meet the box (whole row groups for Parquet) are read
 	// into the read cache and no file is written. Other formats are refused.
-	BBox    *[4]float64
+	BBox    *geom.BBox
 	BBoxCRS string
 }
 
@@ -186,7 +187,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 type checkoutPlan struct {
 	m      *manifest.Manifest
 	layout manifestLayoutID
-	box    [4]float64 // in the file's CRS, with opt.BBox
+	box    geom.BBox // in the file's CRS, with opt.BBox
 }
 
 // planCheckout reads each file's manifest and checks its target. A file
@@ -352,7 +353,7 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions,
 
 // boxPlan checks, before anything is written, that m can be checked out
 // by box and returns the box in m's CRS.
-func boxPlan(m *manifest.Manifest, box [4]float64, crs string) ([4]float64, error) {
+func boxPlan(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error) {
 	switch m.Format {
 	case "tiff", "parquet", "flatgeobuf":
 	default:
@@ -366,7 +367,7 @@ func boxPlan(m *manifest.Manifest, box [4]float64, crs string) ([4]float64, erro
 
 // checkoutBBox materialises the part of m that meets box (see
 // CheckoutOptions.BBox).
-func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest, box [4]float64, commit string, cache *statCache) (CheckoutFile, error) {
+func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest, box geom.BBox, commit string, cache *statCache) (CheckoutFile, error) {
 	p := m.Path
 	if m.Format != "tiff" {
 		st, err := r.prefetchBBox(ctx, m, box)

@@ -552,8 +552,7 @@ func staleOverviews(d manifest.Delta) int {
 	for _, f := range full {
 		covered := false
 		for _, o := range ovr {
-			a, b := f.BBox, o.BBox
-			if a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3] {
+			if f.BBox.Intersects(*o.BBox) {
 				covered = true
 				break
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/chunkvc/chunkvc/formats/flatgeobuf"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 )
@@ -66,10 +67,10 @@ type ChunkCounts struct {
 
 // ChunkChange is one chunk key that is not unchanged.
 type ChunkChange struct {
-	Key    string      `json:"key"`
-	Change string      `json:"change"` // added, removed, changed
-	Bytes  int64       `json:"bytes"`  // the new chunk's size (the old one's when removed)
-	BBox   *[4]float64 `json:"bbox,omitempty"`
+	Key    string     `json:"key"`
+	Change string     `json:"change"` // added, removed, changed
+	Bytes  int64      `json:"bytes"`  // the new chunk's size (the old one's when removed)
+	BBox   *geom.BBox `json:"bbox,omitempty"`
 }
 
 // FieldChange is a manifest summary field whose value changed ("" = absent).
@@ -106,8 +107,8 @@ type ParquetDiff struct {
 
 // FeatureRef is one FlatGeobuf feature, named by the hash of its record.
 type FeatureRef struct {
-	ID   string      `json:"id"`
-	BBox *[4]float64 `json:"bbox,omitempty"`
+	ID   string     `json:"id"`
+	BBox *geom.BBox `json:"bbox,omitempty"`
 }
 
 // FlatGeobufDiff is the FlatGeobuf part of a FileDiff.
@@ -143,10 +144,10 @@ type FileDiff struct {
 	// the changed chunks at the finest level that changed (TIFF overviews
 	// do not widen it), or of the added and removed features when
 	// FlatGeobuf features were compared. Nil when no footprint is known.
-	BBox *[4]float64 `json:"bbox,omitempty"`
+	BBox *geom.BBox `json:"bbox,omitempty"`
 	// Extent is the whole file's bbox (new version, else old).
-	Extent *[4]float64 `json:"extent,omitempty"`
-	CRS    string      `json:"crs,omitempty"`
+	Extent *geom.BBox `json:"extent,omitempty"`
+	CRS    string     `json:"crs,omitempty"`
 	// SummaryChanges lists the manifest summary fields that changed.
 	SummaryChanges []FieldChange `json:"summary_changes,omitempty"`
 	// Reencoded names the encoding settings that changed when they
@@ -461,13 +462,13 @@ func (r *Repo) compareFeatures(ctx context.Context, fd *FileDiff, fromCommit, to
 	for _, f := range oldF {
 		count[f.ID]++
 	}
-	var box *[4]float64
-	grow := func(f flatgeobuf.Feature) *[4]float64 {
+	var box *geom.BBox
+	grow := func(f flatgeobuf.Feature) *geom.BBox {
 		if f.Empty() {
 			return nil
 		}
-		b := [4]float64(f.BBox)
-		box = union(box, &b)
+		b := f.BBox
+		box = geom.UnionPtr(box, &b)
 		return &b
 	}
 	for _, f := range newF {
@@ -520,7 +521,9 @@ func CompareManifests(old, cur *manifest.Manifest) FileDiff {
 		fd.Status = "modified"
 	}
 	fd.Path, fd.Format, fd.CRS = ref.Path, ref.Format, ref.SummaryValue("crs")
-	fd.Extent = parseBBox(ref.SummaryValue("bbox"))
+	if b, err := geom.Parse(ref.SummaryValue("bbox")); err == nil {
+		fd.Extent = &b
+	}
 	if cur != nil {
 		fd.Size = cur.Size
 	}
@@ -565,7 +568,7 @@ func CompareManifests(old, cur *manifest.Manifest) FileDiff {
 		}
 		for _, ch := range []*manifest.Chunk{k.Old, k.New} {
 			if ch != nil {
-				fd.BBox = union(fd.BBox, ch.BBox)
+				fd.BBox = geom.UnionPtr(fd.BBox, ch.BBox)
 			}
 		}
 	}
@@ -729,36 +732,6 @@ func rowGroupOf(key string) (rg int, col string, ok bool) {
 	col, _, _ = strings.Cut(rest, "/")
 	col, _, _ = strings.Cut(col, "@")
 	return n, col, true
-}
-
-func parseBBox(s string) *[4]float64 {
-	parts := strings.Split(s, ",")
-	if len(parts) != 4 {
-		return nil
-	}
-	var b [4]float64
-	for i, p := range parts {
-		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil {
-			return nil
-		}
-		b[i] = v
-	}
-	if !manifest.ValidBBox(b) {
-		return nil
-	}
-	return &b
-}
-
-func union(a, b *[4]float64) *[4]float64 {
-	if b == nil {
-		return a
-	}
-	if a == nil {
-		c := *b
-		return &c
-	}
-	return &[4]float64{min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])}
 }
 
 func inScope(p string, scope []string) bool {

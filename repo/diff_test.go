@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 )
@@ -29,7 +30,7 @@ func cogManifest(compression string, edited ...string) *manifest.Manifest {
 				if ed[key] {
 					seed += "edited"
 				}
-				bb := [4]float64{float64(c) * side, 400 - float64(r+1)*side, float64(c+1) * side, 400 - float64(r)*side}
+				bb := geom.BBox{MinX: float64(c) * side, MinY: 400 - float64(r+1)*side, MaxX: float64(c+1) * side, MaxY: 400 - float64(r)*side}
 				m.Chunks = append(m.Chunks, manifest.Chunk{Key: key, Size: 100, ID: hashing.Sum([]byte(seed)), BBox: &bb})
 			}
 		}
@@ -49,10 +50,10 @@ func TestCompareManifestsOverviewsDoNotWidenBBox(t *testing.T) {
 	if fd.Status != "modified" || fd.Chunks != (ChunkCounts{Changed: 3, Unchanged: 18}) || fd.Bytes != 300 {
 		t.Fatalf("status %s, chunks %+v, bytes %d", fd.Status, fd.Chunks, fd.Bytes)
 	}
-	if want := [4]float64{200, 200, 300, 300}; fd.BBox == nil || *fd.BBox != want {
+	if want := (geom.BBox{MinX: 200, MinY: 200, MaxX: 300, MaxY: 300}); fd.BBox == nil || *fd.BBox != want {
 		t.Fatalf("bbox %v, want the z0 tile %v", fd.BBox, want)
 	}
-	if fd.Extent == nil || *fd.Extent != [4]float64{0, 0, 400, 400} || fd.CRS != "EPSG:32633" {
+	if fd.Extent == nil || *fd.Extent != (geom.BBox{MaxX: 400, MaxY: 400}) || fd.CRS != "EPSG:32633" {
 		t.Fatalf("extent %v crs %q", fd.Extent, fd.CRS)
 	}
 	want := []LevelCount{{Level: 0, Changed: 1, Total: 16}, {Level: 1, Changed: 1, Total: 4}, {Level: 2, Changed: 1, Total: 1}}
@@ -65,7 +66,7 @@ func TestCompareManifestsOverviewsDoNotWidenBBox(t *testing.T) {
 
 	// Only overviews changed: the finest changed level gives the area.
 	fd = CompareManifests(old, cogManifest("deflate", "z1/r1/c1"))
-	if want := [4]float64{200, 0, 400, 200}; fd.BBox == nil || *fd.BBox != want {
+	if want := (geom.BBox{MinX: 200, MaxX: 400, MaxY: 200}); fd.BBox == nil || *fd.BBox != want {
 		t.Fatalf("overview-only bbox %v, want %v", fd.BBox, want)
 	}
 }
@@ -102,7 +103,7 @@ func TestCompareManifestsParquet(t *testing.T) {
 			Summary: []manifest.Field{{Name: "rows", Value: rows}, {Name: "row_groups", Value: fmt.Sprint(rgs)},
 				{Name: "schema", Value: "aaaa"}, {Name: "geo", Value: geo}, {Name: "crs", Value: "OGC:CRS84"}}}
 		for rg := 0; rg < rgs; rg++ {
-			bb := [4]float64{float64(rg), 0, float64(rg) + 1, 1}
+			bb := geom.BBox{MinX: float64(rg), MaxX: float64(rg) + 1, MaxY: 1}
 			for _, col := range []string{"geometry", "value"} {
 				key := fmt.Sprintf("rg%d/%s/p0", rg, col)
 				seed := key
@@ -122,7 +123,7 @@ func TestCompareManifestsParquet(t *testing.T) {
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("parquet %+v, want %+v", p, want)
 	}
-	if fd.BBox == nil || *fd.BBox != [4]float64{1, 0, 3, 1} {
+	if fd.BBox == nil || *fd.BBox != (geom.BBox{MinX: 1, MaxX: 3, MaxY: 1}) {
 		t.Fatalf("bbox %v", fd.BBox)
 	}
 }

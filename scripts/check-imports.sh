@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Layering check: imports point down
-#   cmd/chunkvc → repo → {formats, manifest, store} → hashing
-# (internal/progress and internal/writeback are leaves anyone may import)
+#   cmd/chunkvc → repo → {formats, manifest, store} → {hashing, geom}
+# (geom, internal/progress and internal/writeback are leaves anyone may
+# import)
 # and only repo imports go-git, only store/s3 imports minio-go, only the
 # gdal build-tagged package imports godal.
 #
@@ -24,9 +25,10 @@ while read -r pkg imports; do
     if [[ $imp == "$mod"/* ]]; then
       case "$rel" in
         hashing|internal/progress|internal/writeback) [[ $irel == internal/progress ]] || bad="$rel is a leaf" ;;
-        manifest) [[ $irel == hashing ]] || bad="manifest may import only hashing" ;;
+        geom) bad="geom is a leaf" ;;
+        manifest) [[ $irel == hashing || $irel == geom ]] || bad="manifest may import only hashing and geom" ;;
         store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress || $irel == internal/writeback ]] || bad="store may import only hashing and the leaf helpers" ;;
-        formats|formats/*) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing" ;;
+        formats|formats/*) [[ $irel == hashing || $irel == geom || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing and geom" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
         scripts/*) ;;
       esac

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/repo"
 )
 
@@ -86,7 +87,7 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 	}
 	opt := repo.CheckoutOptions{Rev: rev, Force: o.force, Progress: g.progress(), BBoxCRS: o.bboxCRS}
 	if o.bbox != "" {
-		box, err := repo.ParseBBox(o.bbox)
+		box, err := geom.Parse(o.bbox)
 		if err != nil {
 			return usageError{err}
 		}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
 )
@@ -29,27 +30,6 @@ func diffTitle(res *repo.DiffResult) string {
 		s = ""
 	}
 	return fmt.Sprintf("%s → %s: %d file%s changed", res.From, res.To, n, s)
-}
-
-// bboxArea is the fraction of extent that box covers (0 when unknown).
-func bboxFraction(box, extent *[4]float64) float64 {
-	if box == nil || extent == nil {
-		return 0
-	}
-	ea := (extent[2] - extent[0]) * (extent[3] - extent[1])
-	if ea <= 0 {
-		return 0
-	}
-	return (box[2] - box[0]) * (box[3] - box[1]) / ea
-}
-
-// fmtCoord spells a coordinate with at most 6 decimals.
-func fmtCoord(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
-}
-
-func fmtBBox(b *[4]float64) string {
-	return fmtCoord(b[0]) + "," + fmtCoord(b[1]) + "," + fmtCoord(b[2]) + "," + fmtCoord(b[3])
 }
 
 func fmtPct(f float64) string {
@@ -137,11 +117,11 @@ func detailLines(f *repo.FileDiff) [][2]string {
 	add("chunks", chunkLine(f.Chunks))
 	add("to move", humanBytes(f.Bytes))
 	if f.BBox != nil {
-		v := fmtBBox(f.BBox)
+		v := f.BBox.String()
 		if f.CRS != "" {
 			v += " (" + f.CRS + ")"
 		}
-		if fr := bboxFraction(f.BBox, f.Extent); fr > 0 {
+		if fr := geom.Fraction(f.BBox, f.Extent); fr > 0 {
 			v += ", " + fmtPct(fr) + " of the extent"
 		}
 		add("area", v)
@@ -244,7 +224,7 @@ func renderText(w io.Writer, res *repo.DiffResult) error {
 				}
 				line := fmt.Sprintf("  %-8s %-24s %10s", c.Change, c.Key, humanBytes(c.Bytes))
 				if c.BBox != nil {
-					line += "  " + fmtBBox(c.BBox)
+					line += "  " + c.BBox.String()
 				}
 				fmt.Fprintln(bw, line)
 			}
@@ -272,11 +252,11 @@ func renderMarkdown(w io.Writer, res *repo.DiffResult) error {
 		f := &res.Files[i]
 		area := "—"
 		if f.BBox != nil {
-			area = "`" + fmtBBox(f.BBox) + "`"
+			area = "`" + f.BBox.String() + "`"
 			if f.CRS != "" {
 				area += " " + mdEscape(f.CRS)
 			}
-			if fr := bboxFraction(f.BBox, f.Extent); fr > 0 {
+			if fr := geom.Fraction(f.BBox, f.Extent); fr > 0 {
 				area += " (" + fmtPct(fr) + ")"
 			}
 		}
@@ -317,7 +297,7 @@ func renderMarkdown(w io.Writer, res *repo.DiffResult) error {
 				}
 				b := ""
 				if c.BBox != nil {
-					b = "`" + fmtBBox(c.BBox) + "`"
+					b = "`" + c.BBox.String() + "`"
 				}
 				fmt.Fprintf(bw, "| `%s` | %s | %d | %s |\n", mdEscape(c.Key), c.Change, c.Bytes, b)
 			}
@@ -374,8 +354,8 @@ type geoPolygon struct {
 }
 
 // ring is the closed, counter-clockwise outline of b with n points per edge.
-func ring(b [4]float64, n int) (xs, ys []float64) {
-	corners := [][2]float64{{b[0], b[1]}, {b[2], b[1]}, {b[2], b[3]}, {b[0], b[3]}}
+func ring(b geom.BBox, n int) (xs, ys []float64) {
+	corners := [][2]float64{{b.MinX, b.MinY}, {b.MaxX, b.MinY}, {b.MaxX, b.MaxY}, {b.MinX, b.MaxY}}
 	for i := 0; i < 4; i++ {
 		a, c := corners[i], corners[(i+1)%4]
 		for k := 0; k < n; k++ {
@@ -478,20 +458,21 @@ var (
 // canvas maps map coordinates of an extent onto an image.
 type canvas struct {
 	img    *image.RGBA
-	extent [4]float64
+	extent geom.BBox
 }
 
 func (c *canvas) px(x, y float64) (int, int) {
 	b := c.img.Bounds()
-	fx := (x - c.extent[0]) / (c.extent[2] - c.extent[0]) * float64(b.Dx())
-	fy := (c.extent[3] - y) / (c.extent[3] - c.extent[1]) * float64(b.Dy())
+	e := c.extent
+	fx := (x - e.MinX) / (e.MaxX - e.MinX) * float64(b.Dx())
+	fy := (e.MaxY - y) / (e.MaxY - e.MinY) * float64(b.Dy())
 	return int(math.Floor(fx)), int(math.Floor(fy))
 }
 
 // rect returns the pixel rectangle of box, at least min pixels wide and high.
-func (c *canvas) rect(box [4]float64, minSide int) image.Rectangle {
-	x0, y1 := c.px(box[0], box[1])
-	x1, y0 := c.px(box[2], box[3])
+func (c *canvas) rect(box geom.BBox, minSide int) image.Rectangle {
+	x0, y1 := c.px(box.MinX, box.MinY)
+	x1, y0 := c.px(box.MaxX, box.MaxY)
 	r := image.Rect(x0, y0, x1, y1)
 	for r.Dx() < minSide {
 		r.Min.X--
@@ -573,7 +554,7 @@ func gridChunks(m *manifest.Manifest) []manifest.Chunk {
 func writeDiffPNG(ctx context.Context, r *repo.Repo, res *repo.DiffResult, name string) (string, error) {
 	const maxSide = 1024
 	f := pngFile(res)
-	extent := [4]float64{0, 0, 1, 1}
+	extent := geom.BBox{MaxX: 1, MaxY: 1}
 	switch {
 	case f == nil:
 	case f.Extent != nil:
@@ -583,14 +564,13 @@ func writeDiffPNG(ctx context.Context, r *repo.Repo, res *repo.DiffResult, name 
 	}
 	if f != nil {
 		for _, c := range mapChanges(f) {
-			b := c.BBox
-			extent = [4]float64{min(extent[0], b[0]), min(extent[1], b[1]), max(extent[2], b[2]), max(extent[3], b[3])}
+			extent = extent.Union(*c.BBox)
 		}
 	}
-	ew, eh := extent[2]-extent[0], extent[3]-extent[1]
+	ew, eh := extent.MaxX-extent.MinX, extent.MaxY-extent.MinY
 	if ew <= 0 || eh <= 0 {
 		ew, eh = 1, 1
-		extent = [4]float64{extent[0], extent[1], extent[0] + 1, extent[1] + 1}
+		extent.MaxX, extent.MaxY = extent.MinX+1, extent.MinY+1
 	}
 	w, h := maxSide, maxSide
 	if ew > eh {

@@ -6,6 +6,7 @@ import (
 	"image"
 
 	"github.com/chunkvc/chunkvc/gdal"
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // haveGDAL says whether diff previews and reprojection use GDAL.
@@ -13,7 +14,7 @@ const haveGDAL = true
 
 // rasterPreview renders the raster at path to w×h pixels from its overviews
 // and returns it with the raster's bbox in its CRS.
-func rasterPreview(path string, w, h int) (image.Image, [4]float64, error) {
+func rasterPreview(path string, w, h int) (image.Image, geom.BBox, error) {
 	return gdal.RenderPreview(path, w, h)
 }
 

@@ -5,6 +5,8 @@ package main
 import (
 	"errors"
 	"image"
+
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // haveGDAL says whether diff previews and reprojection use GDAL.
@@ -13,8 +15,8 @@ const haveGDAL = false
 var errDiffNoGDAL = errors.New("this chunkvc was built without GDAL (build with -tags gdal)")
 
 // rasterPreview needs GDAL; without it diff pictures are outlines only.
-func rasterPreview(path string, w, h int) (image.Image, [4]float64, error) {
-	return nil, [4]float64{}, errDiffNoGDAL
+func rasterPreview(path string, w, h int) (image.Image, geom.BBox, error) {
+	return nil, geom.BBox{}, errDiffNoGDAL
 }
 
 // lonLatTransform needs GDAL for any CRS but longitude/latitude ones, which

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/chunkvc/chunkvc/formats/formattest"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
@@ -149,7 +150,7 @@ func (r *runner) diffJSON(bin string, args ...string) diffJSON {
 func fixChunk(key, seed string, size int64, bb ...float64) manifest.Chunk {
 	c := manifest.Chunk{Key: key, Size: size, ID: hashing.Sum([]byte(key + "|" + seed))}
 	if len(bb) == 4 {
-		b := [4]float64(bb)
+		b := geom.FromArray([4]float64(bb))
 		c.BBox = &b
 	}
 	return c
