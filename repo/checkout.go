@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
@@ -252,7 +253,7 @@ func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, 
 func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, known [2]map[string]plumbing.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
 	p := m.Path
 	ok, err := exists(r.abs(p))
-	if err != nil || !ok || (opt.BBox != nil && m.Format != "tiff") {
+	if err != nil || !ok || (opt.BBox != nil && m.Format != formats.TIFF) {
 		// Not there, or only read into the cache: not touched.
 		return manifestLayoutID{}, err
 	}
@@ -355,7 +356,7 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions,
 // by box and returns the box in m's CRS.
 func boxPlan(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error) {
 	switch m.Format {
-	case "tiff", "parquet", "flatgeobuf":
+	case formats.TIFF, formats.Parquet, formats.FlatGeobuf:
 	default:
 		return box, fmt.Errorf("%s: --bbox works on tiff, parquet and flatgeobuf files, not %s; check it out without --bbox", m.Path, m.Format)
 	}
@@ -369,7 +370,7 @@ func boxPlan(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error)
 // CheckoutOptions.BBox).
 func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest, box geom.BBox, commit string, cache *statCache) (CheckoutFile, error) {
 	p := m.Path
-	if m.Format != "tiff" {
+	if m.Format != formats.TIFF {
 		st, err := r.prefetchBBox(ctx, m, box)
 		if err != nil {
 			return CheckoutFile{}, err

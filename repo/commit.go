@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -485,7 +486,7 @@ func changeWarnings(old, cur *manifest.Manifest, d manifest.Delta) []string {
 	if op != np && total > 0 && float64(d.Changed+d.Removed) >= 0.9*float64(total) {
 		w = append(w, fmt.Sprintf("re-encoded: %s, %d/%d chunks changed", profileChange(old, cur), d.Changed+d.Removed, total))
 	}
-	if cur.Format == "tiff" {
+	if cur.Format == formats.TIFF {
 		if n := staleOverviews(d); n > 0 {
 			w = append(w, fmt.Sprintf("stale overviews: %d full-resolution tiles changed but no overview tile covering them did (rebuild overviews, e.g. gdal_translate -of COG -co OVERVIEWS=IGNORE_EXISTING)", n))
 		}
@@ -526,12 +527,15 @@ func profileChange(old, cur *manifest.Manifest) string {
 
 // staleOverviews counts changed full-resolution TIFF tiles (keys z0/…) that
 // no changed overview tile (z1/…, z2/…) overlaps, when the file has
-// overviews at all. It relies on the tiff adapter's key scheme.
+// overviews at all. Masks and second pyramids are left out.
 func staleOverviews(d manifest.Delta) int {
 	var full, ovr []*manifest.Chunk
 	hasOvr := false
 	for _, k := range d.Keys {
-		level := tileLevel(k.Key)
+		level, mask, ok := levelOf(k.Key)
+		if !ok || mask {
+			level = -1
+		}
 		if level > 0 {
 			hasOvr = true
 		}
@@ -564,23 +568,6 @@ func staleOverviews(d manifest.Delta) int {
 	return n
 }
 
-// tileLevel returns N for an image tile key "zN/…", else -1.
-func tileLevel(key string) int {
-	if !strings.HasPrefix(key, "z") {
-		return -1
-	}
-	n, rest := 0, key[1:]
-	i := 0
-	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-		n = n*10 + int(rest[i]-'0')
-		i++
-	}
-	if i == 0 || i >= len(rest) || rest[i] != '/' {
-		return -1
-	}
-	return n
-}
-
 // siblingWarnings flags added or modified Parquet files whose schema, CRS or
 // geometry types differ from another Parquet file in the same directory:
 // the classic "two incompatible schemas in one partitioned lake" mistake.
@@ -601,7 +588,7 @@ func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.
 	for i := range files {
 		f := &files[i]
 		m := current[f.Path]
-		if m == nil || m.Format != "parquet" || (f.Status != "added" && f.Status != "modified") {
+		if m == nil || m.Format != formats.Parquet || (f.Status != "added" && f.Status != "modified") {
 			continue
 		}
 		// Not the whole geo block: its bbox differs between partitions.
@@ -614,7 +601,7 @@ func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.
 				if err != nil {
 					return err
 				}
-				if sib == nil || sib.Format != "parquet" {
+				if sib == nil || sib.Format != formats.Parquet {
 					continue
 				}
 				if a, b := m.SummaryValue(field), sib.SummaryValue(field); a != b {

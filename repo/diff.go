@@ -11,7 +11,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/flatgeobuf"
+	"github.com/chunkvc/chunkvc/formats/parquet"
+	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -282,7 +285,7 @@ func (r *Repo) Diff(ctx context.Context, opt DiffOptions) (*DiffResult, error) {
 			continue
 		}
 		fd := CompareManifests(pr.old, pr.cur)
-		if opt.Features && fd.Status == "modified" && pr.old.Format == "flatgeobuf" && pr.cur.Format == "flatgeobuf" {
+		if opt.Features && fd.Status == "modified" && pr.old.Format == formats.FlatGeobuf && pr.cur.Format == formats.FlatGeobuf {
 			if err := r.compareFeatures(ctx, &fd, res.FromCommit, res.ToCommit); err != nil {
 				fd.Warnings = append(fd.Warnings, "features not compared: "+err.Error())
 			}
@@ -543,7 +546,7 @@ func CompareManifests(old, cur *manifest.Manifest) FileDiff {
 	}
 
 	finest := math.MaxInt
-	if ref.Format == "tiff" {
+	if ref.Format == formats.TIFF {
 		for _, k := range d.Keys {
 			if lv, _, ok := levelOf(k.Key); ok && k.Change != manifest.Unchanged && lv < finest {
 				finest = lv
@@ -574,11 +577,11 @@ func CompareManifests(old, cur *manifest.Manifest) FileDiff {
 	}
 
 	switch ref.Format {
-	case "tiff":
+	case formats.TIFF:
 		fd.Tiff = tiffDiff(d, cur == nil)
-	case "parquet":
+	case formats.Parquet:
 		fd.Parquet = parquetDiff(old, cur, d)
-	case "flatgeobuf":
+	case formats.FlatGeobuf:
 		fd.FlatGeobuf = flatgeobufDiff(old, cur, d)
 	}
 	return fd
@@ -708,30 +711,25 @@ func summaryChanges(old, cur *manifest.Manifest) []FieldChange {
 	return out
 }
 
-// levelOf parses a TIFF block key: "z<level>/…" or "mask/z<level>/…".
+// levelOf is the pyramid level of a TIFF block key of the first pyramid
+// (z<level>/…, or mask/z<level>/… for its mask); ok is false for gaps,
+// second pyramids (ifd<N>/…) and keys the tiff adapter does not write.
 func levelOf(key string) (level int, mask bool, ok bool) {
-	if rest, found := strings.CutPrefix(key, "mask/"); found {
-		key, mask = rest, true
+	k, ok := tiff.ParseKey(key)
+	if !ok || k.Gap || k.IFD >= 0 || k.Level < 0 {
+		return -1, false, false
 	}
-	lv := tileLevel(key)
-	return lv, mask, lv >= 0
+	return k.Level, k.Mask, true
 }
 
-// rowGroupOf parses a Parquet chunk key "rg<n>/<column>[/…]".
+// rowGroupOf is the row group and column of a Parquet chunk key; ok is
+// false for gaps and keys the parquet adapter does not write.
 func rowGroupOf(key string) (rg int, col string, ok bool) {
-	rest, found := strings.CutPrefix(key, "rg")
-	if !found {
+	k, ok := parquet.ParseKey(key)
+	if !ok || k.Gap {
 		return 0, "", false
 	}
-	num, rest, _ := strings.Cut(rest, "/")
-	num, _, _ = strings.Cut(num, "@")
-	n, err := strconv.Atoi(num)
-	if err != nil || n < 0 {
-		return 0, "", false
-	}
-	col, _, _ = strings.Cut(rest, "/")
-	col, _, _ = strings.Cut(col, "@")
-	return n, col, true
+	return k.RowGroup, k.Column, true
 }
 
 func inScope(p string, scope []string) bool {

@@ -135,6 +135,10 @@ func TestKeyParsers(t *testing.T) {
 		"mask/z1/r0/c0":     {1, true, true},
 		"gap/0@ab":          {-1, false, false},
 		"ifd5/z0/r0/c0":     {-1, false, false},
+		// Only what the tiff adapter writes: no stray element, no
+		// leading zero.
+		"z0/q1":     {-1, false, false},
+		"z01/r0/c0": {-1, false, false},
 	} {
 		lv, mask, ok := levelOf(key)
 		if lv != want[0] || mask != want[1] || ok != want[2] {
@@ -146,6 +150,7 @@ func TestKeyParsers(t *testing.T) {
 		"rg0/a.b%20c/ci":       {0, "a.b%20c", true},
 		"rg12/geometry@abcdef": {12, "geometry", true},
 		"gap@abc":              {0, "", false},
+		"rg1/x/p1/extra":       {0, "", false},
 	} {
 		rg, col, ok := rowGroupOf(key)
 		if rg != want[0] || col != want[1] || ok != want[2] {

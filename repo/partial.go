@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/parquet"
 	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
@@ -123,15 +125,15 @@ func boxIn(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error) {
 // the box is wanted whole (a reader needs all its columns).
 func wantedChunks(m *manifest.Manifest, box geom.BBox) (map[hashing.ID]bool, int) {
 	want := map[hashing.ID]bool{}
-	groups := map[string]bool{}
+	groups := map[int]bool{}
 	withBox := 0
-	group := func(key string) string {
-		if m.Format == "parquet" {
-			if g, _, ok := strings.Cut(key, "/"); ok && strings.HasPrefix(g, "rg") {
-				return g
+	group := func(key string) int {
+		if m.Format == formats.Parquet {
+			if k, ok := parquet.ParseKey(key); ok && !k.Gap {
+				return k.RowGroup
 			}
 		}
-		return ""
+		return -1
 	}
 	for _, c := range m.Chunks {
 		if c.BBox != nil {
@@ -139,13 +141,13 @@ func wantedChunks(m *manifest.Manifest, box geom.BBox) (map[hashing.ID]bool, int
 		}
 		if c.BBox != nil && c.BBox.Intersects(box) {
 			want[c.ID] = true
-			if g := group(c.Key); g != "" {
+			if g := group(c.Key); g >= 0 {
 				groups[g] = true
 			}
 		}
 	}
 	for _, c := range m.Chunks {
-		if g := group(c.Key); g != "" && groups[g] {
+		if g := group(c.Key); g >= 0 && groups[g] {
 			want[c.ID] = true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
 )
@@ -214,7 +215,7 @@ func resolveProfile(o normalizeOptions, head *manifest.Manifest) ([]string, erro
 			prof = append(prof, k+"="+v)
 		}
 	}
-	if head != nil && head.Format == "tiff" {
+	if head != nil && head.Format == formats.TIFF {
 		comp, hasComp := compressionOptions[head.SummaryValue("compression")]
 		if hasComp {
 			set("COMPRESS", comp)

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
@@ -185,9 +187,9 @@ func shownElsewhere(format, field string) bool {
 		return true
 	}
 	switch format {
-	case "parquet":
+	case formats.Parquet:
 		return field == "rows" || field == "row_groups" || field == "schema" || field == "geo"
-	case "flatgeobuf":
+	case formats.FlatGeobuf:
 		return field == "features"
 	}
 	return false
@@ -324,12 +326,19 @@ func mapChanges(f *repo.FileDiff) []repo.ChunkChange {
 		if c.BBox == nil {
 			continue
 		}
-		if finest >= 0 && !strings.HasPrefix(c.Key, "z"+strconv.Itoa(finest)+"/") {
+		if finest >= 0 && !atLevel(c.Key, finest) {
 			continue
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// atLevel reports whether key is a block of level lv of a TIFF's first
+// pyramid (not its mask).
+func atLevel(key string, lv int) bool {
+	k, ok := tiff.ParseKey(key)
+	return ok && !k.Gap && k.IFD < 0 && !k.Mask && k.Level == lv
 }
 
 // isLonLat reports whether crs is longitude/latitude on WGS 84 as GeoTIFF,
@@ -539,7 +548,7 @@ func gridChunks(m *manifest.Manifest) []manifest.Chunk {
 	}
 	var out []manifest.Chunk
 	for _, c := range m.Chunks {
-		if c.BBox == nil || (m.Format == "tiff" && !strings.HasPrefix(c.Key, "z0/")) {
+		if c.BBox == nil || (m.Format == formats.TIFF && !atLevel(c.Key, 0)) {
 			continue
 		}
 		out = append(out, c)
@@ -588,7 +597,7 @@ func writeDiffPNG(ctx context.Context, r *repo.Repo, res *repo.DiffResult, name 
 		if others := len(res.Files) - 1; others > 0 {
 			note += fmt.Sprintf(" (%d other changed files not drawn; choose one with -- PATH)", others)
 		}
-		if f.Format == "tiff" {
+		if f.Format == formats.TIFF {
 			if msg := drawPreview(ctx, r, res, f, cv); msg != "" {
 				note += "; " + msg
 			}
