@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/geom"
@@ -25,7 +26,7 @@ import (
 // maxListed caps the chunk keys text and markdown list per file.
 const maxListed = 20
 
-func diffTitle(res *repo.DiffResult) string {
+func diffTitle(res *diff.Result) string {
 	n := len(res.Files)
 	s := "s"
 	if n == 1 {
@@ -44,15 +45,15 @@ func fmtPct(f float64) string {
 	return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%"
 }
 
-func chunkLine(c repo.ChunkCounts) string {
+func chunkLine(c diff.ChunkCounts) string {
 	return fmt.Sprintf("+%d -%d ~%d =%d", c.Added, c.Removed, c.Changed, c.Unchanged)
 }
 
-func sizeLine(f *repo.FileDiff) string {
+func sizeLine(f *diff.FileDiff) string {
 	switch f.Status {
-	case "added":
+	case diff.Added:
 		return humanBytes(f.Size)
-	case "deleted":
+	case diff.Deleted:
 		return humanBytes(f.OldSize)
 	}
 	if f.Size == f.OldSize {
@@ -61,7 +62,7 @@ func sizeLine(f *repo.FileDiff) string {
 	return humanBytes(f.OldSize) + " → " + humanBytes(f.Size)
 }
 
-func levelsLine(t *repo.TiffDiff) string {
+func levelsLine(t *diff.TiffDiff) string {
 	var parts []string
 	for _, l := range t.Levels {
 		name := "z" + strconv.Itoa(l.Level)
@@ -107,10 +108,10 @@ func signed(n int64) string {
 }
 
 // detailLines are the format-aware facts, as (label, text) pairs.
-func detailLines(f *repo.FileDiff) [][2]string {
+func detailLines(f *diff.FileDiff) [][2]string {
 	var out [][2]string
 	add := func(k, v string) { out = append(out, [2]string{k, v}) }
-	if f.Status == "renamed" {
+	if f.Status == diff.Renamed {
 		add("renamed", f.OldPath+" → "+f.Path)
 	}
 	if f.OldFormat != "" {
@@ -143,7 +144,7 @@ func detailLines(f *repo.FileDiff) [][2]string {
 		if len(p.ColumnsChanged) > 0 {
 			add("columns", stringsLine(p.ColumnsChanged, 20))
 		}
-		if f.Status == "modified" || f.Status == "renamed" {
+		if f.Status == diff.Modified || f.Status == diff.Renamed {
 			add("schema", changedWord(p.SchemaChanged)+"; geo metadata "+changedWord(p.GeoChanged))
 		}
 	}
@@ -153,7 +154,7 @@ func detailLines(f *repo.FileDiff) [][2]string {
 		if fg.Compared {
 			add("feature set", fmt.Sprintf("+%d -%d", fg.FeaturesAdded, fg.FeaturesRemoved))
 		}
-		if f.Status == "modified" || f.Status == "renamed" {
+		if f.Status == diff.Modified || f.Status == diff.Renamed {
 			h := changedWord(fg.HeaderChanged)
 			if fg.CRSChanged {
 				h += " (CRS changed)"
@@ -197,8 +198,8 @@ func shownElsewhere(format, field string) bool {
 
 // listChanges reports whether a file's chunk changes are worth listing
 // one by one: not for whole-file additions, deletions and re-encodes.
-func listChanges(f *repo.FileDiff) bool {
-	return f.Status == "modified" && f.Reencoded == "" && len(f.Changes) > 0
+func listChanges(f *diff.FileDiff) bool {
+	return f.Status == diff.Modified && f.Reencoded == "" && len(f.Changes) > 0
 }
 
 func orNone(s string) string {
@@ -209,7 +210,7 @@ func orNone(s string) string {
 }
 
 // renderText is the human summary.
-func renderText(w io.Writer, res *repo.DiffResult) error {
+func renderText(w io.Writer, res *diff.Result) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "diff %s\n", diffTitle(res))
 	for i := range res.Files {
@@ -241,7 +242,7 @@ func mdEscape(s string) string {
 }
 
 // renderMarkdown prints a compact table per file for a pull-request comment.
-func renderMarkdown(w io.Writer, res *repo.DiffResult) error {
+func renderMarkdown(w io.Writer, res *diff.Result) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "### chunkvc diff `%s` → `%s`\n\n", mdEscape(res.From), mdEscape(res.To))
 	if len(res.Files) == 0 {
@@ -312,7 +313,7 @@ func renderMarkdown(w io.Writer, res *repo.DiffResult) error {
 // mapChanges are the changes a map shows: for TIFF only the finest level
 // that changed (overview tiles would cover the whole image), otherwise
 // every changed chunk with a footprint.
-func mapChanges(f *repo.FileDiff) []repo.ChunkChange {
+func mapChanges(f *diff.FileDiff) []diff.ChunkChange {
 	finest := -1
 	if f.Tiff != nil {
 		for _, l := range f.Tiff.Levels {
@@ -321,7 +322,7 @@ func mapChanges(f *repo.FileDiff) []repo.ChunkChange {
 			}
 		}
 	}
-	var out []repo.ChunkChange
+	var out []diff.ChunkChange
 	for _, c := range f.Changes {
 		if c.BBox == nil {
 			continue
@@ -382,7 +383,7 @@ func round7(v float64) float64 { return math.Round(v*1e7) / 1e7 }
 // FeatureCollection in EPSG:4326. Footprints in another CRS are reprojected
 // with GDAL; a build without GDAL writes them in their own CRS with a
 // (pre-RFC 7946) "crs" member instead, and says so in the returned note.
-func renderGeoJSON(w io.Writer, res *repo.DiffResult) (string, error) {
+func renderGeoJSON(w io.Writer, res *diff.Result) (string, error) {
 	type fc struct {
 		Type     string         `json:"type"`
 		CRS      map[string]any `json:"crs,omitempty"`
@@ -530,7 +531,7 @@ func (c *canvas) tint(r image.Rectangle, col color.RGBA, a float64) {
 }
 
 // pngFile picks the file --png draws: the first with a footprint.
-func pngFile(res *repo.DiffResult) *repo.FileDiff {
+func pngFile(res *diff.Result) *diff.FileDiff {
 	for i := range res.Files {
 		f := &res.Files[i]
 		if len(mapChanges(f)) > 0 && (f.Extent != nil || f.BBox != nil) {
@@ -560,7 +561,7 @@ func gridChunks(m *manifest.Manifest) []manifest.Chunk {
 // the raster at low resolution when GDAL can render it, its chunk grid, the
 // changed chunks (red changed, green added, blue removed) and the changed
 // area (yellow). It returns a note for the user.
-func writeDiffPNG(ctx context.Context, r *repo.Repo, res *repo.DiffResult, name string) (string, error) {
+func writeDiffPNG(ctx context.Context, r *repo.Repo, res *diff.Result, name string) (string, error) {
 	const maxSide = 1024
 	f := pngFile(res)
 	extent := geom.BBox{MaxX: 1, MaxY: 1}
@@ -618,9 +619,9 @@ func writeDiffPNG(ctx context.Context, r *repo.Repo, res *repo.DiffResult, name 
 			rr := cv.rect(*c.BBox, 5)
 			col := colChanged
 			switch c.Change {
-			case "added":
+			case diff.ChunkAdded:
 				col = colAdded
-			case "removed":
+			case diff.ChunkRemoved:
 				col = colRemoved
 			}
 			cv.tint(rr, col, 0.3)
@@ -647,9 +648,9 @@ func writeDiffPNG(ctx context.Context, r *repo.Repo, res *repo.DiffResult, name 
 // drawPreview paints a low-resolution rendering of the raster's new version
 // (the old one when deleted) under the outlines, and returns a note when it
 // cannot.
-func drawPreview(ctx context.Context, r *repo.Repo, res *repo.DiffResult, f *repo.FileDiff, cv *canvas) string {
+func drawPreview(ctx context.Context, r *repo.Repo, res *diff.Result, f *diff.FileDiff, cv *canvas) string {
 	commit, p := res.ToCommit, f.Path
-	if f.Status == "deleted" {
+	if f.Status == diff.Deleted {
 		commit = res.FromCommit
 	}
 	if !haveGDAL {

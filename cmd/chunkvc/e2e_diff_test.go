@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/formats/formattest"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
@@ -122,8 +123,8 @@ type diffJSON struct {
 				Level, Changed, Total int
 			} `json:"levels"`
 		} `json:"tiff"`
-		Parquet    *repo.ParquetDiff    `json:"parquet"`
-		FlatGeobuf *repo.FlatGeobufDiff `json:"flatgeobuf"`
+		Parquet    *diff.ParquetDiff    `json:"parquet"`
+		FlatGeobuf *diff.FlatGeobufDiff `json:"flatgeobuf"`
 		Reencoded  string               `json:"reencoded"`
 		Changes    []struct {
 			Key    string      `json:"key"`
@@ -244,19 +245,19 @@ func fixGeneric(path, seed string) *manifest.Manifest {
 }
 
 // goldenResult has one file of every kind and status.
-func goldenResult() *repo.DiffResult {
+func goldenResult() *diff.Result {
 	moved := *fixGeneric("old/notes.bin", "n")
 	moved.Path = "archive/notes.bin"
-	files := []repo.FileDiff{
-		repo.CompareManifests(fixCOG("dem.tif", "deflate"), fixCOG("dem.tif", "deflate", "z0/r1/c2", "z1/r0/c1", "z2/r0/c0")),
-		repo.CompareManifests(fixCOG("ortho.tif", "deflate"), fixCOG("ortho.tif", "zstd")),
-		repo.CompareManifests(fixParquet(2000, 3, "0a1b2c3d4e5f"), fixParquet(2500, 4, "6a7b8c9d0e1f", "rg1/value/p0")),
-		repo.CompareManifests(fixFGB(1200, "EPSG:4326"), fixFGB(1210, "EPSG:4326", 2, 3)),
-		repo.CompareManifests(nil, fixGeneric("added.bin", "a")),
-		repo.CompareManifests(fixGeneric("gone.bin", "g"), nil),
-		repo.CompareManifests(fixGeneric("old/notes.bin", "n"), &moved),
+	files := []diff.FileDiff{
+		diff.Compare(fixCOG("dem.tif", "deflate"), fixCOG("dem.tif", "deflate", "z0/r1/c2", "z1/r0/c1", "z2/r0/c0")),
+		diff.Compare(fixCOG("ortho.tif", "deflate"), fixCOG("ortho.tif", "zstd")),
+		diff.Compare(fixParquet(2000, 3, "0a1b2c3d4e5f"), fixParquet(2500, 4, "6a7b8c9d0e1f", "rg1/value/p0")),
+		diff.Compare(fixFGB(1200, "EPSG:4326"), fixFGB(1210, "EPSG:4326", 2, 3)),
+		diff.Compare(nil, fixGeneric("added.bin", "a")),
+		diff.Compare(fixGeneric("gone.bin", "g"), nil),
+		diff.Compare(fixGeneric("old/notes.bin", "n"), &moved),
 	}
-	return &repo.DiffResult{From: "v1", To: "v2", Files: files}
+	return &diff.Result{From: "v1", To: "v2", Files: files}
 }
 
 func checkGolden(t *testing.T, name string, got []byte) {
@@ -292,7 +293,7 @@ func TestDiffGolden(t *testing.T) {
 		"fixture.geojson": func(b *bytes.Buffer) error {
 			// Longitude/latitude files only: the output is then the same
 			// with and without GDAL.
-			ll := &repo.DiffResult{From: res.From, To: res.To}
+			ll := &diff.Result{From: res.From, To: res.To}
 			for _, f := range res.Files {
 				if isLonLat(f.CRS) {
 					ll.Files = append(ll.Files, f)
@@ -305,10 +306,10 @@ func TestDiffGolden(t *testing.T) {
 			return err
 		},
 		"empty.txt": func(b *bytes.Buffer) error {
-			return renderText(b, &repo.DiffResult{From: "HEAD", To: repo.WorkTree, Files: []repo.FileDiff{}})
+			return renderText(b, &diff.Result{From: "HEAD", To: diff.WorkTree, Files: []diff.FileDiff{}})
 		},
 		"empty.md": func(b *bytes.Buffer) error {
-			return renderMarkdown(b, &repo.DiffResult{From: "HEAD", To: repo.WorkTree, Files: []repo.FileDiff{}})
+			return renderMarkdown(b, &diff.Result{From: "HEAD", To: diff.WorkTree, Files: []diff.FileDiff{}})
 		},
 	}
 	for name, fn := range render {
@@ -331,8 +332,8 @@ func TestDiffGolden(t *testing.T) {
 
 // The pure-Go picture: outlines of a vector file's blocks, changed ones red.
 func TestDiffPNGOutlines(t *testing.T) {
-	res := &repo.DiffResult{From: "v1", To: "v2", Files: []repo.FileDiff{
-		repo.CompareManifests(fixFGB(1200, "EPSG:4326"), fixFGB(1210, "EPSG:4326", 2))}}
+	res := &diff.Result{From: "v1", To: "v2", Files: []diff.FileDiff{
+		diff.Compare(fixFGB(1200, "EPSG:4326"), fixFGB(1210, "EPSG:4326", 2))}}
 	name := filepath.Join(t.TempDir(), "d.png")
 	if _, err := writeDiffPNG(context.Background(), nil, res, name); err != nil {
 		t.Fatal(err)
