@@ -19,6 +19,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats/formattest"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/diffview"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
 )
@@ -284,8 +285,8 @@ func checkGolden(t *testing.T, name string, got []byte) {
 func TestDiffGolden(t *testing.T) {
 	res := goldenResult()
 	render := map[string]func(*bytes.Buffer) error{
-		"fixture.txt": func(b *bytes.Buffer) error { return renderText(b, res) },
-		"fixture.md":  func(b *bytes.Buffer) error { return renderMarkdown(b, res) },
+		"fixture.txt": func(b *bytes.Buffer) error { return diffview.Text(b, res) },
+		"fixture.md":  func(b *bytes.Buffer) error { return diffview.Markdown(b, res) },
 		"fixture.json": func(b *bytes.Buffer) error {
 			g := &globalOptions{stdout: b}
 			return g.printJSON(res)
@@ -295,21 +296,21 @@ func TestDiffGolden(t *testing.T) {
 			// with and without GDAL.
 			ll := &diff.Result{From: res.From, To: res.To}
 			for _, f := range res.Files {
-				if isLonLat(f.CRS) {
+				if diffview.IsLonLat(f.CRS) {
 					ll.Files = append(ll.Files, f)
 				}
 			}
-			note, err := renderGeoJSON(b, ll)
+			note, err := diffview.GeoJSON(b, ll, diffToLonLat())
 			if note != "" {
 				t.Errorf("geojson note for lon/lat files: %s", note)
 			}
 			return err
 		},
 		"empty.txt": func(b *bytes.Buffer) error {
-			return renderText(b, &diff.Result{From: "HEAD", To: diff.WorkTree, Files: []diff.FileDiff{}})
+			return diffview.Text(b, &diff.Result{From: "HEAD", To: diff.WorkTree, Files: []diff.FileDiff{}})
 		},
 		"empty.md": func(b *bytes.Buffer) error {
-			return renderMarkdown(b, &diff.Result{From: "HEAD", To: diff.WorkTree, Files: []diff.FileDiff{}})
+			return diffview.Markdown(b, &diff.Result{From: "HEAD", To: diff.WorkTree, Files: []diff.FileDiff{}})
 		},
 	}
 	for name, fn := range render {
@@ -335,7 +336,7 @@ func TestDiffPNGOutlines(t *testing.T) {
 	res := &diff.Result{From: "v1", To: "v2", Files: []diff.FileDiff{
 		diff.Compare(fixFGB(1200, "EPSG:4326"), fixFGB(1210, "EPSG:4326", 2))}}
 	name := filepath.Join(t.TempDir(), "d.png")
-	if _, err := writeDiffPNG(context.Background(), nil, res, name); err != nil {
+	if _, err := writeDiffPNG(context.Background(), name, res, nil); err != nil {
 		t.Fatal(err)
 	}
 	img := decodePNG(t, name)
