@@ -37,9 +37,9 @@ type CheckoutOptions struct {
 
 // CheckoutFile reports one file.
 type CheckoutFile struct {
-	Path   string `json:"path"`
-	Status string `json:"status"` // written, up-to-date, partial, prefetched
-	Size   int64  `json:"size"`   // bytes written (partial: the partial file's size)
+	Path   string     `json:"path"`
+	Status FileStatus `json:"status"` // written, up-to-date, partial, prefetched
+	Size   int64      `json:"size"`   // bytes written (partial: the partial file's size)
 	// FullSize is the size of the whole version, for partial and
 	// prefetched files.
 	FullSize int64 `json:"full_size,omitempty"`
@@ -319,7 +319,7 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions,
 		p := pl.m.Path
 		wt.removeTemps(p)
 		if pl.layout.upToDate {
-			res.Files = append(res.Files, CheckoutFile{Path: p, Status: "up-to-date", Size: pl.m.Size})
+			res.Files = append(res.Files, CheckoutFile{Path: p, Status: FileUpToDate, Size: pl.m.Size})
 			continue
 		}
 		var cf CheckoutFile
@@ -338,7 +338,7 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions,
 			if err == nil {
 				err = partial.set(p, nil)
 			}
-			cf = CheckoutFile{Path: p, Status: "written", Size: pl.m.Size, AssembleStats: st}
+			cf = CheckoutFile{Path: p, Status: FileWritten, Size: pl.m.Size, AssembleStats: st}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -378,14 +378,14 @@ func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest,
 		if ok, _ := exists(r.abs(p)); !ok {
 			cache.put(p, cacheEntry{Lazy: true}) // not materialised is not deleted
 		}
-		return CheckoutFile{Path: p, Status: "prefetched", FullSize: m.Size, AssembleStats: st}, nil
+		return CheckoutFile{Path: p, Status: FilePrefetched, FullSize: m.Size, AssembleStats: st}, nil
 	}
 	n, st, err := r.writePartialTIFF(ctx, wt, m, box, commit)
 	if err != nil {
 		return CheckoutFile{}, err
 	}
 	cache.drop(p)
-	return CheckoutFile{Path: p, Status: "partial", Size: n, FullSize: m.Size, AssembleStats: st}, nil
+	return CheckoutFile{Path: p, Status: FilePartial, Size: n, FullSize: m.Size, AssembleStats: st}, nil
 }
 
 type manifestLayoutID struct {

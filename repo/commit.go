@@ -36,16 +36,16 @@ type CommitOptions struct {
 
 // FileResult reports one file of a commit.
 type FileResult struct {
-	Path      string   `json:"path"`
-	Status    string   `json:"status"` // added, modified, deleted, unchanged
-	Format    string   `json:"format,omitempty"`
-	Fallback  string   `json:"fallback,omitempty"`
-	Size      int64    `json:"size"`
-	Chunks    int      `json:"chunks"`
-	NewChunks int      `json:"new_chunks"`
-	NewBytes  int64    `json:"new_bytes"`
-	Changed   int      `json:"changed_keys"`
-	Warnings  []string `json:"warnings,omitempty"`
+	Path      string     `json:"path"`
+	Status    FileStatus `json:"status"` // added, modified, deleted, unchanged
+	Format    string     `json:"format,omitempty"`
+	Fallback  string     `json:"fallback,omitempty"`
+	Size      int64      `json:"size"`
+	Chunks    int        `json:"chunks"`
+	NewChunks int        `json:"new_chunks"`
+	NewBytes  int64      `json:"new_bytes"`
+	Changed   int        `json:"changed_keys"`
+	Warnings  []string   `json:"warnings,omitempty"`
 }
 
 // CommitResult reports a commit.
@@ -170,7 +170,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		if hit && inPrev && e.describedBy(h) {
 			// Same stat as when HEAD's manifest was made: not even read
 			// (so no format or chunk count to report).
-			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Size: fi.Size()})
+			res.Files = append(res.Files, FileResult{Path: p, Status: FileUnchanged, Size: fi.Size()})
 			continue
 		}
 		if hit && inPrev {
@@ -184,7 +184,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			current[p] = old
 			e.Manifest = h.String()
 			cached = append(cached, done{p, e})
-			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
+			res.Files = append(res.Files, FileResult{Path: p, Status: FileUnchanged, Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
 			continue
 		}
 		j := &job{p: p, old: old, oldBytes: oldBytes}
@@ -251,17 +251,17 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			NewChunks: newChunks, NewBytes: newBytes}
 		switch {
 		case old == nil:
-			fr.Status = "added"
+			fr.Status = FileAdded
 			fr.Changed = len(ch.m.Chunks)
 		case ch.sameText(oldBytes):
-			fr.Status = "unchanged"
+			fr.Status = FileUnchanged
 		default:
-			fr.Status = "modified"
+			fr.Status = FileModified
 			d := manifest.Diff(old, ch.m)
 			fr.Changed = d.Added + d.Removed + d.Changed
 			fr.Warnings = diff.Warnings(old, ch.m, d)
 		}
-		if fr.Status != "unchanged" {
+		if fr.Status != FileUnchanged {
 			worktree[p] = ch
 		}
 		res.Files = append(res.Files, fr)
@@ -272,7 +272,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	var remove []string
 	for _, p := range deleted {
 		remove = append(remove, manifestPath(p))
-		res.Files = append(res.Files, FileResult{Path: p, Status: "deleted"})
+		res.Files = append(res.Files, FileResult{Path: p, Status: FileDeleted})
 	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	res.ChunksUploaded, res.BytesUploaded = up.chunks.Load(), up.bytes.Load()
@@ -497,7 +497,7 @@ func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.
 	for i := range files {
 		f := &files[i]
 		m := current[f.Path]
-		if m == nil || m.Format != formats.Parquet || (f.Status != "added" && f.Status != "modified") {
+		if m == nil || m.Format != formats.Parquet || (f.Status != FileAdded && f.Status != FileModified) {
 			continue
 		}
 		// Not the whole geo block: its bbox differs between partitions.

@@ -118,13 +118,13 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 	}
 	for _, f := range res.Files {
 		switch f.Status {
-		case "up-to-date":
+		case repo.FileUpToDate:
 			g.say("up to date %s\n", f.Path)
 			continue
-		case "partial":
+		case repo.FilePartial:
 			g.say("partial    %s  (%s of %s; %d chunks fetched = %s)\n", f.Path, humanBytes(f.Size), humanBytes(f.FullSize), f.ChunksFetched, humanBytes(f.BytesFetched))
 			continue
-		case "prefetched":
+		case repo.FilePrefetched:
 			g.say("prefetched %s  (no file written; %d chunks fetched = %s into the read cache)\n", f.Path, f.ChunksFetched, humanBytes(f.BytesFetched))
 			continue
 		}

@@ -70,13 +70,22 @@ where normalize would refuse. Requires a chunkvc built with GDAL
 	return c
 }
 
+// normalizeStatus is what normalize did to one file.
+type normalizeStatus string
+
+// Normalize statuses, as --json spells them.
+const (
+	normNormalized normalizeStatus = "normalized" // rewritten
+	normUnchanged  normalizeStatus = "unchanged"  // already normalized
+	normChecked    normalizeStatus = "checked"    // --check-only: would be rewritten
+	normRefused    normalizeStatus = "refused"
+)
+
 // normalizeResult is one file in the report (--json: "files").
 type normalizeResult struct {
-	Path string `json:"path"`
-	// Status: normalized (rewritten), unchanged (already normalized),
-	// checked (--check-only, would be rewritten), refused.
-	Status  string `json:"status"`
-	Profile string `json:"profile"`
+	Path    string          `json:"path"`
+	Status  normalizeStatus `json:"status"`
+	Profile string          `json:"profile"`
 	// InHead says whether HEAD has the file; tile counts compare with it.
 	InHead       bool     `json:"in_head"`
 	Tiles        int      `json:"tiles"`
@@ -130,7 +139,7 @@ func runNormalize(ctx context.Context, g *globalOptions, o normalizeOptions, arg
 			return err
 		}
 		results = append(results, res)
-		if res.Status == "refused" {
+		if res.Status == normRefused {
 			refused = append(refused, fmt.Errorf("%w: %s: %s", errChurn, res.Path, res.Reason))
 		}
 		if !g.json {
