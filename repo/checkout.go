@@ -132,7 +132,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	} else {
 		for _, p := range opt.Paths {
 			if _, ok := blobs[p]; !ok {
-				return nil, fmt.Errorf("%s is not a tracked file in %s", p, revName(opt.Rev))
+				return nil, fmt.Errorf("%s is %w in %s", p, ErrNotTracked, revName(opt.Rev))
 			}
 			paths = append(paths, p)
 		}

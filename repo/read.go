@@ -33,7 +33,7 @@ func (r *Repo) Manifest(rev, p string) (*manifest.Manifest, error) {
 	}
 	h, ok := blobs[p]
 	if !ok {
-		return nil, fmt.Errorf("%s is not a tracked file in %s", p, revName(rev))
+		return nil, fmt.Errorf("%s is %w in %s", p, ErrNotTracked, revName(rev))
 	}
 	m, _, err := r.git.readManifestBlob(h, p)
 	return m, err

@@ -171,7 +171,7 @@ func headManifest(r *repo.Repo, p string) (*manifest.Manifest, error) {
 	switch {
 	case errors.Is(err, repo.ErrNoCommits):
 		return nil, nil
-	case err != nil && strings.Contains(err.Error(), "is not a tracked file"):
+	case errors.Is(err, repo.ErrNotTracked):
 		return nil, nil
 	}
 	return m, err
