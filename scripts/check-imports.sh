@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Layering check: imports point down
-#   cmd/chunkvc → repo → {formats, manifest, store} → {hashing, geom}
+#   cmd/chunkvc → repo → {diff, formats, manifest, store} → {hashing, geom}
+# with diff → {manifest, formats, geom, hashing} and manifest, formats →
+# {hashing, geom}; internal/diffview renders diff results without repo
 # (geom, internal/progress and internal/writeback are leaves anyone may
 # import)
 # and only repo imports go-git, only store/s3 imports minio-go, only the
@@ -28,6 +30,8 @@ while read -r pkg imports; do
         geom) bad="geom is a leaf" ;;
         manifest) [[ $irel == hashing || $irel == geom ]] || bad="manifest may import only hashing and geom" ;;
         store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress || $irel == internal/writeback ]] || bad="store may import only hashing and the leaf helpers" ;;
+        diff) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="diff may import only manifest, formats, geom and hashing" ;;
+        internal/diffview) [[ $irel != repo && $irel != repo/* && $irel != cmd/* ]] || bad="diffview may not import repo" ;;
         formats|formats/*) [[ $irel == hashing || $irel == geom || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing and geom" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
         scripts/*) ;;

@@ -17,6 +17,9 @@ bad=(
   "$m/repo $m/cmd/chunkvc"
   "$m/geom $m/hashing"
   "$m/manifest $m/formats"
+  "$m/diff $m/repo"
+  "$m/diff $m/store"
+  "$m/internal/diffview $m/repo"
 )
 fail=0
 for line in "${bad[@]}"; do
@@ -27,7 +30,9 @@ for line in "${bad[@]}"; do
 done
 good="$m/repo $m/manifest $m/store $m/formats $m/hashing github.com/go-git/go-git/v5
 $m/manifest $m/geom $m/hashing
-$m/formats/tiff $m/geom $m/formats $m/hashing"
+$m/formats/tiff $m/geom $m/formats $m/hashing
+$m/diff $m/manifest $m/geom $m/formats $m/formats/tiff $m/hashing
+$m/internal/diffview $m/diff $m/geom $m/manifest $m/formats/tiff"
 if ! echo "$good" | scripts/check-imports.sh --stdin; then
   echo "check-imports.sh refused allowed imports: $good" >&2
   fail=1
