@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // Adapter names, as manifests and --json outputs spell them (the format
@@ -18,6 +21,20 @@ const (
 	Generic    = "generic"
 )
 
+// MediaType is the HTTP media type of files the adapter named name reads
+// (application/octet-stream for generic and unknown ones).
+func MediaType(name string) string {
+	switch name {
+	case TIFF:
+		return "image/tiff"
+	case Parquet:
+		return "application/vnd.apache.parquet"
+	case FlatGeobuf:
+		return "application/flatgeobuf"
+	}
+	return "application/octet-stream"
+}
+
 // MaxChunk is the largest chunk an adapter may emit (DESIGN: split anything
 // over ~8 MiB by CDC; this is the hard limit the pipeline trusts).
 const MaxChunk = 16 << 20
@@ -28,16 +45,24 @@ const MaxKeyLen = 120
 // HeadSize is how many leading bytes Detect is given (fewer for short files).
 const HeadSize = 64
 
-// BBox is a footprint in the file's own CRS: minx, miny, maxx, maxy.
-type BBox [4]float64
+// SummaryBBox spells b for a "bbox" summary field: each coordinate in the
+// shortest decimal that round-trips ('g', so large values take exponents).
+func SummaryBBox(b geom.BBox) string {
+	var s [4]string
+	for i, v := range b.Array() {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s[:], ",")
+}
 
 // Segment is a byte range of the file.
 type Segment struct {
 	Off, Len int64
 	// Key is empty for inline (skeleton) bytes, otherwise the chunk's key.
 	Key string
-	// BBox is the chunk's footprint, nil when unknown.
-	BBox *BBox
+	// BBox is the chunk's footprint in the file's own CRS, nil when
+	// unknown.
+	BBox *geom.BBox
 	// Derive, when set (and Key empty), names a recipe by which the
 	// adapter's Deriver regenerates these bytes from the rest of the file
 	// (a FlatGeobuf spatial index from its features). Derived bytes are

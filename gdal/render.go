@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/airbusgeo/godal"
+
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 var renderRegister sync.Once
@@ -23,8 +25,8 @@ var renderRegister sync.Once
 // else band 1 as grey, each from its 2nd to 98th percentile; nodata is
 // transparent. It also returns the raster's bbox (minx, miny, maxx, maxy)
 // in its own CRS.
-func RenderPreview(path string, w, h int) (*image.RGBA, [4]float64, error) {
-	var box [4]float64
+func RenderPreview(path string, w, h int) (*image.RGBA, geom.BBox, error) {
+	var box geom.BBox
 	if w <= 0 || h <= 0 || w > 8192 || h > 8192 {
 		return nil, box, fmt.Errorf("preview size %dx%d out of range", w, h)
 	}
@@ -42,9 +44,11 @@ func RenderPreview(path string, w, h int) (*image.RGBA, [4]float64, error) {
 		return nil, box, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer func() { _ = ds.Close() }() // opened read-only: nothing to flush
-	if box, err = ds.Bounds(quiet); err != nil {
+	bounds, err := ds.Bounds(quiet)
+	if err != nil {
 		return nil, box, fmt.Errorf("%s: bounds: %w", path, err)
 	}
+	box = geom.FromArray(bounds)
 	st := ds.Structure()
 	bands := ds.Bands()
 	if len(bands) == 0 || st.SizeX <= 0 || st.SizeY <= 0 {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/airbusgeo/godal"
+
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // gradientTIFF writes a 64×32 UInt16 GeoTIFF whose values grow from left
@@ -49,7 +51,7 @@ func TestRenderPreview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := [4]float64{500000, 4600000, 500640, 4600320}; box != want {
+	if want := (geom.BBox{MinX: 500000, MinY: 4600000, MaxX: 500640, MaxY: 4600320}); box != want {
 		t.Fatalf("bbox %v, want %v", box, want)
 	}
 	if b := img.Bounds(); b.Dx() != 32 || b.Dy() != 16 {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
@@ -36,7 +37,7 @@ type Chunk struct {
 	Key  string
 	Size int64
 	ID   hashing.ID
-	BBox *[4]float64
+	BBox *geom.BBox // the footprint, nil when unknown
 }
 
 // Manifest describes one tracked file.
@@ -130,7 +131,7 @@ func (m *Manifest) encode(size int, flush func([]byte) ([]byte, error), every in
 		out = hex.AppendEncode(out, c.ID[:])
 		if c.BBox != nil {
 			out = append(out, ' ')
-			for i, v := range *c.BBox {
+			for i, v := range c.BBox.Array() {
 				if i > 0 {
 					out = append(out, ',')
 				}
@@ -175,8 +176,8 @@ func (sp *spellings) append(out []byte, v float64) []byte {
 func appendCoord(out []byte, v float64) []byte { return strconv.AppendFloat(out, v, 'f', -1, 64) }
 
 // appendBBox appends bb as FormatBBox spells it.
-func appendBBox(out []byte, bb [4]float64) []byte {
-	for i, v := range bb {
+func appendBBox(out []byte, bb geom.BBox) []byte {
+	for i, v := range bb.Array() {
 		if i > 0 {
 			out = append(out, ',')
 		}
@@ -186,19 +187,10 @@ func appendBBox(out []byte, bb [4]float64) []byte {
 }
 
 // FormatBBox spells a bbox the one way manifests do: shortest decimal that
-// round-trips, no exponent.
-func FormatBBox(bb [4]float64) string {
+// round-trips, no exponent (geom.BBox.String rounds; this never does). A
+// manifest holds only valid boxes (geom.BBox.Valid).
+func FormatBBox(bb geom.BBox) string {
 	return string(appendBBox(nil, bb))
-}
-
-// ValidBBox reports whether bb can be written: finite, min ≤ max.
-func ValidBBox(bb [4]float64) bool {
-	for _, v := range bb {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return bb[0] <= bb[2] && bb[1] <= bb[3]
 }
 
 func (m *Manifest) validate() error {
@@ -228,8 +220,8 @@ func (m *Manifest) validate() error {
 		if c.Size < 0 || c.Size > MaxChunkLen {
 			return fmt.Errorf("%w: chunk %s size %d", ErrInvalid, c.Key, c.Size)
 		}
-		if c.BBox != nil && !ValidBBox(*c.BBox) {
-			return fmt.Errorf("%w: chunk %s bbox %v", ErrInvalid, c.Key, *c.BBox)
+		if c.BBox != nil && !c.BBox.Valid() {
+			return fmt.Errorf("%w: chunk %s bbox %v", ErrInvalid, c.Key, c.BBox.Array())
 		}
 		if i > 0 && !NaturalLess(m.Chunks[i-1].Key, c.Key) {
 			return fmt.Errorf("%w: chunk keys %q and %q out of order or repeated", ErrInvalid, m.Chunks[i-1].Key, c.Key)
@@ -449,7 +441,7 @@ func parse(data []byte) (*Manifest, error) {
 		return nil, bad("chunk count")
 	}
 	m.Chunks = make([]Chunk, 0, count)
-	cp := chunkParser{bboxes: make([][4]float64, 0, count), coords: map[string]float64{}}
+	cp := chunkParser{bboxes: make([]geom.BBox, 0, count), coords: map[string]float64{}}
 	for i := 0; i < count; i++ {
 		l, ok := line()
 		if !ok {
@@ -475,7 +467,7 @@ const maxLine = 64 << 10
 
 // chunkParser parses the chunk lines of one manifest.
 type chunkParser struct {
-	bboxes [][4]float64       // backs the chunks' BBox pointers: one allocation, not one a line
+	bboxes []geom.BBox        // backs the chunks' BBox pointers: one allocation, not one a line
 	coords map[string]float64 // coordinates parsed so far (see spellings)
 }
 
@@ -518,9 +510,9 @@ func (cp *chunkParser) parse(line string) (Chunk, error) {
 			rest = r
 		}
 		if len(cp.bboxes) == cap(cp.bboxes) {
-			cp.bboxes = make([][4]float64, 0, 1024) // the earlier ones stay where they are
+			cp.bboxes = make([]geom.BBox, 0, 1024) // the earlier ones stay where they are
 		}
-		cp.bboxes = append(cp.bboxes, bb)
+		cp.bboxes = append(cp.bboxes, geom.FromArray(bb))
 		c.BBox = &cp.bboxes[len(cp.bboxes)-1]
 	}
 	return c, nil

@@ -10,11 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
 func sample() *Manifest {
-	bb := [4]float64{500000, 4599744.5, 507680, 4607680}
+	bb := geom.BBox{MinX: 500000, MinY: 4599744.5, MaxX: 507680, MaxY: 4607680}
 	return &Manifest{
 		Path: "data/dem.tif", Format: "tiff", FormatVersion: 1,
 		Size: 12345, Digest: hashing.Sum([]byte("file")), Layout: hashing.Sum([]byte("layout")), LayoutSize: 321,
@@ -101,7 +102,8 @@ func TestEncodeSpellsEachCoordinate(t *testing.T) {
 				x, y := rng.Float64()*1e6, rng.Float64()*1e6
 				bb = [4]float64{x, y, x + rng.Float64(), y + rng.Float64()}
 			}
-			chunks = append(chunks, Chunk{Key: fmt.Sprintf("z0/r%d/c%d", r, c), Size: 1, ID: hashing.Sum([]byte{byte(r), byte(c)}), BBox: &bb})
+			b := geom.FromArray(bb)
+			chunks = append(chunks, Chunk{Key: fmt.Sprintf("z0/r%d/c%d", r, c), Size: 1, ID: hashing.Sum([]byte{byte(r), byte(c)}), BBox: &b})
 		}
 	}
 	m := sample()
@@ -123,8 +125,8 @@ func TestEncodeSpellsEachCoordinate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, c := range m2.Chunks {
-		for k, v := range *c.BBox {
-			if w := (*m.Chunks[i].BBox)[k]; math.Float64bits(v) != math.Float64bits(w) {
+		for k, v := range c.BBox.Array() {
+			if w := m.Chunks[i].BBox.Array()[k]; math.Float64bits(v) != math.Float64bits(w) {
 				t.Fatalf("chunk %s: coordinate %d decoded as %v, was %v", c.Key, k, v, w)
 			}
 		}
@@ -140,7 +142,7 @@ func TestEncodeTo(t *testing.T) {
 	rng := rand.New(rand.NewSource(8))
 	for i := range 3000 {
 		x, y := rng.Float64()*1e6, rng.Float64()*1e6
-		bb := [4]float64{x, y, x + 1, y + 1}
+		bb := geom.BBox{MinX: x, MinY: y, MaxX: x + 1, MaxY: y + 1}
 		chunks = append(chunks, Chunk{Key: fmt.Sprintf("c%d", i), Size: int64(i), ID: hashing.Sum([]byte{byte(i), byte(i >> 8)}), BBox: &bb})
 	}
 	m := sample()
@@ -234,7 +236,7 @@ func TestNormalizeContentKeys(t *testing.T) {
 }
 
 func TestChunkLineCompact(t *testing.T) {
-	bb := [4]float64{512345.25, 4612345.75, 520025.25, 4620025.75}
+	bb := geom.BBox{MinX: 512345.25, MinY: 4612345.75, MaxX: 520025.25, MaxY: 4620025.75}
 	m := &Manifest{Path: "a.tif", Format: "tiff", FormatVersion: 1, Chunks: []Chunk{{Key: "mask/z3/r120/c340", Size: 1234567, ID: hashing.Sum(nil), BBox: &bb}}}
 	b, err := m.Encode()
 	if err != nil {

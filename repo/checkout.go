@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -29,15 +31,15 @@ type CheckoutOptions struct {
 	// so status shows it and commit refuses it; for Parquet and FlatGeobuf
 	// the chunks that meet the box (whole row groups for Parquet) are read
 	// into the read cache and no file is written. Other formats are refused.
-	BBox    *[4]float64
+	BBox    *geom.BBox
 	BBoxCRS string
 }
 
 // CheckoutFile reports one file.
 type CheckoutFile struct {
-	Path   string `json:"path"`
-	Status string `json:"status"` // written, up-to-date, partial, prefetched
-	Size   int64  `json:"size"`   // bytes written (partial: the partial file's size)
+	Path   string     `json:"path"`
+	Status FileStatus `json:"status"` // written, up-to-date, partial, prefetched
+	Size   int64      `json:"size"`   // bytes written (partial: the partial file's size)
 	// FullSize is the size of the whole version, for partial and
 	// prefetched files.
 	FullSize int64 `json:"full_size,omitempty"`
@@ -130,7 +132,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	} else {
 		for _, p := range opt.Paths {
 			if _, ok := blobs[p]; !ok {
-				return nil, fmt.Errorf("%s is not a tracked file in %s", p, revName(opt.Rev))
+				return nil, fmt.Errorf("%s is %w in %s", p, ErrNotTracked, revName(opt.Rev))
 			}
 			paths = append(paths, p)
 		}
@@ -186,7 +188,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 type checkoutPlan struct {
 	m      *manifest.Manifest
 	layout manifestLayoutID
-	box    [4]float64 // in the file's CRS, with opt.BBox
+	box    geom.BBox // in the file's CRS, with opt.BBox
 }
 
 // planCheckout reads each file's manifest and checks its target. A file
@@ -255,7 +257,7 @@ func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, 
 func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, known []plumbing.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
 	p := m.Path
 	ok, err := exists(r.abs(p))
-	if err != nil || !ok || (opt.BBox != nil && m.Format != "tiff") {
+	if err != nil || !ok || (opt.BBox != nil && m.Format != formats.TIFF) {
 		// Not there, or only read into the cache: not touched.
 		return manifestLayoutID{}, err
 	}
@@ -323,7 +325,7 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions,
 		p := pl.m.Path
 		wt.removeTemps(p)
 		if pl.layout.upToDate {
-			res.Files = append(res.Files, CheckoutFile{Path: p, Status: "up-to-date", Size: pl.m.Size})
+			res.Files = append(res.Files, CheckoutFile{Path: p, Status: FileUpToDate, Size: pl.m.Size})
 			continue
 		}
 		var cf CheckoutFile
@@ -342,7 +344,7 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions,
 			if err == nil {
 				err = partial.set(p, nil)
 			}
-			cf = CheckoutFile{Path: p, Status: "written", Size: pl.m.Size, AssembleStats: st}
+			cf = CheckoutFile{Path: p, Status: FileWritten, Size: pl.m.Size, AssembleStats: st}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -358,9 +360,9 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions,
 
 // boxPlan checks, before anything is written, that m can be checked out
 // by box and returns the box in m's CRS.
-func boxPlan(m *manifest.Manifest, box [4]float64, crs string) ([4]float64, error) {
+func boxPlan(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error) {
 	switch m.Format {
-	case "tiff", "parquet", "flatgeobuf":
+	case formats.TIFF, formats.Parquet, formats.FlatGeobuf:
 	default:
 		return box, fmt.Errorf("%s: --bbox works on tiff, parquet and flatgeobuf files, not %s; check it out without --bbox", m.Path, m.Format)
 	}
@@ -372,9 +374,9 @@ func boxPlan(m *manifest.Manifest, box [4]float64, crs string) ([4]float64, erro
 
 // checkoutBBox materialises the part of m that meets box (see
 // CheckoutOptions.BBox).
-func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest, box [4]float64, commit string, cache *statCache) (CheckoutFile, error) {
+func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest, box geom.BBox, commit string, cache *statCache) (CheckoutFile, error) {
 	p := m.Path
-	if m.Format != "tiff" {
+	if m.Format != formats.TIFF {
 		st, err := r.prefetchBBox(ctx, m, box)
 		if err != nil {
 			return CheckoutFile{}, err
@@ -382,14 +384,14 @@ func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest,
 		if ok, _ := exists(r.abs(p)); !ok {
 			cache.put(p, cacheEntry{Lazy: true}) // not materialised is not deleted
 		}
-		return CheckoutFile{Path: p, Status: "prefetched", FullSize: m.Size, AssembleStats: st}, nil
+		return CheckoutFile{Path: p, Status: FilePrefetched, FullSize: m.Size, AssembleStats: st}, nil
 	}
 	n, st, err := r.writePartialTIFF(ctx, wt, m, box, commit)
 	if err != nil {
 		return CheckoutFile{}, err
 	}
 	cache.drop(p)
-	return CheckoutFile{Path: p, Status: "partial", Size: n, FullSize: m.Size, AssembleStats: st}, nil
+	return CheckoutFile{Path: p, Status: FilePartial, Size: n, FullSize: m.Size, AssembleStats: st}, nil
 }
 
 type manifestLayoutID struct {

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -508,9 +508,9 @@ func likeLayout(old *manifest.Manifest) hashing.ID {
 
 // bbox is a segment's footprint as the manifest holds it: the same
 // memory, not a copy per chunk.
-func bbox(b *formats.BBox) *[4]float64 {
-	if b == nil || !manifest.ValidBBox(*b) {
+func bbox(b *geom.BBox) *geom.BBox {
+	if b == nil || !b.Valid() {
 		return nil
 	}
-	return (*[4]float64)(b)
+	return b
 }

@@ -10,9 +10,10 @@ import (
 	"path"
 	"slices"
 	"sort"
-	"strings"
 	"sync/atomic"
 
+	"github.com/chunkvc/chunkvc/diff"
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -35,16 +36,16 @@ type CommitOptions struct {
 
 // FileResult reports one file of a commit.
 type FileResult struct {
-	Path      string   `json:"path"`
-	Status    string   `json:"status"` // added, modified, deleted, unchanged
-	Format    string   `json:"format,omitempty"`
-	Fallback  string   `json:"fallback,omitempty"`
-	Size      int64    `json:"size"`
-	Chunks    int      `json:"chunks"`
-	NewChunks int      `json:"new_chunks"`
-	NewBytes  int64    `json:"new_bytes"`
-	Changed   int      `json:"changed_keys"`
-	Warnings  []string `json:"warnings,omitempty"`
+	Path      string     `json:"path"`
+	Status    FileStatus `json:"status"` // added, modified, deleted, unchanged
+	Format    string     `json:"format,omitempty"`
+	Fallback  string     `json:"fallback,omitempty"`
+	Size      int64      `json:"size"`
+	Chunks    int        `json:"chunks"`
+	NewChunks int        `json:"new_chunks"`
+	NewBytes  int64      `json:"new_bytes"`
+	Changed   int        `json:"changed_keys"`
+	Warnings  []string   `json:"warnings,omitempty"`
 }
 
 // CommitResult reports a commit.
@@ -169,7 +170,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		if hit && inPrev && e.describedBy(h) {
 			// Same stat as when HEAD's manifest was made: not even read
 			// (so no format or chunk count to report).
-			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Size: fi.Size()})
+			res.Files = append(res.Files, FileResult{Path: p, Status: FileUnchanged, Size: fi.Size()})
 			continue
 		}
 		if hit && inPrev {
@@ -183,7 +184,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			current[p] = old
 			e.Manifest = h.String()
 			cached = append(cached, done{p, e})
-			res.Files = append(res.Files, FileResult{Path: p, Status: "unchanged", Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
+			res.Files = append(res.Files, FileResult{Path: p, Status: FileUnchanged, Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
 			continue
 		}
 		j := &job{p: p, old: old, oldBytes: oldBytes}
@@ -250,17 +251,17 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			NewChunks: newChunks, NewBytes: newBytes}
 		switch {
 		case old == nil:
-			fr.Status = "added"
+			fr.Status = FileAdded
 			fr.Changed = len(ch.m.Chunks)
 		case ch.sameText(oldBytes):
-			fr.Status = "unchanged"
+			fr.Status = FileUnchanged
 		default:
-			fr.Status = "modified"
+			fr.Status = FileModified
 			d := manifest.Diff(old, ch.m)
 			fr.Changed = d.Added + d.Removed + d.Changed
-			fr.Warnings = changeWarnings(old, ch.m, d)
+			fr.Warnings = diff.Warnings(old, ch.m, d)
 		}
-		if fr.Status != "unchanged" {
+		if fr.Status != FileUnchanged {
 			worktree[p] = ch
 		}
 		res.Files = append(res.Files, fr)
@@ -271,7 +272,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	var remove []string
 	for _, p := range deleted {
 		remove = append(remove, manifestPath(p))
-		res.Files = append(res.Files, FileResult{Path: p, Status: "deleted"})
+		res.Files = append(res.Files, FileResult{Path: p, Status: FileDeleted})
 	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	res.ChunksUploaded, res.BytesUploaded = up.chunks.Load(), up.bytes.Load()
@@ -475,112 +476,6 @@ func (r *Repo) commitScope(args, listed []string, prev map[string]plumbing.Hash,
 	return paths, deleted, nil, nil
 }
 
-// changeWarnings flags a version whose encoding profile changed and that
-// changed almost every chunk: a re-encode, not an edit.
-func changeWarnings(old, cur *manifest.Manifest, d manifest.Delta) []string {
-	var w []string
-	op, np := profileOf(old), profileOf(cur)
-	total := d.Unchanged + d.Changed + d.Removed
-	if op != np && total > 0 && float64(d.Changed+d.Removed) >= 0.9*float64(total) {
-		w = append(w, fmt.Sprintf("re-encoded: %s, %d/%d chunks changed", profileChange(old, cur), d.Changed+d.Removed, total))
-	}
-	if cur.Format == "tiff" {
-		if n := staleOverviews(d); n > 0 {
-			w = append(w, fmt.Sprintf("stale overviews: %d full-resolution tiles changed but no overview tile covering them did (rebuild overviews, e.g. gdal_translate -of COG -co OVERVIEWS=IGNORE_EXISTING)", n))
-		}
-	}
-	for _, f := range []struct{ name, what string }{{"schema", "schema"}, {"crs", "CRS"}, {"geometry_types", "geometry types"}} {
-		if a, b := old.SummaryValue(f.name), cur.SummaryValue(f.name); a != b && a != "" && b != "" {
-			w = append(w, fmt.Sprintf("%s changed (%s → %s); readers of the previous version may break", f.what, a, b))
-		}
-	}
-	if old.Format != cur.Format {
-		w = append(w, fmt.Sprintf("format changed: %s → %s", old.Format, cur.Format))
-	}
-	return w
-}
-
-// profileFields are the summary fields that describe how a file was encoded
-// (rather than what it holds); a change in them re-encodes every chunk.
-var profileFields = []string{"tile", "interleave", "compression", "predictor", "overviews"}
-
-func profileOf(m *manifest.Manifest) string {
-	var b strings.Builder
-	for _, f := range profileFields {
-		fmt.Fprintf(&b, "%s=%s;", f, m.SummaryValue(f))
-	}
-	return b.String()
-}
-
-// profileChange names the settings that differ, e.g. "compression deflate → zstd".
-func profileChange(old, cur *manifest.Manifest) string {
-	var parts []string
-	for _, f := range profileFields {
-		if a, b := old.SummaryValue(f), cur.SummaryValue(f); a != b {
-			parts = append(parts, fmt.Sprintf("%s %s → %s", strings.ToUpper(f), a, b))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// staleOverviews counts changed full-resolution TIFF tiles (keys z0/…) that
-// no changed overview tile (z1/…, z2/…) overlaps, when the file has
-// overviews at all. It relies on the tiff adapter's key scheme.
-func staleOverviews(d manifest.Delta) int {
-	var full, ovr []*manifest.Chunk
-	hasOvr := false
-	for _, k := range d.Keys {
-		level := tileLevel(k.Key)
-		if level > 0 {
-			hasOvr = true
-		}
-		if k.Change != manifest.Modified || k.New.BBox == nil {
-			continue
-		}
-		switch {
-		case level == 0:
-			full = append(full, k.New)
-		case level > 0:
-			ovr = append(ovr, k.New)
-		}
-	}
-	if !hasOvr {
-		return 0
-	}
-	n := 0
-	for _, f := range full {
-		covered := false
-		for _, o := range ovr {
-			a, b := f.BBox, o.BBox
-			if a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3] {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			n++
-		}
-	}
-	return n
-}
-
-// tileLevel returns N for an image tile key "zN/…", else -1.
-func tileLevel(key string) int {
-	if !strings.HasPrefix(key, "z") {
-		return -1
-	}
-	n, rest := 0, key[1:]
-	i := 0
-	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-		n = n*10 + int(rest[i]-'0')
-		i++
-	}
-	if i == 0 || i >= len(rest) || rest[i] != '/' {
-		return -1
-	}
-	return n
-}
-
 // siblingWarnings flags added or modified Parquet files whose schema, CRS or
 // geometry types differ from another Parquet file in the same directory:
 // the classic "two incompatible schemas in one partitioned lake" mistake.
@@ -601,7 +496,7 @@ func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.
 	for i := range files {
 		f := &files[i]
 		m := current[f.Path]
-		if m == nil || m.Format != "parquet" || (f.Status != "added" && f.Status != "modified") {
+		if m == nil || m.Format != formats.Parquet || (f.Status != FileAdded && f.Status != FileModified) {
 			continue
 		}
 		// Not the whole geo block: its bbox differs between partitions.
@@ -614,7 +509,7 @@ func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.
 				if err != nil {
 					return err
 				}
-				if sib == nil || sib.Format != "parquet" {
+				if sib == nil || sib.Format != formats.Parquet {
 					continue
 				}
 				if a, b := m.SummaryValue(field), sib.SummaryValue(field); a != b {

@@ -14,16 +14,16 @@ import (
 
 // LogFile is one data file changed by a commit.
 type LogFile struct {
-	Path      string `json:"path"`
-	Status    string `json:"status"` // added, modified, deleted
-	Format    string `json:"format,omitempty"`
-	Size      int64  `json:"size"`
-	Chunks    int    `json:"chunks"`
-	Added     int    `json:"chunks_added"`
-	Removed   int    `json:"chunks_removed"`
-	Changed   int    `json:"chunks_changed"`
-	Unchanged int    `json:"chunks_unchanged"`
-	NewBytes  int64  `json:"new_bytes"`
+	Path      string     `json:"path"`
+	Status    FileStatus `json:"status"` // added, modified, deleted
+	Format    string     `json:"format,omitempty"`
+	Size      int64      `json:"size"`
+	Chunks    int        `json:"chunks"`
+	Added     int        `json:"chunks_added"`
+	Removed   int        `json:"chunks_removed"`
+	Changed   int        `json:"chunks_changed"`
+	Unchanged int        `json:"chunks_unchanged"`
+	NewBytes  int64      `json:"new_bytes"`
 }
 
 // LogEntry is one commit.
@@ -92,9 +92,9 @@ func (r *Repo) changedFiles(a, b *object.Commit) ([]LogFile, error) {
 			return nil, err
 		}
 		var oldM *manifest.Manifest
-		status := "added"
+		status := FileAdded
 		if ok {
-			status = "modified"
+			status = FileModified
 			if oldM, err = read(ha, p); err != nil {
 				return nil, err
 			}
@@ -105,7 +105,7 @@ func (r *Repo) changedFiles(a, b *object.Commit) ([]LogFile, error) {
 	}
 	for p := range ma {
 		if _, ok := mb[p]; !ok {
-			out = append(out, LogFile{Path: p, Status: "deleted"})
+			out = append(out, LogFile{Path: p, Status: FileDeleted})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/parquet"
 	"github.com/chunkvc/chunkvc/formats/tiff"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 )
@@ -27,7 +28,7 @@ type partialEntry struct {
 	Commit  string     `json:"commit"`
 	Digest  hashing.ID `json:"digest"` // the full version's digest
 	Layout  hashing.ID `json:"layout"` // the full version's layout
-	BBox    [4]float64 `json:"bbox"`   // in the file's CRS
+	BBox    geom.BBox  `json:"bbox"`   // in the file's CRS
 	Size    int64      `json:"size"`   // bytes written
 	Dropped [][2]int64 `json:"dropped"`
 }
@@ -91,31 +92,11 @@ func PartialError(p string) error {
 	return fmt.Errorf("%w: %s holds only the tiles of a --bbox checkout; run chunkvc checkout -- %s for the whole file (or delete it) before committing", ErrPartial, p, p)
 }
 
-// ParseBBox parses "minx,miny,maxx,maxy".
-func ParseBBox(s string) ([4]float64, error) {
-	var b [4]float64
-	parts := strings.Split(s, ",")
-	if len(parts) != 4 {
-		return b, fmt.Errorf("bbox %q: want minx,miny,maxx,maxy", s)
-	}
-	for i, p := range parts {
-		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return b, fmt.Errorf("bbox %q: %q is not a number", s, p)
-		}
-		b[i] = v
-	}
-	if b[0] > b[2] || b[1] > b[3] {
-		return b, fmt.Errorf("bbox %q: min is greater than max", s)
-	}
-	return b, nil
-}
-
 var epsgRE = regexp.MustCompile(`^EPSG:(\d+)$`)
 
 // boxIn returns box (given in crs, "" = the file's CRS) in m's CRS. Without
 // GDAL only EPSG:4326 ↔ EPSG:3857 (and identity) are converted.
-func boxIn(m *manifest.Manifest, box [4]float64, crs string) ([4]float64, error) {
+func boxIn(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error) {
 	crs = strings.ToUpper(strings.TrimSpace(crs))
 	fileCRS := strings.ToUpper(m.SummaryValue("crs"))
 	if crs == "" || crs == fileCRS {
@@ -130,71 +111,43 @@ func boxIn(m *manifest.Manifest, box [4]float64, crs string) ([4]float64, error)
 	var f func(x, y float64) (float64, float64)
 	switch {
 	case crs == "EPSG:4326" && fileCRS == "EPSG:3857":
-		f = lonLatToWebMercator
+		f = geom.LonLatToWebMercator
 	case crs == "EPSG:3857" && fileCRS == "EPSG:4326":
-		f = webMercatorToLonLat
+		f = geom.WebMercatorToLonLat
 	default:
 		return box, fmt.Errorf("%s: cannot convert a --bbox from %s to the file's %s in this build (only EPSG:4326 ↔ EPSG:3857); give the box in %s", m.Path, crs, fileCRS, fileCRS)
 	}
-	// Transform points along every edge; take the envelope.
-	out := [4]float64{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
-	const steps = 16
-	for i := 0; i <= steps; i++ {
-		t := float64(i) / steps
-		for _, p := range [][2]float64{
-			{box[0] + t*(box[2]-box[0]), box[1]}, {box[0] + t*(box[2]-box[0]), box[3]},
-			{box[0], box[1] + t*(box[3]-box[1])}, {box[2], box[1] + t*(box[3]-box[1])},
-		} {
-			x, y := f(p[0], p[1])
-			out = [4]float64{min(out[0], x), min(out[1], y), max(out[2], x), max(out[3], y)}
-		}
-	}
-	return out, nil
-}
-
-const earthRadius = 6378137.0
-
-func lonLatToWebMercator(lon, lat float64) (float64, float64) {
-	lat = max(min(lat, 85.05112878), -85.05112878)
-	return earthRadius * lon * math.Pi / 180, earthRadius * math.Log(math.Tan(math.Pi/4+lat*math.Pi/360))
-}
-
-func webMercatorToLonLat(x, y float64) (float64, float64) {
-	return x / earthRadius * 180 / math.Pi, (2*math.Atan(math.Exp(y/earthRadius)) - math.Pi/2) * 180 / math.Pi
-}
-
-func intersects(a *[4]float64, b [4]float64) bool {
-	return a != nil && a[0] < b[2] && a[2] > b[0] && a[1] < b[3] && a[3] > b[1]
+	return box.Transform(f), nil
 }
 
 // wantedChunks returns the ids of m's chunks whose footprint meets box.
 // Parquet chunks go by row group: a row group any of whose chunks meets
 // the box is wanted whole (a reader needs all its columns).
-func wantedChunks(m *manifest.Manifest, box [4]float64) (map[hashing.ID]bool, int) {
+func wantedChunks(m *manifest.Manifest, box geom.BBox) (map[hashing.ID]bool, int) {
 	want := map[hashing.ID]bool{}
-	groups := map[string]bool{}
+	groups := map[int]bool{}
 	withBox := 0
-	group := func(key string) string {
-		if m.Format == "parquet" {
-			if g, _, ok := strings.Cut(key, "/"); ok && strings.HasPrefix(g, "rg") {
-				return g
+	group := func(key string) int {
+		if m.Format == formats.Parquet {
+			if k, ok := parquet.ParseKey(key); ok && !k.Gap {
+				return k.RowGroup
 			}
 		}
-		return ""
+		return -1
 	}
 	for _, c := range m.Chunks {
 		if c.BBox != nil {
 			withBox++
 		}
-		if intersects(c.BBox, box) {
+		if c.BBox != nil && c.BBox.Intersects(box) {
 			want[c.ID] = true
-			if g := group(c.Key); g != "" {
+			if g := group(c.Key); g >= 0 {
 				groups[g] = true
 			}
 		}
 	}
 	for _, c := range m.Chunks {
-		if g := group(c.Key); g != "" && groups[g] {
+		if g := group(c.Key); g >= 0 && groups[g] {
 			want[c.ID] = true
 		}
 	}
@@ -204,7 +157,7 @@ func wantedChunks(m *manifest.Manifest, box [4]float64) (map[hashing.ID]bool, in
 // prefetchBBox reads the chunks of m that meet box (and its layout) through
 // the read path, so remote ones land in the read cache. Nothing is written
 // to the work tree.
-func (r *Repo) prefetchBBox(ctx context.Context, m *manifest.Manifest, box [4]float64) (AssembleStats, error) {
+func (r *Repo) prefetchBBox(ctx context.Context, m *manifest.Manifest, box geom.BBox) (AssembleStats, error) {
 	cr := r.NewChunkReader(1, 0) // nothing kept in memory
 	want, _ := wantedChunks(m, box)
 	f, err := cr.OpenFile(ctx, m)
@@ -248,7 +201,7 @@ func statsOf(cr *ChunkReader) AssembleStats {
 // left out, every file offset shifted to match. Each chunk written is
 // hash-verified; the result cannot be checked against the manifest digest
 // (it is not that file), so it is recorded as partial.
-func (r *Repo) writePartialTIFF(ctx context.Context, wt *tree, m *manifest.Manifest, box [4]float64, commit string) (int64, AssembleStats, error) {
+func (r *Repo) writePartialTIFF(ctx context.Context, wt *tree, m *manifest.Manifest, box geom.BBox, commit string) (int64, AssembleStats, error) {
 	cr := r.NewChunkReader(0, 0)
 	f, err := cr.OpenFile(ctx, m)
 	if err != nil {

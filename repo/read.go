@@ -29,7 +29,7 @@ func (r *Repo) Manifest(rev, p string) (*manifest.Manifest, error) {
 	}
 	m, ok, err := s.Manifest(p)
 	if err == nil && !ok {
-		err = fmt.Errorf("%s is not a tracked file in %s", p, revName(rev))
+		err = fmt.Errorf("%s is %w in %s", p, ErrNotTracked, revName(rev))
 	}
 	return m, err
 }

@@ -28,7 +28,7 @@ type PushOptions struct {
 	// OnlyChunks uploads and verifies chunks but does not push Git refs
 	// (the pre-push hook: git pushes the refs itself).
 	OnlyChunks bool
-	// Commits, when set, are the tips to push instead of HEAD, and Except
+	// Tips, when set, are the commits to push instead of HEAD, and Except
 	// the commits the remote already has (from the pre-push hook's stdin).
 	Tips, Except []string
 }

@@ -25,6 +25,9 @@ var (
 	ErrLocalChanges = errors.New("uncommitted changes would be overwritten")
 	// ErrIntegrity means stored data did not match what the manifests record.
 	ErrIntegrity = errors.New("integrity check failed")
+	// ErrNotTracked means a revision has no manifest for the path asked
+	// for (errors read "<path> is not a tracked file in <rev>").
+	ErrNotTracked = errors.New("not a tracked file")
 )
 
 // Repo is an open chunkvc repository.

@@ -14,16 +14,41 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// FileStatus is what a command found or did to one file; --json writes
+// it as it is spelled here.
+type FileStatus string
+
+// File statuses. Commit reports added, modified, deleted and unchanged;
+// log added, modified and deleted; status added, modified, deleted,
+// partial, refused and not-checked-out; checkout written, up-to-date,
+// partial and prefetched.
+const (
+	FileAdded     FileStatus = "added"
+	FileModified  FileStatus = "modified"
+	FileDeleted   FileStatus = "deleted"
+	FileUnchanged FileStatus = "unchanged"
+	// FilePartial is a file written by checkout --bbox: only the tiles
+	// that meet the box, the others sparse.
+	FilePartial FileStatus = "partial"
+	// FileRefused is a file whose name a manifest cannot hold.
+	FileRefused FileStatus = "refused"
+	// FileNotCheckedOut is committed, missing, and listed by a checkout
+	// that did not finish writing it (.git/chunkvc/checkout-unfinished),
+	// so not deleted.
+	FileNotCheckedOut FileStatus = "not-checked-out"
+	FileWritten       FileStatus = "written"
+	FileUpToDate      FileStatus = "up-to-date"
+	// FilePrefetched is a Parquet or FlatGeobuf file whose chunks that
+	// meet a checkout --bbox were read into the cache; nothing written.
+	FilePrefetched FileStatus = "prefetched"
+)
+
 // StatusEntry is one tracked file that differs from HEAD.
 type StatusEntry struct {
-	Path string `json:"path"`
-	// added, modified, deleted, partial, refused (a name a manifest
-	// cannot hold), or not-checked-out: committed, missing, and listed by
-	// a checkout that did not finish writing it
-	// (.git/chunkvc/checkout-unfinished), so not deleted.
-	Status string `json:"status"`
-	Size   int64  `json:"size"`
-	Reason string `json:"reason,omitempty"` // why a refused file cannot be committed
+	Path   string     `json:"path"`
+	Status FileStatus `json:"status"` // added, modified, deleted, partial, refused, not-checked-out
+	Size   int64      `json:"size"`
+	Reason string     `json:"reason,omitempty"` // why a refused file cannot be committed
 }
 
 // Status compares the tracked files in the work tree with HEAD's
@@ -67,7 +92,7 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	}
 	var out []StatusEntry
 	for _, f := range refused {
-		e := StatusEntry{Path: f.Path, Status: "refused", Reason: f.Reason}
+		e := StatusEntry{Path: f.Path, Status: FileRefused, Reason: f.Reason}
 		if fi, err := os.Stat(r.abs(f.Path)); err == nil {
 			e.Size = fi.Size()
 		}
@@ -81,14 +106,14 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 			if stats[i].err != nil {
 				return nil, stats[i].err
 			}
-			out = append(out, StatusEntry{Path: p, Status: "partial", Size: stats[i].fi.Size()})
+			out = append(out, StatusEntry{Path: p, Status: FilePartial, Size: stats[i].fi.Size()})
 			continue
 		}
 		if !committed {
 			if stats[i].err != nil {
 				return nil, stats[i].err
 			}
-			out = append(out, StatusEntry{Path: p, Status: "added", Size: stats[i].fi.Size()})
+			out = append(out, StatusEntry{Path: p, Status: FileAdded, Size: stats[i].fi.Size()})
 			continue
 		}
 		if fi, err := stats[i].fi, stats[i].err; err == nil {
@@ -116,15 +141,15 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 		}
 		dirty = dirty || fresh
 		if digest != old.Digest {
-			out = append(out, StatusEntry{Path: p, Status: "modified", Size: size})
+			out = append(out, StatusEntry{Path: p, Status: FileModified, Size: size})
 		}
 	}
 	gone, notOut := goneFrom(files, prev, cache, un)
 	for _, p := range gone {
-		out = append(out, StatusEntry{Path: p, Status: "deleted"})
+		out = append(out, StatusEntry{Path: p, Status: FileDeleted})
 	}
 	for _, p := range notOut {
-		out = append(out, StatusEntry{Path: p, Status: "not-checked-out"})
+		out = append(out, StatusEntry{Path: p, Status: FileNotCheckedOut})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	if dirty {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Layering check: imports point down
-#   cmd/chunkvc → serve → repo → {formats, manifest, store} → hashing
-# (internal/progress and internal/writeback are leaves anyone may import),
-# serve uses repo's exported API only and nothing but cmd/chunkvc imports it,
+#   cmd/chunkvc → serve → repo → {diff, formats, manifest, store} → {hashing, geom}
+# with diff → {manifest, formats, geom, hashing} and manifest, formats →
+# {hashing, geom}; internal/diffview renders diff results without repo;
+# serve uses repo's exported API only and nothing but cmd/chunkvc imports it
+# (geom, internal/progress and internal/writeback are leaves anyone may
+# import),
 # and only repo imports go-git, only store/s3 imports minio-go, only the
 # gdal build-tagged package imports godal.
 #
@@ -25,11 +28,14 @@ while read -r pkg imports; do
     if [[ $imp == "$mod"/* ]]; then
       case "$rel" in
         hashing|internal/progress|internal/writeback) [[ $irel == internal/progress ]] || bad="$rel is a leaf" ;;
-        manifest) [[ $irel == hashing ]] || bad="manifest may import only hashing" ;;
+        geom) bad="geom is a leaf" ;;
+        manifest) [[ $irel == hashing || $irel == geom ]] || bad="manifest may import only hashing and geom" ;;
         store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress || $irel == internal/writeback ]] || bad="store may import only hashing and the leaf helpers" ;;
-        formats|formats/*) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing" ;;
+        diff) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="diff may import only manifest, formats, geom and hashing" ;;
+        internal/diffview) [[ $irel != repo && $irel != repo/* && $irel != cmd/* ]] || bad="diffview may not import repo" ;;
+        formats|formats/*) [[ $irel == hashing || $irel == geom || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing and geom" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
-        serve) [[ $irel == repo || $irel == manifest || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, store, hashing and geom" ;;
+        serve) [[ $irel == repo || $irel == manifest || $irel == formats || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, formats (names), store, hashing and geom" ;;
         scripts/*) ;;
       esac
       if [[ $irel == serve || $irel == serve/* ]] && [[ $rel != cmd/chunkvc ]]; then

@@ -15,8 +15,13 @@ bad=(
   "$m/store/local $m/manifest"
   "$m/formats/parquet $m/store"
   "$m/repo $m/cmd/chunkvc"
-  "$m/serve $m/formats"
+  "$m/serve $m/formats/tiff"
   "$m/repo $m/serve"
+  "$m/geom $m/hashing"
+  "$m/manifest $m/formats"
+  "$m/diff $m/repo"
+  "$m/diff $m/store"
+  "$m/internal/diffview $m/repo"
 )
 fail=0
 for line in "${bad[@]}"; do
@@ -29,6 +34,10 @@ good=(
   "$m/repo $m/manifest $m/store $m/formats $m/hashing github.com/go-git/go-git/v5"
   "$m/serve $m/repo $m/manifest $m/store $m/hashing $m/geom"
   "$m/cmd/chunkvc $m/serve $m/repo"
+  "$m/manifest $m/geom $m/hashing"
+  "$m/formats/tiff $m/geom $m/formats $m/hashing"
+  "$m/diff $m/manifest $m/geom $m/formats $m/formats/tiff $m/hashing"
+  "$m/internal/diffview $m/diff $m/geom $m/manifest $m/formats/tiff"
 )
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then

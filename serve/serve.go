@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
 	"github.com/chunkvc/chunkvc/store"
@@ -241,7 +242,7 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 	etag := `"` + m.Digest.String() + `"`
 	h := w.Header()
 	h.Set("ETag", etag)
-	h.Set("Content-Type", contentType(m.Format))
+	h.Set("Content-Type", formats.MediaType(m.Format))
 	h.Set("X-Chunkvc-Commit", commit)
 	if isCommitID(req.URL.Path, commit) {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
@@ -353,16 +354,4 @@ func errorStatus(err error) int {
 		return 499 // client went away; nobody reads this
 	}
 	return http.StatusBadGateway // the store failed us
-}
-
-func contentType(format string) string {
-	switch format {
-	case "tiff":
-		return "image/tiff"
-	case "parquet":
-		return "application/vnd.apache.parquet"
-	case "flatgeobuf":
-		return "application/flatgeobuf"
-	}
-	return "application/octet-stream"
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/repo"
 )
 
@@ -86,7 +87,7 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 	}
 	opt := repo.CheckoutOptions{Rev: rev, Force: o.force, Progress: g.progress(), BBoxCRS: o.bboxCRS}
 	if o.bbox != "" {
-		box, err := repo.ParseBBox(o.bbox)
+		box, err := geom.Parse(o.bbox)
 		if err != nil {
 			return usageError{err}
 		}
@@ -117,13 +118,13 @@ func runCheckout(g *globalOptions, o checkoutOptions, c *cobra.Command, args []s
 	}
 	for _, f := range res.Files {
 		switch f.Status {
-		case "up-to-date":
+		case repo.FileUpToDate:
 			g.say("up to date %s\n", f.Path)
 			continue
-		case "partial":
+		case repo.FilePartial:
 			g.say("partial    %s  (%s of %s; %d chunks fetched = %s)\n", f.Path, humanBytes(f.Size), humanBytes(f.FullSize), f.ChunksFetched, humanBytes(f.BytesFetched))
 			continue
-		case "prefetched":
+		case repo.FilePrefetched:
 			g.say("prefetched %s  (no file written; %d chunks fetched = %s into the read cache)\n", f.Path, f.ChunksFetched, humanBytes(f.BytesFetched))
 			continue
 		}

@@ -83,11 +83,11 @@ func runCommit(g *globalOptions, o commitOptions, c *cobra.Command, args []strin
 		fmt.Fprintf(g.stderr, "note: %s\n", repo.NotCheckedOutNote(res.NotCheckedOut))
 	}
 	for _, f := range res.Files {
-		if f.Status == "unchanged" {
+		if f.Status == repo.FileUnchanged {
 			continue
 		}
 		line := fmt.Sprintf(" %-9s %s", f.Status, f.Path)
-		if f.Status != "deleted" {
+		if f.Status != repo.FileDeleted {
 			line += fmt.Sprintf("  (%s, %s, %d chunks, %d changed, %d new = %s)", f.Format, humanBytes(f.Size), f.Chunks, f.Changed, f.NewChunks, humanBytes(f.NewBytes))
 		}
 		fmt.Fprintln(g.stdout, line)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chunkvc/chunkvc/diff"
+	"github.com/chunkvc/chunkvc/internal/diffview"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
 )
@@ -134,32 +137,46 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []str
 	case "json":
 		err = g.printJSON(res)
 	case "markdown":
-		err = renderMarkdown(g.stdout, res)
+		err = diffview.Markdown(g.stdout, res)
 	case "geojson":
 		var note string
-		note, err = renderGeoJSON(g.stdout, res)
+		note, err = diffview.GeoJSON(g.stdout, res, diffToLonLat())
 		if note != "" {
 			fmt.Fprintf(g.stderr, "chunkvc: %s\n", note)
 		}
 	default:
-		err = renderText(g.stdout, res)
+		err = diffview.Text(g.stdout, res)
 	}
 	if err != nil {
 		return err
 	}
 	if o.png != "" {
-		note, err := writeDiffPNG(ctx, r, res, o.png)
+		note, err := writeDiffPNG(ctx, o.png, res, diffRasters(r))
 		if err != nil {
 			return err
 		}
-		if note != "" {
-			g.say("%s\n", note)
-		}
+		g.say("--png: %s; wrote %s\n", note, o.png)
 	}
 	if o.exitCode && len(res.Files) > 0 {
 		return silentError{errDifferences}
 	}
 	return nil
+}
+
+// writeDiffPNG draws res into the PNG file name (see diffview.PNG).
+func writeDiffPNG(ctx context.Context, name string, res *diff.Result, rasters *diffview.Rasters) (string, error) {
+	out, err := os.Create(name)
+	if err != nil {
+		return "", err
+	}
+	note, err := diffview.PNG(ctx, out, res, rasters)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", name, err)
+	}
+	return note, nil
 }
 
 // newDiffTextconvCmd is Git's textconv driver for manifests (hidden; set up
@@ -199,7 +216,7 @@ func writeTextconv(w io.Writer, data []byte) error {
 	if m.Fallback != "" {
 		fmt.Fprintf(&b, "fallback %s\n", m.Fallback)
 	}
-	fmt.Fprintf(&b, "size    %d (%s)\n", m.Size, humanBytes(m.Size))
+	fmt.Fprintf(&b, "size    %d (%s)\n", m.Size, diffview.HumanBytes(m.Size))
 	fmt.Fprintf(&b, "digest  %s\n", m.Digest.Short())
 	fmt.Fprintf(&b, "layout  %s (%d bytes)\n", m.Layout.Short(), m.LayoutSize)
 	for _, f := range m.Summary {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/chunkvc/chunkvc/repo"
 )
 
 type logOptions struct {
@@ -44,7 +46,7 @@ func runLog(g *globalOptions, o logOptions, rev string) error {
 			fmt.Fprintln(g.stdout)
 		}
 		for _, f := range e.Files {
-			if f.Status == "deleted" {
+			if f.Status == repo.FileDeleted {
 				fmt.Fprintf(g.stdout, "    deleted   %s\n", f.Path)
 				continue
 			}

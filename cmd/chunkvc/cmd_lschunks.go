@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
 )
@@ -24,10 +25,10 @@ the format gives one.`,
 }
 
 type chunkJSON struct {
-	Key  string      `json:"key"`
-	Size int64       `json:"size"`
-	Hash string      `json:"hash"`
-	BBox *[4]float64 `json:"bbox,omitempty"`
+	Key  string     `json:"key"`
+	Size int64      `json:"size"`
+	Hash string     `json:"hash"`
+	BBox *geom.BBox `json:"bbox,omitempty"`
 }
 
 type lsChunksJSON struct {

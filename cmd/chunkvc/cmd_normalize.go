@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
 )
@@ -69,13 +70,22 @@ where normalize would refuse. Requires a chunkvc built with GDAL
 	return c
 }
 
+// normalizeStatus is what normalize did to one file.
+type normalizeStatus string
+
+// Normalize statuses, as --json spells them.
+const (
+	normNormalized normalizeStatus = "normalized" // rewritten
+	normUnchanged  normalizeStatus = "unchanged"  // already normalized
+	normChecked    normalizeStatus = "checked"    // --check-only: would be rewritten
+	normRefused    normalizeStatus = "refused"
+)
+
 // normalizeResult is one file in the report (--json: "files").
 type normalizeResult struct {
-	Path string `json:"path"`
-	// Status: normalized (rewritten), unchanged (already normalized),
-	// checked (--check-only, would be rewritten), refused.
-	Status  string `json:"status"`
-	Profile string `json:"profile"`
+	Path    string          `json:"path"`
+	Status  normalizeStatus `json:"status"`
+	Profile string          `json:"profile"`
 	// InHead says whether HEAD has the file; tile counts compare with it.
 	InHead       bool     `json:"in_head"`
 	Tiles        int      `json:"tiles"`
@@ -129,7 +139,7 @@ func runNormalize(ctx context.Context, g *globalOptions, o normalizeOptions, arg
 			return err
 		}
 		results = append(results, res)
-		if res.Status == "refused" {
+		if res.Status == normRefused {
 			refused = append(refused, fmt.Errorf("%w: %s: %s", errChurn, res.Path, res.Reason))
 		}
 		if !g.json {
@@ -161,7 +171,7 @@ func headManifest(r *repo.Repo, p string) (*manifest.Manifest, error) {
 	switch {
 	case errors.Is(err, repo.ErrNoCommits):
 		return nil, nil
-	case err != nil && strings.Contains(err.Error(), "is not a tracked file"):
+	case errors.Is(err, repo.ErrNotTracked):
 		return nil, nil
 	}
 	return m, err
@@ -214,7 +224,7 @@ func resolveProfile(o normalizeOptions, head *manifest.Manifest) ([]string, erro
 			prof = append(prof, k+"="+v)
 		}
 	}
-	if head != nil && head.Format == "tiff" {
+	if head != nil && head.Format == formats.TIFF {
 		comp, hasComp := compressionOptions[head.SummaryValue("compression")]
 		if hasComp {
 			set("COMPRESS", comp)

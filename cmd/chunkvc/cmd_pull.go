@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/chunkvc/chunkvc/repo"
 )
 
 func newPullCmd(g *globalOptions) *cobra.Command {
@@ -25,7 +27,7 @@ working file or cache already holds.`,
 				return g.printJSON(co)
 			}
 			for _, f := range co.Files {
-				if f.Status == "written" {
+				if f.Status == repo.FileWritten {
 					g.say("wrote      %s  (%d chunks reused, %d fetched = %s)\n", f.Path, f.ChunksReused+f.ChunksLocal, f.ChunksFetched, humanBytes(f.BytesFetched))
 				}
 			}

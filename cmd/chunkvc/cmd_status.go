@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/chunkvc/chunkvc/repo"
 )
 
 func newStatusCmd(g *globalOptions) *cobra.Command {
@@ -43,7 +45,7 @@ func runStatus(g *globalOptions, c *cobra.Command) error {
 		return nil
 	}
 	for _, e := range entries {
-		if e.Status == "refused" {
+		if e.Status == repo.FileRefused {
 			// Quoted: the name has a line break or another control character.
 			fmt.Fprintf(g.stdout, "%-9s %q  (%s)\n", e.Status, e.Path, e.Reason)
 			continue

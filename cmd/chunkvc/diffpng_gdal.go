@@ -6,23 +6,29 @@ import (
 	"image"
 
 	"github.com/chunkvc/chunkvc/gdal"
+	"github.com/chunkvc/chunkvc/internal/diffview"
+	"github.com/chunkvc/chunkvc/repo"
 )
 
-// haveGDAL says whether diff previews and reprojection use GDAL.
-const haveGDAL = true
-
-// rasterPreview renders the raster at path to w×h pixels from its overviews
-// and returns it with the raster's bbox in its CRS.
-func rasterPreview(path string, w, h int) (image.Image, [4]float64, error) {
-	return gdal.RenderPreview(path, w, h)
+// diffToLonLat reprojects diff footprints to EPSG:4326 with GDAL.
+func diffToLonLat() diffview.Reprojector {
+	return func(crs string) (func(x, y []float64) error, func(), error) {
+		t, err := gdal.NewLonLat(crs)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t.Points, t.Close, nil
+	}
 }
 
-// lonLatTransform returns a function reprojecting points from crs to
-// EPSG:4326 longitude/latitude in place, and a release function.
-func lonLatTransform(crs string) (func(x, y []float64) error, func(), error) {
-	t, err := gdal.NewLonLat(crs)
-	if err != nil {
-		return nil, nil, err
+// diffRasters renders rasters under diff --png's outlines with GDAL, from
+// their overviews.
+func diffRasters(r *repo.Repo) *diffview.Rasters {
+	return &diffview.Rasters{
+		FileAt: r.FileAt,
+		Render: func(name string, w, h int) (image.Image, error) {
+			img, _, err := gdal.RenderPreview(name, w, h)
+			return img, err
+		},
 	}
-	return t.Points, t.Close, nil
 }

@@ -3,22 +3,13 @@
 package main
 
 import (
-	"errors"
-	"image"
+	"github.com/chunkvc/chunkvc/internal/diffview"
+	"github.com/chunkvc/chunkvc/repo"
 )
 
-// haveGDAL says whether diff previews and reprojection use GDAL.
-const haveGDAL = false
+// diffToLonLat is nil without GDAL: GeoJSON keeps footprints in their
+// own CRS (longitude/latitude ones need no reprojection).
+func diffToLonLat() diffview.Reprojector { return nil }
 
-var errDiffNoGDAL = errors.New("this chunkvc was built without GDAL (build with -tags gdal)")
-
-// rasterPreview needs GDAL; without it diff pictures are outlines only.
-func rasterPreview(path string, w, h int) (image.Image, [4]float64, error) {
-	return nil, [4]float64{}, errDiffNoGDAL
-}
-
-// lonLatTransform needs GDAL for any CRS but longitude/latitude ones, which
-// the caller handles itself.
-func lonLatTransform(crs string) (func(x, y []float64) error, func(), error) {
-	return nil, nil, errDiffNoGDAL
-}
+// diffRasters is nil without GDAL: diff --png draws outlines only.
+func diffRasters(*repo.Repo) *diffview.Rasters { return nil }

@@ -15,8 +15,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/formats/formattest"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/diffview"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
 )
@@ -122,8 +125,8 @@ type diffJSON struct {
 				Level, Changed, Total int
 			} `json:"levels"`
 		} `json:"tiff"`
-		Parquet    *repo.ParquetDiff    `json:"parquet"`
-		FlatGeobuf *repo.FlatGeobufDiff `json:"flatgeobuf"`
+		Parquet    *diff.ParquetDiff    `json:"parquet"`
+		FlatGeobuf *diff.FlatGeobufDiff `json:"flatgeobuf"`
 		Reencoded  string               `json:"reencoded"`
 		Changes    []struct {
 			Key    string      `json:"key"`
@@ -150,7 +153,7 @@ func (r *runner) diffJSON(bin string, args ...string) diffJSON {
 func fixChunk(key, seed string, size int64, bb ...float64) manifest.Chunk {
 	c := manifest.Chunk{Key: key, Size: size, ID: hashing.Sum([]byte(key + "|" + seed))}
 	if len(bb) == 4 {
-		b := [4]float64(bb)
+		b := geom.FromArray([4]float64(bb))
 		c.BBox = &b
 	}
 	return c
@@ -244,19 +247,19 @@ func fixGeneric(path, seed string) *manifest.Manifest {
 }
 
 // goldenResult has one file of every kind and status.
-func goldenResult() *repo.DiffResult {
+func goldenResult() *diff.Result {
 	moved := *fixGeneric("old/notes.bin", "n")
 	moved.Path = "archive/notes.bin"
-	files := []repo.FileDiff{
-		repo.CompareManifests(fixCOG("dem.tif", "deflate"), fixCOG("dem.tif", "deflate", "z0/r1/c2", "z1/r0/c1", "z2/r0/c0")),
-		repo.CompareManifests(fixCOG("ortho.tif", "deflate"), fixCOG("ortho.tif", "zstd")),
-		repo.CompareManifests(fixParquet(2000, 3, "0a1b2c3d4e5f"), fixParquet(2500, 4, "6a7b8c9d0e1f", "rg1/value/p0")),
-		repo.CompareManifests(fixFGB(1200, "EPSG:4326"), fixFGB(1210, "EPSG:4326", 2, 3)),
-		repo.CompareManifests(nil, fixGeneric("added.bin", "a")),
-		repo.CompareManifests(fixGeneric("gone.bin", "g"), nil),
-		repo.CompareManifests(fixGeneric("old/notes.bin", "n"), &moved),
+	files := []diff.FileDiff{
+		diff.Compare(fixCOG("dem.tif", "deflate"), fixCOG("dem.tif", "deflate", "z0/r1/c2", "z1/r0/c1", "z2/r0/c0")),
+		diff.Compare(fixCOG("ortho.tif", "deflate"), fixCOG("ortho.tif", "zstd")),
+		diff.Compare(fixParquet(2000, 3, "0a1b2c3d4e5f"), fixParquet(2500, 4, "6a7b8c9d0e1f", "rg1/value/p0")),
+		diff.Compare(fixFGB(1200, "EPSG:4326"), fixFGB(1210, "EPSG:4326", 2, 3)),
+		diff.Compare(nil, fixGeneric("added.bin", "a")),
+		diff.Compare(fixGeneric("gone.bin", "g"), nil),
+		diff.Compare(fixGeneric("old/notes.bin", "n"), &moved),
 	}
-	return &repo.DiffResult{From: "v1", To: "v2", Files: files}
+	return &diff.Result{From: "v1", To: "v2", Files: files}
 }
 
 func checkGolden(t *testing.T, name string, got []byte) {
@@ -283,8 +286,8 @@ func checkGolden(t *testing.T, name string, got []byte) {
 func TestDiffGolden(t *testing.T) {
 	res := goldenResult()
 	render := map[string]func(*bytes.Buffer) error{
-		"fixture.txt": func(b *bytes.Buffer) error { return renderText(b, res) },
-		"fixture.md":  func(b *bytes.Buffer) error { return renderMarkdown(b, res) },
+		"fixture.txt": func(b *bytes.Buffer) error { return diffview.Text(b, res) },
+		"fixture.md":  func(b *bytes.Buffer) error { return diffview.Markdown(b, res) },
 		"fixture.json": func(b *bytes.Buffer) error {
 			g := &globalOptions{stdout: b}
 			return g.printJSON(res)
@@ -292,23 +295,23 @@ func TestDiffGolden(t *testing.T) {
 		"fixture.geojson": func(b *bytes.Buffer) error {
 			// Longitude/latitude files only: the output is then the same
 			// with and without GDAL.
-			ll := &repo.DiffResult{From: res.From, To: res.To}
+			ll := &diff.Result{From: res.From, To: res.To}
 			for _, f := range res.Files {
-				if isLonLat(f.CRS) {
+				if diffview.IsLonLat(f.CRS) {
 					ll.Files = append(ll.Files, f)
 				}
 			}
-			note, err := renderGeoJSON(b, ll)
+			note, err := diffview.GeoJSON(b, ll, diffToLonLat())
 			if note != "" {
 				t.Errorf("geojson note for lon/lat files: %s", note)
 			}
 			return err
 		},
 		"empty.txt": func(b *bytes.Buffer) error {
-			return renderText(b, &repo.DiffResult{From: "HEAD", To: repo.WorkTree, Files: []repo.FileDiff{}})
+			return diffview.Text(b, &diff.Result{From: "HEAD", To: diff.WorkTree, Files: []diff.FileDiff{}})
 		},
 		"empty.md": func(b *bytes.Buffer) error {
-			return renderMarkdown(b, &repo.DiffResult{From: "HEAD", To: repo.WorkTree, Files: []repo.FileDiff{}})
+			return diffview.Markdown(b, &diff.Result{From: "HEAD", To: diff.WorkTree, Files: []diff.FileDiff{}})
 		},
 	}
 	for name, fn := range render {
@@ -331,10 +334,10 @@ func TestDiffGolden(t *testing.T) {
 
 // The pure-Go picture: outlines of a vector file's blocks, changed ones red.
 func TestDiffPNGOutlines(t *testing.T) {
-	res := &repo.DiffResult{From: "v1", To: "v2", Files: []repo.FileDiff{
-		repo.CompareManifests(fixFGB(1200, "EPSG:4326"), fixFGB(1210, "EPSG:4326", 2))}}
+	res := &diff.Result{From: "v1", To: "v2", Files: []diff.FileDiff{
+		diff.Compare(fixFGB(1200, "EPSG:4326"), fixFGB(1210, "EPSG:4326", 2))}}
 	name := filepath.Join(t.TempDir(), "d.png")
-	if _, err := writeDiffPNG(context.Background(), nil, res, name); err != nil {
+	if _, err := writeDiffPNG(context.Background(), name, res, nil); err != nil {
 		t.Fatal(err)
 	}
 	img := decodePNG(t, name)

@@ -63,7 +63,7 @@ func normalizeFile(ctx context.Context, r *repo.Repo, p string, head *manifest.M
 	} else if err := compareWithHead(ctx, r, p, head, abs, tmp, &res); err != nil {
 		return res, err
 	}
-	if res.Status == "refused" && !o.force {
+	if res.Status == normRefused && !o.force {
 		return res, nil
 	}
 	same, err := sameFile(abs, tmp)
@@ -71,9 +71,9 @@ func normalizeFile(ctx context.Context, r *repo.Repo, p string, head *manifest.M
 	case err != nil:
 		return res, err
 	case same:
-		res.Status = "unchanged"
+		res.Status = normUnchanged
 	case o.checkOnly:
-		res.Status = "checked"
+		res.Status = normChecked
 	default:
 		if err := os.Chmod(tmp, st.Mode().Perm()); err != nil {
 			return res, err
@@ -81,7 +81,7 @@ func normalizeFile(ctx context.Context, r *repo.Repo, p string, head *manifest.M
 		if err := os.Rename(tmp, abs); err != nil {
 			return res, err
 		}
-		res.Status = "normalized"
+		res.Status = normNormalized
 	}
 	return res, nil
 }
@@ -120,7 +120,7 @@ func compareWithHead(ctx context.Context, r *repo.Repo, p string, head *manifest
 	res.Tiles, res.ChangedTiles, res.ChurnedTiles = c.Tiles, len(c.Changed), len(c.Churned)
 	res.Changed, res.Churned = tileKeys(c.Changed), tileKeys(c.Churned)
 	if len(c.Churned) > 0 {
-		res.Status = "refused"
+		res.Status = normRefused
 		res.Reason = fmt.Sprintf("re-encoding with %s gives new bytes to %d tile(s) whose pixels did not change (%s); pin %s with --profile, or pass --force to accept the churn; the file was left as it was",
 			res.Profile, len(c.Churned), listKeys(res.Churned, 8), settingToPin(head, tmp))
 	}
@@ -141,7 +141,7 @@ func gridChanged(old, tmp string, res *normalizeResult) error {
 	}
 	res.Tiles, res.ChangedTiles = b.Tiles(), b.Tiles()
 	if a.Width == b.Width && a.Height == b.Height && a.Bands == b.Bands && a.DataType == b.DataType {
-		res.Status = "refused"
+		res.Status = normRefused
 		res.ChangedTiles = 0
 		res.ChurnedTiles = b.Tiles()
 		res.Reason = fmt.Sprintf("the tile size changes from %dx%d (HEAD) to %dx%d, so every tile would get new bytes; pin BLOCKSIZE=%d with --profile, or pass --force to accept the churn; the file was left as it was",

@@ -116,7 +116,8 @@ func (g *globalOptions) relPaths(r *repo.Repo, args []string) ([]string, error) 
 	return out, nil
 }
 
-// noArgs etc. wrap cobra's validators so bad arguments exit with 2.
+// argsUsage wraps one of cobra's argument validators so that bad
+// arguments exit with 2.
 func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if err := v(c, args); err != nil {

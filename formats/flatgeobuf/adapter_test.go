@@ -11,6 +11,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/formattest"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
@@ -138,7 +139,7 @@ func synthetic(rng *rand.Rand, n int) []Feature {
 	for i := range fs {
 		rng.Read(fs[i].ID[:])
 		fs[i].Len = 40 + rng.Int63n(2000)
-		fs[i].BBox = formats.BBox{float64(i), 0, float64(i) + 1, 1}
+		fs[i].BBox = geom.BBox{MinX: float64(i), MaxX: float64(i) + 1, MaxY: 1}
 	}
 	return fs
 }
@@ -321,7 +322,7 @@ func dagFeature(depth int) []byte {
 // exponential; a plain two-part tree still reads.
 func TestGeometryDAG(t *testing.T) {
 	bb, err := featureBBox(dagFeature(1))
-	if err != nil || bb != (formats.BBox{1, 2, 1, 2}) {
+	if err != nil || bb != (geom.BBox{MinX: 1, MinY: 2, MaxX: 1, MaxY: 2}) {
 		t.Fatalf("depth 1: %v, %v", bb, err)
 	}
 	if _, err := featureBBox(dagFeature(40)); err == nil {

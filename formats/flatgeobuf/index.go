@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // nodeItemSize is the size of one packed R-tree node: minX, minY, maxX,
@@ -101,7 +101,7 @@ type tree struct {
 }
 
 type parent struct {
-	bb    [4]float64
+	bb    geom.BBox
 	kids  uint64
 	first uint64 // index of its first child
 }
@@ -123,13 +123,13 @@ func newTree(count uint64, nodeSize uint16, emit func(int, uint64, *[nodeItemSiz
 	for i, c := range lv {
 		total -= c
 		t.start[i] = total
-		t.open[i].bb = emptyBox
+		t.open[i].bb = geom.Empty
 	}
 	return t, nil
 }
 
 // leaf adds the next record: its bbox and its length, prefix included.
-func (t *tree) leaf(bb formats.BBox, recLen int64) error {
+func (t *tree) leaf(bb geom.BBox, recLen int64) error {
 	if t.done[0] == t.lv[0] {
 		return errNotIndex
 	}
@@ -141,8 +141,8 @@ func (t *tree) leaf(bb formats.BBox, recLen int64) error {
 }
 
 // put emits node n of level l and adds it to its parent.
-func (t *tree) put(l int, n uint64, bb [4]float64, off uint64) error {
-	for k, v := range bb {
+func (t *tree) put(l int, n uint64, bb geom.BBox, off uint64) error {
+	for k, v := range bb.Array() {
 		binary.LittleEndian.PutUint64(t.node[8*k:], math.Float64bits(v))
 	}
 	binary.LittleEndian.PutUint64(t.node[32:], off)
@@ -156,8 +156,7 @@ func (t *tree) put(l int, n uint64, bb [4]float64, off uint64) error {
 	if p.kids == 0 {
 		p.first = n
 	}
-	p.bb[0], p.bb[1] = minf(p.bb[0], bb[0]), minf(p.bb[1], bb[1])
-	p.bb[2], p.bb[3] = maxf(p.bb[2], bb[2]), maxf(p.bb[3], bb[3])
+	unionf(&p.bb, bb)
 	if p.kids++; p.kids == t.nodeSize {
 		return t.close(l + 1)
 	}
@@ -167,7 +166,7 @@ func (t *tree) put(l int, n uint64, bb [4]float64, off uint64) error {
 // close emits the parent being filled on level l.
 func (t *tree) close(l int) error {
 	p := t.open[l]
-	t.open[l] = parent{bb: emptyBox}
+	t.open[l] = parent{bb: geom.Empty}
 	n := t.start[l] + t.done[l]
 	t.done[l]++
 	return t.put(l, n, p.bb, p.first)

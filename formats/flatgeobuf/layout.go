@@ -14,6 +14,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/generic"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
@@ -283,7 +284,7 @@ var defaultBlocking = blocking{BlockMin, BlockAvg, BlockMax, SplitMin}
 type block struct {
 	off, len int64
 	key      string
-	bbox     *formats.BBox
+	bbox     *geom.BBox
 	split    bool // one record over the split size: CDC inside it
 }
 
@@ -322,7 +323,7 @@ type blocker struct {
 	off, end int64
 	first    hashing.ID
 	d        *hashing.Digest
-	bb       formats.BBox
+	bb       geom.BBox
 }
 
 func (k *blocker) add(f *Feature) {
@@ -343,14 +344,13 @@ func (k *blocker) add(f *Feature) {
 
 func (k *blocker) extend(f *Feature) {
 	if k.n == 0 {
-		k.off, k.first, k.d, k.bb = f.Off, f.ID, hashing.New(), emptyBox
+		k.off, k.first, k.d, k.bb = f.Off, f.ID, hashing.New(), geom.Empty
 	}
 	k.n++
 	k.end = f.Off + f.Len
 	k.d.Write(f.ID[:])
 	if !f.Empty() {
-		k.bb[0], k.bb[1] = minf(k.bb[0], f.BBox[0]), minf(k.bb[1], f.BBox[1])
-		k.bb[2], k.bb[3] = maxf(k.bb[2], f.BBox[2]), maxf(k.bb[3], f.BBox[3])
+		unionf(&k.bb, f.BBox)
 	}
 }
 
@@ -377,19 +377,10 @@ func (k *blocker) close(split bool) {
 		key += "." + strconv.Itoa(n+1)
 	}
 	b := block{off: k.off, len: k.end - k.off, key: key, split: split}
-	if bb := k.bb; finite(bb) {
+	if bb := k.bb; bb.Valid() {
 		b.bbox = &bb
 	}
 	k.out = append(k.out, b)
-}
-
-func finite(b formats.BBox) bool {
-	for _, v := range b {
-		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return false
-		}
-	}
-	return b[0] <= b[2] && b[1] <= b[3]
 }
 
 var geomTypes = []string{"Unknown", "Point", "LineString", "Polygon", "MultiPoint", "MultiLineString",
@@ -416,18 +407,12 @@ func (f *file) summary(index string) []formats.Field {
 	if h.crs != "" {
 		add("crs", h.crs)
 	}
-	var env formats.BBox
-	if len(h.envelope) == 4 { // other lengths (a z range?) are not standard: use the features
-		copy(env[:], h.envelope)
-	} else {
-		env = f.env
+	env := f.env
+	if e := h.envelope; len(e) == 4 { // other lengths (a z range?) are not standard: use the features
+		env = geom.BBox{MinX: e[0], MinY: e[1], MaxX: e[2], MaxY: e[3]}
 	}
-	if finite(env) {
-		var s [4]string
-		for i, v := range env {
-			s[i] = strconv.FormatFloat(v, 'g', -1, 64)
-		}
-		add("bbox", strings.Join(s[:], ","))
+	if env.Valid() {
+		add("bbox", formats.SummaryBBox(env))
 	}
 	cols := strconv.Itoa(len(h.columns))
 	if len(h.columns) > 0 {

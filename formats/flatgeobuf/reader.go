@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"slices"
 
-	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"golang.org/x/sync/errgroup"
 )
@@ -34,15 +33,13 @@ type Feature struct {
 	ID hashing.ID
 	// BBox is the union of all xy of the geometry, parts included; a
 	// feature without coordinates has the empty box (+Inf,+Inf,-Inf,-Inf).
-	BBox formats.BBox
+	BBox geom.BBox
 	// Off and Len are the record's byte range in the file, prefix included.
 	Off, Len int64
 }
 
 // Empty reports whether f has no coordinates.
-func (f Feature) Empty() bool { return !(f.BBox[0] <= f.BBox[2] && f.BBox[1] <= f.BBox[3]) }
-
-var emptyBox = formats.BBox{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
+func (f Feature) Empty() bool { return !(f.BBox.MinX <= f.BBox.MaxX && f.BBox.MinY <= f.BBox.MaxY) }
 
 // header is what the adapter reads from the Header table.
 type header struct {
@@ -66,9 +63,9 @@ type file struct {
 	h                  *header
 	indexOff, indexLen int64 // indexLen 0: no index
 	featOff            int64
-	n                  int          // records walked
-	env                formats.BBox // union of their bboxes
-	feats              []Feature    // the records, when parse keeps them
+	n                  int       // records walked
+	env                geom.BBox // union of their bboxes
+	feats              []Feature // the records, when parse keeps them
 }
 
 // Features lists the feature records of the FlatGeobuf file r (size
@@ -269,7 +266,7 @@ func (f *file) walk(ctx context.Context, r io.ReaderAt, size int64, ids bool, vi
 		data  [][]byte // each record's flatbuffer, in buf
 		idbuf []hashing.ID
 	)
-	f.n, f.env = 0, emptyBox
+	f.n, f.env = 0, geom.Empty
 	for pos := f.featOff; pos < size; {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -322,8 +319,7 @@ func (f *file) walk(ctx context.Context, r io.ReaderAt, size int64, ids bool, vi
 				ft.ID = idbuf[i]
 			}
 			if !ft.Empty() {
-				f.env[0], f.env[1] = minf(f.env[0], ft.BBox[0]), minf(f.env[1], ft.BBox[1])
-				f.env[2], f.env[3] = maxf(f.env[2], ft.BBox[2]), maxf(f.env[3], ft.BBox[3])
+				unionf(&f.env, ft.BBox)
 			}
 			f.n++
 			if err := visit(ft); err != nil {
@@ -392,8 +388,8 @@ func grow(b []byte, n int64) []byte {
 }
 
 // featureBBox reads a Feature flatbuffer's geometry extent.
-func featureBBox(b []byte) (formats.BBox, error) {
-	bb := emptyBox
+func featureBBox(b []byte) (geom.BBox, error) {
+	bb := geom.Empty
 	t, err := root(b)
 	if err != nil {
 		return bb, err
@@ -412,7 +408,7 @@ func featureBBox(b []byte) (formats.BBox, error) {
 type budget struct{ nodes, coords int }
 
 // geomBBox extends bb by the xy of g and its parts.
-func geomBBox(g table, bb *formats.BBox, depth int, bud *budget) error {
+func geomBBox(g table, bb *geom.BBox, depth int, bud *budget) error {
 	if bud.nodes--; bud.nodes < 0 || depth > maxDepth {
 		return errBuf
 	}
@@ -424,13 +420,22 @@ func geomBBox(g table, bb *formats.BBox, depth int, bud *budget) error {
 		return errBuf
 	}
 	for i := 0; i+1 < xy.len(); i += 2 {
-		x, y := xy.at(i), xy.at(i+1)
-		bb[0] = minf(bb[0], x)
-		bb[1] = minf(bb[1], y)
-		bb[2] = maxf(bb[2], x)
-		bb[3] = maxf(bb[3], y)
+		extendf(bb, xy.at(i), xy.at(i+1))
 	}
 	return g.tables(7, func(p table) error { return geomBBox(p, bb, depth+1, bud) })
+}
+
+// extendf grows b to hold (x, y) and unionf to hold o, coordinate by
+// coordinate, skipping NaN (a point with no x or y): unlike geom's Extend
+// and Union, which let a NaN through.
+func extendf(b *geom.BBox, x, y float64) {
+	b.MinX, b.MinY = minf(b.MinX, x), minf(b.MinY, y)
+	b.MaxX, b.MaxY = maxf(b.MaxX, x), maxf(b.MaxY, y)
+}
+
+func unionf(b *geom.BBox, o geom.BBox) {
+	b.MinX, b.MinY = minf(b.MinX, o.MinX), minf(b.MinY, o.MinY)
+	b.MaxX, b.MaxY = maxf(b.MaxX, o.MaxX), maxf(b.MaxY, o.MaxY)
 }
 
 // minf and maxf ignore NaN in x.

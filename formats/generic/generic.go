@@ -22,6 +22,7 @@ import (
 	_ "github.com/PlakarKorp/go-cdc-chunkers/chunkers/jc" // registers "jc"
 
 	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // Chunking parameters (bytes).
@@ -62,7 +63,7 @@ func (Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.
 // Split cuts bytes [off, off+n) of r into content-defined chunk segments
 // keyed prefix+"@" (content-keyed), each carrying bbox. Ranges no longer
 // than MaxSize come back as a single chunk.
-func Split(ctx context.Context, r io.ReaderAt, off, n int64, prefix string, bbox *formats.BBox) ([]formats.Segment, error) {
+func Split(ctx context.Context, r io.ReaderAt, off, n int64, prefix string, bbox *geom.BBox) ([]formats.Segment, error) {
 	key := prefix + "@"
 	if n <= 0 {
 		return nil, nil

@@ -6,8 +6,8 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/formattest"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
@@ -89,7 +89,7 @@ func TestBoundariesPinned(t *testing.T) {
 
 func TestSplitRange(t *testing.T) {
 	data := random(3<<20, 8)
-	bb := &formats.BBox{1, 2, 3, 4}
+	bb := &geom.BBox{MinX: 1, MinY: 2, MaxX: 3, MaxY: 4}
 	segs, err := Split(context.Background(), bytes.NewReader(data), 1000, 2<<20, "tile/r1/c2", bb)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package parquet
 import (
 	"errors"
 	"fmt"
+
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // fileMeta is the part of FileMetaData the adapter uses. Byte slices point
@@ -40,7 +42,7 @@ type column struct {
 	bloomLen, ciLen, oiLen int32
 
 	min, max []byte // Statistics min_value/max_value (or deprecated min/max)
-	geoBBox  *[4]float64
+	geoBBox  *geom.BBox
 }
 
 // maxItems bounds the row groups and column chunks decoded from one
@@ -304,10 +306,7 @@ func (r *treader) geoStatistics(c *column) {
 			}
 		}
 		if seen == 0xf {
-			b := [4]float64{v[0], v[2], v[1], v[3]}
-			if validBBox(b) {
-				c.geoBBox = &b
-			}
+			c.geoBBox = bboxIf(geom.BBox{MinX: v[0], MinY: v[2], MaxX: v[1], MaxY: v[3]})
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	pq "github.com/parquet-go/parquet-go"
 
-	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
@@ -62,7 +62,7 @@ type footprintKey struct {
 
 type footprintEntry struct {
 	key  footprintKey
-	bbox *formats.BBox
+	bbox *geom.BBox
 }
 
 // NewFootprintCache returns a cache of at most entries footprints (at
@@ -82,7 +82,7 @@ func (c *FootprintCache) Len() int {
 	return c.lru.Len()
 }
 
-func (c *FootprintCache) get(k footprintKey) (*formats.BBox, bool) {
+func (c *FootprintCache) get(k footprintKey) (*geom.BBox, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
@@ -95,7 +95,7 @@ func (c *FootprintCache) get(k footprintKey) (*formats.BBox, bool) {
 	return e.Value.(*footprintEntry).bbox, true
 }
 
-func (c *FootprintCache) put(k footprintKey, b *formats.BBox) {
+func (c *FootprintCache) put(k footprintKey, b *geom.BBox) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[k]; ok {
@@ -164,7 +164,7 @@ func (a Adapter) decodeFootprints(ctx context.Context, r io.ReaderAt, size int64
 		if f == nil && openErr == nil {
 			f, openErr = openFile(r, size)
 		}
-		var b *formats.BBox
+		var b *geom.BBox
 		if openErr == nil {
 			var err error
 			b, err = decodeChunk(ctx, f, i, j, c.codec, chunk)
@@ -183,9 +183,9 @@ func (a Adapter) decodeFootprints(ctx context.Context, r io.ReaderAt, size int64
 	return nil
 }
 
-func (g *geoInfo) setDecoded(i, n int, b *formats.BBox) {
+func (g *geoInfo) setDecoded(i, n int, b *geom.BBox) {
 	if g.decoded == nil {
-		g.decoded = make([]*formats.BBox, n)
+		g.decoded = make([]*geom.BBox, n)
 	}
 	g.decoded[i] = b
 }
@@ -206,7 +206,7 @@ func openFile(r io.ReaderAt, size int64) (f *pq.File, err error) {
 // sizes and value counts within the limits, and every compressed body
 // decompressing to no more than its header says (parquet-go's codecs do
 // not bound their output).
-func decodeChunk(ctx context.Context, f *pq.File, i, j int, codec int32, chunk []byte) (bb *formats.BBox, err error) {
+func decodeChunk(ctx context.Context, f *pq.File, i, j int, codec int32, chunk []byte) (bb *geom.BBox, err error) {
 	if err := checkPages(chunk, codec); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/formattest"
 	"github.com/chunkvc/chunkvc/formats/parquet/pqgen"
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 func genFile(t testing.TB, c pqgen.Config) []byte {
@@ -35,7 +36,7 @@ func layoutWith(t testing.TB, a Adapter, data []byte) *formats.Layout {
 }
 
 // checkRowGroupBBoxes: every chunk of row group k carries want[k].
-func checkRowGroupBBoxes(t *testing.T, l *formats.Layout, want [][4]float64) {
+func checkRowGroupBBoxes(t *testing.T, l *formats.Layout, want []geom.BBox) {
 	t.Helper()
 	seen := make([]int, len(want))
 	for _, s := range l.Chunks() {
@@ -43,7 +44,7 @@ func checkRowGroupBBoxes(t *testing.T, l *formats.Layout, want [][4]float64) {
 		if _, err := fmt.Sscanf(s.Key, "rg%d/", &k); err != nil {
 			continue
 		}
-		if k >= len(want) || s.BBox == nil || [4]float64(*s.BBox) != want[k] {
+		if k >= len(want) || s.BBox == nil || *s.BBox != want[k] {
 			t.Fatalf("chunk %s bbox %v, want %v", s.Key, s.BBox, want[min(k, len(want)-1)])
 		}
 		seen[k]++
@@ -57,7 +58,7 @@ func checkRowGroupBBoxes(t *testing.T, l *formats.Layout, want [][4]float64) {
 
 func TestDecodedFootprints(t *testing.T) {
 	base := pqgen.Config{Rows: 20000, RowGroups: 4, Seed: 3, NoCovering: true}
-	want := func(c pqgen.Config) [][4]float64 { return pqgen.RowGroupBBoxes(pqgen.Generate(c), c.PerGroup()) }
+	want := func(c pqgen.Config) []geom.BBox { return pqgen.RowGroupBBoxes(pqgen.Generate(c), c.PerGroup()) }
 	cache := NewFootprintCache(64)
 	a := Adapter{Footprints: cache}
 	data := genFile(t, base)
@@ -124,7 +125,7 @@ func TestCoveringPreferred(t *testing.T) {
 func TestFootprintCacheLRU(t *testing.T) {
 	c := NewFootprintCache(2)
 	k := func(i byte) footprintKey { return footprintKey{chunk: [32]byte{i}} }
-	b := &formats.BBox{0, 0, 1, 1}
+	b := &geom.BBox{MaxX: 1, MaxY: 1}
 	c.put(k(1), b)
 	c.put(k(2), nil)
 	c.get(k(1)) // 1 is now the most recent
@@ -173,7 +174,7 @@ func TestCorpusDecodedFootprints(t *testing.T) {
 			boxes++
 			b, fb := *s.BBox, *g.fileBBox
 			const eps = 1e-9
-			if b[0] < fb[0]-eps || b[1] < fb[1]-eps || b[2] > fb[2]+eps || b[3] > fb[3]+eps {
+			if b.MinX < fb.MinX-eps || b.MinY < fb.MinY-eps || b.MaxX > fb.MaxX+eps || b.MaxY > fb.MaxY+eps {
 				t.Errorf("%s: chunk %s bbox %v outside the file bbox %v", f.Name, s.Key, b, fb)
 			}
 		}
@@ -188,7 +189,7 @@ func TestCorpusDecodedFootprints(t *testing.T) {
 
 		// Cross-check: with the statistics hidden, the decoded extent of
 		// each row group lies inside (or equals) its statistics bbox.
-		stats := make([]*formats.BBox, len(m.rowGroups))
+		stats := make([]*geom.BBox, len(m.rowGroups))
 		for i := range m.rowGroups {
 			stats[i] = g.statsBBox(&m.rowGroups[i])
 			for j := range m.rowGroups[i].cols {
@@ -210,7 +211,7 @@ func TestCorpusDecodedFootprints(t *testing.T) {
 				t.Errorf("%s: row group %d not decoded (codec %s)", f.Name, i, codecName(m.rowGroups[i].cols[0].codec))
 				continue
 			}
-			if d[0] < sb[0] || d[1] < sb[1] || d[2] > sb[2] || d[3] > sb[3] {
+			if d.MinX < sb.MinX || d.MinY < sb.MinY || d.MaxX > sb.MaxX || d.MaxY > sb.MaxY {
 				t.Errorf("%s: row group %d decoded %v outside its statistics %v", f.Name, i, *d, *sb)
 			}
 			t.Logf("%s: rg%d decoded %v, statistics %v", f.Name, i, *d, *sb)

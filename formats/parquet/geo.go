@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
@@ -19,10 +20,10 @@ type geoInfo struct {
 	primary  string
 	crs      string
 	types    []string
-	fileBBox *formats.BBox
-	covering [4][]string     // xmin, ymin, xmax, ymax column paths; nil if none
-	encoding string          // of the primary column ("WKB", "point", …)
-	decoded  []*formats.BBox // per row group, from WKB (decodeFootprints); nil if none
+	fileBBox *geom.BBox
+	covering [4][]string  // xmin, ymin, xmax, ymax column paths; nil if none
+	encoding string       // of the primary column ("WKB", "point", …)
+	decoded  []*geom.BBox // per row group, from WKB (decodeFootprints); nil if none
 }
 
 type geoDoc struct {
@@ -58,9 +59,9 @@ func parseGeo(m *fileMeta) *geoInfo {
 	g.encoding = col.Encoding
 	switch b := col.BBox; len(b) {
 	case 4:
-		g.fileBBox = bboxIf([4]float64{b[0], b[1], b[2], b[3]})
+		g.fileBBox = bboxIf(geom.BBox{MinX: b[0], MinY: b[1], MaxX: b[2], MaxY: b[3]})
 	case 6: // xmin, ymin, zmin, xmax, ymax, zmax
-		g.fileBBox = bboxIf([4]float64{b[0], b[1], b[3], b[4]})
+		g.fileBBox = bboxIf(geom.BBox{MinX: b[0], MinY: b[1], MaxX: b[3], MaxY: b[4]})
 	}
 	c := col.Covering.BBox
 	if len(c.XMin) > 0 && len(c.YMin) > 0 && len(c.XMax) > 0 && len(c.YMax) > 0 {
@@ -106,7 +107,7 @@ func crsName(raw json.RawMessage) string {
 // rowGroupBBox is the footprint of row group i: its statistics (see
 // statsBBox), else the extent of its decoded WKB, else the file-level geo
 // bbox; nil when none is known.
-func (g *geoInfo) rowGroupBBox(i int, rg *rowGroup) *formats.BBox {
+func (g *geoInfo) rowGroupBBox(i int, rg *rowGroup) *geom.BBox {
 	if b := g.statsBBox(rg); b != nil {
 		return b
 	}
@@ -124,9 +125,9 @@ func (g *geoInfo) rowGroupBBox(i int, rg *rowGroup) *formats.BBox {
 // statsBBox is the footprint of a row group from GeoParquet 1.1 bbox
 // covering statistics, else Parquet geospatial statistics; nil when
 // neither is there.
-func (g *geoInfo) statsBBox(rg *rowGroup) *formats.BBox {
+func (g *geoInfo) statsBBox(rg *rowGroup) *geom.BBox {
 	if g.covering[0] != nil {
-		var v [4]float64
+		var v [4]float64 // by covering position: xmin, ymin, xmax, ymax
 		found := 0
 		for i, p := range g.covering {
 			for j := range rg.cols {
@@ -143,7 +144,7 @@ func (g *geoInfo) statsBBox(rg *rowGroup) *formats.BBox {
 			}
 		}
 		if found == 4 {
-			if b := bboxIf(v); b != nil {
+			if b := bboxIf(geom.FromArray(v)); b != nil {
 				return b
 			}
 		}
@@ -151,7 +152,7 @@ func (g *geoInfo) statsBBox(rg *rowGroup) *formats.BBox {
 	for j := range rg.cols {
 		c := &rg.cols[j]
 		if c.geoBBox != nil && (!g.ok || c.samePath([]string{g.primary})) {
-			b := formats.BBox(*c.geoBBox)
+			b := *c.geoBBox
 			return &b
 		}
 	}
@@ -173,21 +174,12 @@ func statValue(c *column, max bool) (float64, bool) {
 	return 0, false
 }
 
-func validBBox(b [4]float64) bool {
-	for _, v := range b {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return b[0] <= b[2] && b[1] <= b[3]
-}
-
-func bboxIf(b [4]float64) *formats.BBox {
-	if !validBBox(b) {
+// bboxIf is b, or nil when b is not a valid box.
+func bboxIf(b geom.BBox) *geom.BBox {
+	if !b.Valid() {
 		return nil
 	}
-	x := formats.BBox(b)
-	return &x
+	return &b
 }
 
 var codecs = []string{"UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW"}
@@ -233,7 +225,7 @@ func summary(m *fileMeta, g *geoInfo) []formats.Field {
 		bbox = unionBBox(m, g)
 	}
 	if bbox != nil {
-		add("bbox", formatBBox(*bbox))
+		add("bbox", formats.SummaryBBox(*bbox))
 	}
 	return f
 }
@@ -283,28 +275,12 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-func unionBBox(m *fileMeta, g *geoInfo) *formats.BBox {
-	var u *formats.BBox
+func unionBBox(m *fileMeta, g *geoInfo) *geom.BBox {
+	var u *geom.BBox
 	for i := range m.rowGroups {
-		b := g.rowGroupBBox(i, &m.rowGroups[i])
-		if b == nil {
-			continue
-		}
-		if u == nil {
-			u = b
-			continue
-		}
-		u = &formats.BBox{min(u[0], b[0]), min(u[1], b[1]), max(u[2], b[2]), max(u[3], b[3])}
+		u = geom.UnionPtr(u, g.rowGroupBBox(i, &m.rowGroups[i]))
 	}
 	return u
-}
-
-func formatBBox(b formats.BBox) string {
-	var s [4]string
-	for i, v := range b {
-		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return strings.Join(s[:], ",")
 }
 
 // clean makes s a printable-ASCII single line of at most n bytes.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/generic"
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // Limits. They shape chunk boundaries, so they are part of Params and of
@@ -68,7 +69,7 @@ type span struct {
 	kind   int
 	rg     int // row group index
 	key    string
-	bbox   *formats.BBox
+	bbox   *geom.BBox
 	what   string // for error messages
 }
 
@@ -201,7 +202,7 @@ func readAt(r io.ReaderAt, b []byte, off int64) error {
 func spans(r io.ReaderAt, m *fileMeta, g *geoInfo, dataEnd int64) ([]span, error) {
 	var out []span
 	rg := 0
-	add := func(off, n int64, kind int, key string, bbox *formats.BBox, what string) error {
+	add := func(off, n int64, kind int, key string, bbox *geom.BBox, what string) error {
 		if n == 0 {
 			return nil
 		}
@@ -300,7 +301,7 @@ func gap(ctx context.Context, r io.ReaderAt, segs []formats.Segment, from, to in
 }
 
 // chunk emits one chunk, cut by content when it is over SplitMin.
-func chunk(ctx context.Context, r io.ReaderAt, segs []formats.Segment, off, n int64, key string, bbox *formats.BBox) ([]formats.Segment, error) {
+func chunk(ctx context.Context, r io.ReaderAt, segs []formats.Segment, off, n int64, key string, bbox *geom.BBox) ([]formats.Segment, error) {
 	if n <= SplitMin {
 		return append(segs, formats.Segment{Off: off, Len: n, Key: key, BBox: bbox}), nil
 	}

@@ -112,7 +112,7 @@ func TestFootprints(t *testing.T) {
 		if _, err := fmt.Sscanf(s.Key, "rg%d/", &rg); err != nil || rg >= len(want) {
 			t.Fatalf("chunk %s is not in a row group", s.Key)
 		}
-		if s.BBox == nil || [4]float64(*s.BBox) != want[rg] {
+		if s.BBox == nil || *s.BBox != want[rg] {
 			t.Errorf("chunk %s: bbox %v, row group %d has %v", s.Key, s.BBox, rg, want[rg])
 		}
 	}

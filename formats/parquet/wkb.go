@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // WKB geometry types (ISO base codes; 15–17 are the ISO surfaces).
@@ -56,11 +56,11 @@ func (e *extent) add(x, y float64) {
 }
 
 // bbox is the extent, or nil when no coordinate was added.
-func (e *extent) bbox() *formats.BBox {
+func (e *extent) bbox() *geom.BBox {
 	if e.n == 0 {
 		return nil
 	}
-	return bboxIf([4]float64{e.minX, e.minY, e.maxX, e.maxY})
+	return bboxIf(geom.BBox{MinX: e.minX, MinY: e.minY, MaxX: e.maxX, MaxY: e.maxY})
 }
 
 // wkbExtent reads one WKB geometry (ISO or EWKB: Z, M, ZM, SRID) from the

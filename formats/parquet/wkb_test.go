@@ -76,7 +76,7 @@ func TestWKBExtent(t *testing.T) {
 				}
 				return
 			}
-			if got := [4]float64(*e.bbox()); got != tc.want {
+			if got := e.bbox().Array(); got != tc.want {
 				t.Fatalf("bbox %v, want %v", got, tc.want)
 			}
 			// Every proper prefix is an error, never a panic.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/formattest"
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 func fill(n int, seed uint64) []byte {
@@ -52,19 +53,19 @@ func TestSynthetic(t *testing.T) {
 				t.Fatal("Detect refused the file")
 			}
 			l := layoutOf(t, data)
-			got := map[string]formats.BBox{}
+			got := map[string]geom.BBox{}
 			for _, s := range l.Chunks() {
 				if s.BBox == nil {
 					t.Fatalf("%s has no bbox", s.Key)
 				}
 				got[s.Key] = *s.BBox
 			}
-			want := map[string]formats.BBox{
-				"z0/r0/c0": {1000, 1900, 1200, 2000},
-				"z0/r0/c1": {1200, 1900, 1400, 2000},
-				"z0/r1/c0": {1000, 1800, 1200, 1900},
+			want := map[string]geom.BBox{
+				"z0/r0/c0": {MinX: 1000, MinY: 1900, MaxX: 1200, MaxY: 2000},
+				"z0/r0/c1": {MinX: 1200, MinY: 1900, MaxX: 1400, MaxY: 2000},
+				"z0/r1/c0": {MinX: 1000, MinY: 1800, MaxX: 1200, MaxY: 1900},
 				// 20 px overview of a 40 px image: 16 px tile = 32 px = 320 m.
-				"z1/r0/c0": {1000, 1840, 1320, 2000},
+				"z1/r0/c0": {MinX: 1000, MinY: 1840, MaxX: 1320, MaxY: 2000},
 			}
 			if len(got) != len(want) {
 				t.Errorf("chunks %v, want %v", got, want)
@@ -247,12 +248,12 @@ func TestGeoTransforms(t *testing.T) {
 	}
 	// 90° rotation: x = 100 + py·2, y = 50 + px·3.
 	l := mk(dbl(tagModelTransform, 0, 2, 0, 100, 3, 0, 0, 50, 0, 0, 0, 0, 0, 0, 0, 1))
-	if b := l.Chunks()[0].BBox; b == nil || *b != (formats.BBox{100, 50, 120, 80}) {
+	if b := l.Chunks()[0].BBox; b == nil || *b != (geom.BBox{MinX: 100, MinY: 50, MaxX: 120, MaxY: 80}) {
 		t.Errorf("rotated bbox %v", b)
 	}
 	l = mk(dbl(tagModelPixelScale, 2, 2, 0), dbl(tagModelTiepoint, 0, 0, 0, 100, 200, 0),
 		short(tagGeoKeyDirectory, 1, 1, 0, 2, 1025, 0, 1, 2, 2048, 0, 1, 4326))
-	if b := l.Chunks()[0].BBox; b == nil || *b != (formats.BBox{99, 181, 119, 201}) {
+	if b := l.Chunks()[0].BBox; b == nil || *b != (geom.BBox{MinX: 99, MinY: 181, MaxX: 119, MaxY: 201}) {
 		t.Errorf("PixelIsPoint bbox %v", b)
 	}
 	if c := field(l, "crs"); c != "EPSG:4326" {

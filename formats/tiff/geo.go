@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // GeoKeys the adapter reads from the GeoKeyDirectory.
@@ -85,22 +85,17 @@ func (rd *reader) geoKeys(d *ifd) map[uint64]uint64 {
 // whose pixels are fx×fy pixels of the georeferenced image (overviews are
 // scaled by the size ratio, per axis). All four corners are transformed,
 // so rotated grids get their true extent. nil when not georeferenced.
-func (g geo) bbox(x0, y0, x1, y1, fx, fy float64) *formats.BBox {
+func (g geo) bbox(x0, y0, x1, y1, fx, fy float64) *geom.BBox {
 	if !g.ok {
 		return nil
 	}
-	b := formats.BBox{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
+	b := geom.Empty
 	for _, c := range [4][2]float64{{x0, y0}, {x1, y0}, {x0, y1}, {x1, y1}} {
 		px, py := c[0]*fx, c[1]*fy
-		x := g.gt[0] + px*g.gt[1] + py*g.gt[2]
-		y := g.gt[3] + px*g.gt[4] + py*g.gt[5]
-		b[0], b[1] = math.Min(b[0], x), math.Min(b[1], y)
-		b[2], b[3] = math.Max(b[2], x), math.Max(b[3], y)
+		b = b.Extend(g.gt[0]+px*g.gt[1]+py*g.gt[2], g.gt[3]+px*g.gt[4]+py*g.gt[5])
 	}
-	for _, v := range b {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
+	if !b.Valid() {
+		return nil
 	}
 	return &b
 }

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // image is one IFD understood as a raster: its block grid and where its
@@ -139,7 +139,7 @@ func assignKeys(rd *reader, ims []*image) {
 type block struct {
 	off, n int64
 	key    string
-	bbox   *formats.BBox
+	bbox   *geom.BBox
 }
 
 // blocks lists im's non-sparse blocks. Offset 0 or byte count 0 means

@@ -309,7 +309,7 @@ func summary(rd *reader, ims []*image, ghost []string, blocks []block) []formats
 		add("crs", im0.g.crs)
 	}
 	if b := im0.g.bbox(0, 0, float64(im0.w), float64(im0.h), 1, 1); b != nil {
-		add("bbox", FormatBBox(*b))
+		add("bbox", formats.SummaryBBox(*b))
 	}
 	if len(ghost) > 0 {
 		g := strings.Join(ghost, " ")
@@ -332,16 +332,6 @@ func sparse(ims []*image) int {
 		}
 	}
 	return n
-}
-
-// FormatBBox writes a bbox as "minx,miny,maxx,maxy" with the shortest
-// exact decimal of each value.
-func FormatBBox(b formats.BBox) string {
-	var s [4]string
-	for i, v := range b {
-		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return strings.Join(s[:], ",")
 }
 
 // isCOG reports whether the file is laid out as a cloud-optimized GeoTIFF:

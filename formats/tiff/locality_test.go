@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/formats/formattest"
+	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
@@ -63,8 +64,8 @@ func TestLocality(t *testing.T) {
 		changed = append(changed, s.Key)
 		changedBytes += s.Len
 		b := *s.BBox
-		if strings.HasPrefix(s.Key, "z0/") && !(b[0] <= wx0 && b[1] <= wy0 && b[2] >= wx1 && b[3] >= wy1) {
-			t.Errorf("changed tile %s bbox %v does not contain the edited window %v", s.Key, b, [4]float64{wx0, wy0, wx1, wy1})
+		if strings.HasPrefix(s.Key, "z0/") && !(b.MinX <= wx0 && b.MinY <= wy0 && b.MaxX >= wx1 && b.MaxY >= wy1) {
+			t.Errorf("changed tile %s bbox %v does not contain the edited window %v", s.Key, b, geom.BBox{MinX: wx0, MinY: wy0, MaxX: wx1, MaxY: wy1})
 		}
 	}
 	levels := len(gi.Bands[0].Overviews) + 1

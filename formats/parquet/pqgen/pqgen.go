@@ -12,6 +12,8 @@ import (
 	"math"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // BBox is the GeoParquet 1.1 bbox covering struct of one row.
@@ -127,12 +129,12 @@ func wkbPoint(x, y float64) []byte {
 
 // RowGroupBBoxes returns the bbox of each row group of rows, as the writer
 // splits them (per rows each).
-func RowGroupBBoxes(rows []Row, per int) [][4]float64 {
-	var out [][4]float64
+func RowGroupBBoxes(rows []Row, per int) []geom.BBox {
+	var out []geom.BBox
 	for lo := 0; lo < len(rows); lo += per {
-		b := [4]float64{math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)}
+		b := geom.Empty
 		for _, r := range rows[lo:min(lo+per, len(rows))] {
-			b = [4]float64{min(b[0], r.BBox.XMin), min(b[1], r.BBox.YMin), max(b[2], r.BBox.XMax), max(b[3], r.BBox.YMax)}
+			b = b.Union(geom.BBox{MinX: r.BBox.XMin, MinY: r.BBox.YMin, MaxX: r.BBox.XMax, MaxY: r.BBox.YMax})
 		}
 		out = append(out, b)
 	}

@@ -1,0 +1,23 @@
+// Package diff says what changed between two versions of a tracked file,
+// from their manifests alone: chunk counts, the changed area and what the
+// change means for each format. It reads no file, no store and no Git; the
+// repo package finds the manifests (two revisions, or a revision and the
+// work tree) and hands them over.
+//
+// The result types are chunkvc's diff --json output: their JSON is a
+// published interface, kept stable.
+//
+// Glossary:
+//   - version: one manifest of a file; old and new (cur) name the two
+//     sides, either of which may be missing (added, deleted).
+//   - Status: what happened to a file (added, deleted, modified, renamed).
+//   - Change: what happened to one chunk key (added, removed, changed);
+//     unchanged keys are counted, not listed.
+//   - changed area: the union of the footprints of the changed chunks at
+//     the finest TIFF level that changed, so overview tiles do not widen
+//     it; for FlatGeobuf, once features are compared, of the added and
+//     removed features.
+//   - extent: the whole file's footprint, from its summary "bbox" field.
+//   - re-encode: a change of encoding settings that rewrote (nearly)
+//     every chunk; flagged rather than listed chunk by chunk.
+package diff
