@@ -124,24 +124,29 @@ func (m *Manifest) encode(size int, flush func([]byte) ([]byte, error), every in
 				return err
 			}
 		}
-		out = append(out, c.Key...)
-		out = append(out, ' ')
-		out = strconv.AppendInt(out, c.Size, 10)
-		out = append(out, ' ')
-		out = hex.AppendEncode(out, c.ID[:])
-		if c.BBox != nil {
-			out = append(out, ' ')
-			for i, v := range c.BBox.Array() {
-				if i > 0 {
-					out = append(out, ',')
-				}
-				out = sp.append(out, v)
-			}
-		}
-		out = append(out, '\n')
+		out = appendChunkLine(out, c, &sp)
 	}
 	_, err = flush(out)
 	return err
+}
+
+// appendChunkLine appends c's line, spelling coordinates through sp.
+func appendChunkLine(out []byte, c Chunk, sp *spellings) []byte {
+	out = append(out, c.Key...)
+	out = append(out, ' ')
+	out = strconv.AppendInt(out, c.Size, 10)
+	out = append(out, ' ')
+	out = hex.AppendEncode(out, c.ID[:])
+	if c.BBox != nil {
+		out = append(out, ' ')
+		for i, v := range c.BBox.Array() {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = sp.append(out, v)
+		}
+	}
+	return append(out, '\n')
 }
 
 // spellings remembers how an encoding spelled each coordinate. The tiles

@@ -1,0 +1,207 @@
+package manifest
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/chunkvc/chunkvc/geom"
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+// tiledManifest is a COG-like manifest of a w×h grid of tiles at z0 and
+// its overviews, keyed as the tiff adapter keys them.
+func tiledManifest(w, h int) *Manifest {
+	m := &Manifest{Path: "data/dem.tif", Format: "tiff", FormatVersion: 1, Size: 1 << 30,
+		Digest: hashing.Sum([]byte("file")), Layout: hashing.Sum([]byte("layout")), LayoutSize: 999,
+		Summary: []Field{{"crs", "EPSG:3857"}}}
+	for z := 0; w>>z > 0 && h>>z > 0; z++ {
+		for r := 0; r < h>>z; r++ {
+			for c := 0; c < w>>z; c++ {
+				k := fmt.Sprintf("z%d/r%d/c%d", z, r, c)
+				b := geom.BBox{MinX: float64(c << z), MinY: float64(r << z), MaxX: float64((c + 1) << z), MaxY: float64((r + 1) << z)}
+				m.Chunks = append(m.Chunks, Chunk{Key: k, Size: int64(1000 + r + c), ID: hashing.Sum([]byte(k)), BBox: &b})
+			}
+		}
+	}
+	sortChunks(m.Chunks)
+	return m
+}
+
+func sortChunks(cs []Chunk) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && NaturalLess(cs[j].Key, cs[j-1].Key); j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+// byBlock is a tile-block shard function like the tiff adapter's.
+func byBlock(key string) string {
+	var z, r, c int
+	if _, err := fmt.Sscanf(key, "z%d/r%d/c%d", &z, &r, &c); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("z%d/r%d/c%d", z, r/8*8, c/8*8)
+}
+
+func TestSplitRoundTrip(t *testing.T) {
+	m := tiledManifest(60, 40)
+	for _, shardOf := range []func(string) string{byBlock, nil} {
+		root, parts, err := m.EncodeSplit(shardOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !IsSplit(root) || len(parts) < 2 {
+			t.Fatalf("root %q, %d parts", root[:40], len(parts))
+		}
+		for _, p := range parts {
+			if len(p.Data) > 1<<20 {
+				t.Errorf("shard %s is %d bytes", p.Name, len(p.Data))
+			}
+		}
+		shuffled := append([]Part(nil), parts...)
+		rand.New(rand.NewSource(1)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		got, err := DecodeSplit(root, shuffled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := m.Encode()
+		b, _ := got.Encode()
+		if !bytes.Equal(a, b) {
+			t.Fatal("decoded split manifest differs from the original")
+		}
+		// Deterministic: the same manifest gives the same bytes.
+		root2, parts2, _ := m.EncodeSplit(shardOf)
+		if !bytes.Equal(root, root2) || len(parts2) != len(parts) {
+			t.Fatal("two encodings differ")
+		}
+	}
+}
+
+// A changed chunk rewrites its shard and the root, nothing else; a chunk
+// added at the grid's edge touches no other shard.
+func TestSplitLocality(t *testing.T) {
+	m := tiledManifest(64, 64)
+	_, before, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]string{}
+	for _, p := range before {
+		old[p.Name] = string(p.Data)
+	}
+	for i, c := range m.Chunks {
+		if c.Key == "z0/r17/c30" {
+			m.Chunks[i].ID = hashing.Sum([]byte("edited"))
+		}
+	}
+	m.Chunks = append(m.Chunks, Chunk{Key: "z0/r64/c0", Size: 5, ID: hashing.Sum([]byte("new row"))})
+	sortChunks(m.Chunks)
+	_, after, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed []string
+	for _, p := range after {
+		if old[p.Name] != string(p.Data) {
+			changed = append(changed, p.Name)
+		}
+	}
+	if strings.Join(changed, " ") != "z0/r16/c24 z0/r64/c0" {
+		t.Errorf("shards changed: %v", changed)
+	}
+}
+
+func TestDecodeSplitRefuses(t *testing.T) {
+	m := tiledManifest(40, 40)
+	root, parts, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := func() []Part {
+		out := make([]Part, len(parts))
+		for i, p := range parts {
+			out[i] = Part{p.Name, bytes.Clone(p.Data)}
+		}
+		return out
+	}
+	cases := map[string]func() ([]byte, []Part){
+		"missing shard": func() ([]byte, []Part) { return root, clone()[1:] },
+		"extra shard": func() ([]byte, []Part) {
+			return root, append(clone(), Part{"z9/r0/c0", encodeShard(m.Path, "z9/r0/c0", nil)})
+		},
+		"renamed shard": func() ([]byte, []Part) { p := clone(); p[0].Name = "z0/r0/c1"; return root, p },
+		"edited chunk": func() ([]byte, []Part) {
+			p := clone()
+			p[0].Data = bytes.Replace(p[0].Data, []byte(" 1000 "), []byte(" 1001 "), 1)
+			return root, p
+		},
+		"non-canonical root": func() ([]byte, []Part) { return bytes.Replace(root, []byte("size 1073741824"), []byte("size 01073741824"), 1), clone() },
+		"blank line in root": func() ([]byte, []Part) { return bytes.Replace(root, []byte("\nchunks"), []byte("\n\nchunks"), 1), clone() },
+		"root count": func() ([]byte, []Part) {
+			return bytes.Replace(root, []byte(fmt.Sprintf("chunks %d\n", len(m.Chunks))), []byte(fmt.Sprintf("chunks %d\n", len(m.Chunks)+1)), 1), clone()
+		},
+		"version 1": func() ([]byte, []Part) { return bytes.Replace(root, []byte("manifest 2"), []byte("manifest 1"), 1), clone() },
+	}
+	for name, mk := range cases {
+		r, p := mk()
+		if _, err := DecodeSplit(r, p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// A key in two shards, each canonical and the digest made to match.
+	p := clone()
+	dup := m.Chunks[0]
+	p[1] = Part{p[1].Name, encodeShard(m.Path, p[1].Name, append([]Chunk{dup}, mustShard(t, m.Path, p[1])...))}
+	r, _ := m.encodeRoot(len(p), ShardsDigest(p))
+	if _, err := DecodeSplit(r, p); err == nil {
+		t.Error("a key in two shards accepted")
+	}
+}
+
+func mustShard(t *testing.T, path string, p Part) []Chunk {
+	cs, err := decodeShard(path, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// Shards are bounded whatever the shard function: an oversized one is cut
+// into buckets; a function's name no path can hold gives way to buckets.
+func TestSplitBounds(t *testing.T) {
+	m := tiledManifest(100, 100)
+	_, parts, err := m.EncodeSplit(func(string) string { return "all" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if !strings.HasPrefix(p.Name, "all/h") || strings.Count(string(p.Data), "\n") > MaxShardChunks+4 {
+			t.Fatalf("shard %s: %d lines", p.Name, strings.Count(string(p.Data), "\n"))
+		}
+	}
+	_, parts, err = m.EncodeSplit(func(string) string { return "../x" })
+	if err != nil || !strings.HasPrefix(parts[0].Name, "h") {
+		t.Fatalf("%v %v", err, parts[0].Name)
+	}
+}
+
+func FuzzDecodeSplit(f *testing.F) {
+	m := tiledManifest(20, 20)
+	root, parts, _ := m.EncodeSplit(byBlock)
+	f.Add(root, parts[0].Name, parts[0].Data)
+	f.Add([]byte("chunkvc-manifest 2\nchunks 0\nshards 0 blake3:00\n"), "h0", []byte("chunkvc-shard 1\n"))
+	f.Fuzz(func(t *testing.T, root []byte, name string, data []byte) {
+		m, err := DecodeSplit(root, []Part{{name, data}})
+		if err != nil {
+			return
+		}
+		r2, p2, err := m.EncodeSplit(func(string) string { return name })
+		if err == nil && len(p2) == 1 && (!bytes.Equal(r2, root) || !bytes.Equal(p2[0].Data, data)) {
+			t.Fatalf("accepted a non-canonical split manifest")
+		}
+	})
+}
