@@ -139,12 +139,18 @@ func TestDecodeSplitRefuses(t *testing.T) {
 			p[0].Data = bytes.Replace(p[0].Data, []byte(" 1000 "), []byte(" 1001 "), 1)
 			return root, p
 		},
-		"non-canonical root": func() ([]byte, []Part) { return bytes.Replace(root, []byte("size 1073741824"), []byte("size 01073741824"), 1), clone() },
-		"blank line in root": func() ([]byte, []Part) { return bytes.Replace(root, []byte("\nchunks"), []byte("\n\nchunks"), 1), clone() },
+		"non-canonical root": func() ([]byte, []Part) {
+			return bytes.Replace(root, []byte("size 1073741824"), []byte("size 01073741824"), 1), clone()
+		},
+		"blank line in root": func() ([]byte, []Part) {
+			return bytes.Replace(root, []byte("\nchunks"), []byte("\n\nchunks"), 1), clone()
+		},
 		"root count": func() ([]byte, []Part) {
 			return bytes.Replace(root, []byte(fmt.Sprintf("chunks %d\n", len(m.Chunks))), []byte(fmt.Sprintf("chunks %d\n", len(m.Chunks)+1)), 1), clone()
 		},
-		"version 1": func() ([]byte, []Part) { return bytes.Replace(root, []byte("manifest 2"), []byte("manifest 1"), 1), clone() },
+		"version 1": func() ([]byte, []Part) {
+			return bytes.Replace(root, []byte("manifest 2"), []byte("manifest 1"), 1), clone()
+		},
 	}
 	for name, mk := range cases {
 		r, p := mk()
