@@ -21,6 +21,15 @@ const (
 	Generic    = "generic"
 )
 
+// Sharder is implemented by adapters whose keys have a structure that a
+// split manifest's shards should follow (a region of the tile grid, a row
+// group). Shard names key's shard: one or more slash-separated words of
+// lower-case letters, digits, '_', '-' and '.', depending on key alone,
+// so that an edit rewrites the shards of the keys it changed and no other.
+type Sharder interface {
+	Shard(key string) string
+}
+
 // MediaType is the HTTP media type of files the adapter named name reads
 // (application/octet-stream for generic and unknown ones).
 func MediaType(name string) string {

@@ -62,3 +62,11 @@ func FuzzParseKey(f *testing.F) {
 		}
 	})
 }
+
+func TestShard(t *testing.T) {
+	for k, want := range map[string]string{"rg12/a.b%2Fc/bloom": "rg12", "rg0/v/p0@00ff": "rg0", "gap@abcd": "gap", "z0/r0/c0": "other"} {
+		if got := (Adapter{}).Shard(k); got != want {
+			t.Errorf("Shard(%q) = %q, want %q", k, got, want)
+		}
+	}
+}

@@ -64,3 +64,21 @@ func FuzzParseKey(f *testing.F) {
 		}
 	})
 }
+
+func TestShard(t *testing.T) {
+	cases := map[string]string{
+		"z0/r2/c10":          "z0/r0/c8",
+		"z0/r17/c30":         "z0/r16/c24",
+		"mask/z3/r0/c0":      "mask/z3/r0/c0",
+		"ifd4/z1/s70/p2":     "ifd4/z1/s64",
+		"ifd2/r9/c1":         "ifd2/r8/c0",
+		"z0/s0@0123456789ab": "z0/s0",
+		"gap/3@00ff":         "gap",
+		"not a key":          "other",
+	}
+	for k, want := range cases {
+		if got := (Adapter{}).Shard(k); got != want {
+			t.Errorf("Shard(%q) = %q, want %q", k, got, want)
+		}
+	}
+}
