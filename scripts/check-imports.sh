@@ -3,8 +3,9 @@
 #   cmd/chunkvc → serve → repo → {formats, manifest, store} → hashing
 # (internal/progress and internal/writeback are leaves anyone may import),
 # serve uses repo's exported API only and nothing but cmd/chunkvc imports it,
-# and only repo imports go-git, only store/s3 imports minio-go, only the
-# gdal build-tagged package imports godal.
+# only repo/internal/gitdb imports go-git, nothing under repo/internal
+# imports repo, only store/s3 imports minio-go, only the gdal build-tagged
+# package imports godal.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
 # instead of `go list`: how scripts/check-imports_test.sh proves each rule
@@ -18,7 +19,7 @@ while read -r pkg imports; do
     irel=${imp#"$mod"/}
     bad=""
     case "$imp" in
-      github.com/go-git/*) [[ $rel == repo ]] || bad="only repo may import go-git" ;;
+      github.com/go-git/*) [[ $rel == repo/internal/gitdb ]] || bad="only repo/internal/gitdb may import go-git" ;;
       github.com/minio/minio-go/*) [[ $rel == store/s3 ]] || bad="only store/s3 may import minio-go" ;;
       github.com/airbusgeo/godal*) [[ $rel == gdal || $rel == */gdal ]] || bad="only the gdal package may import godal" ;;
     esac
@@ -29,6 +30,7 @@ while read -r pkg imports; do
         store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress || $irel == internal/writeback ]] || bad="store may import only hashing and the leaf helpers" ;;
         formats|formats/*) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
+        repo/internal/*) [[ $irel != cmd/* && $irel != repo && $irel != serve && $irel != serve/* ]] || bad="$rel may not import repo or what sits above it" ;;
         serve) [[ $irel == repo || $irel == manifest || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, store, hashing and geom" ;;
         scripts/*) ;;
       esac
