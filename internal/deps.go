@@ -8,7 +8,6 @@ import (
 	_ "github.com/PlakarKorp/go-cdc-chunkers"
 	_ "github.com/airbusgeo/cogger"
 	_ "github.com/airbusgeo/godal"
-	_ "github.com/go-git/go-git/v5"
 	_ "github.com/klauspost/compress/zstd"
 	_ "github.com/minio/minio-go/v7"
 	_ "github.com/parquet-go/parquet-go"

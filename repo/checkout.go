@@ -15,7 +15,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // CheckoutOptions configures Checkout.
@@ -115,7 +115,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		return nil, err
 	}
 	defer unlock()
-	c, err := r.git.resolve(opt.Rev)
+	c, err := r.git.Resolve(opt.Rev)
 	if err != nil {
 		return nil, err
 	}
@@ -195,8 +195,8 @@ type checkoutPlan struct {
 // that cannot be planned is listed in failed; err is a refusal of the
 // whole checkout (a target holding unsaved work, a --bbox that cannot
 // apply), returned before anything is written.
-func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, paths []string, blobs map[string]plumbing.Hash, cache *statCache) (plans []checkoutPlan, failed []fileError, err error) {
-	head, err := r.git.head()
+func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, paths []string, blobs map[string]gitdb.Hash, cache *statCache) (plans []checkoutPlan, failed []fileError, err error) {
+	head, err := r.git.Head()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -228,7 +228,7 @@ func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, 
 				return nil, nil, err
 			}
 		}
-		known := []plumbing.Hash{}
+		known := []gitdb.Hash{}
 		if h, ok := headBlobs[p]; ok {
 			known = append(known, h)
 		}
@@ -254,14 +254,14 @@ func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, 
 // stored are never unsaved work: the version the stat cache last saw
 // there, or one of known, the manifests of HEAD's version (first) and of
 // the versions an unfinished pull went through.
-func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, known []plumbing.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
+func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, known []gitdb.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
 	p := m.Path
 	ok, err := exists(r.abs(p))
 	if err != nil || !ok || (opt.BBox != nil && m.Format != formats.TIFF) {
 		// Not there, or only read into the cache: not touched.
 		return manifestLayoutID{}, err
 	}
-	read := func(h plumbing.Hash) (*manifest.Manifest, error) {
+	read := func(h gitdb.Hash) (*manifest.Manifest, error) {
 		km, _, err := r.git.readManifestBlob(h, p)
 		return km, err
 	}

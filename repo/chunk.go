@@ -16,6 +16,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -39,7 +40,7 @@ type chunked struct {
 	// tiles) is never held whole: it is encoded as it is written, into
 	// Git's object store and into the work tree.
 	encoded []byte
-	blob    blob           // the manifest in Git's object store, when committing: set when named's Wait returns
+	blob    gitdb.Blob     // the manifest in Git's object store, when committing: set when named's Wait returns
 	named   errgroup.Group // writing blob; Wait before a Git commit refers to it
 	put     errgroup.Group // writing the block cache's entry
 	stat    fileStat
@@ -423,12 +424,12 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		ch.named.Go(func() error {
 			var err error
 			if enc := ch.encoded; enc != nil {
-				ch.blob = newBlob(enc)
+				ch.blob = gitdb.NewBlob(enc)
 				if !up.packManifests {
-					err = r.git.putBlob(ch.blob, enc)
+					err = r.git.PutBlob(ch.blob, enc)
 				}
 			} else {
-				ch.blob, err = r.git.putBlobFrom(int(textLen), m.EncodeTo)
+				ch.blob, err = r.git.PutBlobFrom(int(textLen), m.EncodeTo)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: write git object for its manifest: %w", p, err)

@@ -10,13 +10,14 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -71,13 +72,13 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return nil, err
 	}
 	defer unlock()
-	head, err := r.git.head()
+	head, err := r.git.Head()
 	if err != nil {
 		return nil, err
 	}
 	// Three independent reads, as in Status: the stat cache, the work
 	// tree's listing (when committing all of it) and HEAD's manifest tree
-	// (go-git, used here by this goroutine only).
+	// (Git objects, read here by this goroutine only).
 	var cache *statCache
 	var listed []string
 	var reads errgroup.Group
@@ -123,7 +124,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	defer up.abort()
 	res := &CommitResult{Refused: refused, NotCheckedOut: notOut}
-	writes := map[string]blob{}       // manifest path → its blob
+	writes := map[string]gitdb.Blob{} // manifest path → its blob
 	worktree := map[string]*chunked{} // same, for the work tree after the commit
 	type done struct {
 		p string
@@ -138,8 +139,8 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	// path order.
 	type job struct {
 		p        string
-		base     version       // the version chunkvc last wrote or hashed at p
-		prev     plumbing.Hash // HEAD's manifest blob; zero if none
+		base     version    // the version chunkvc last wrote or hashed at p
+		prev     gitdb.Hash // HEAD's manifest blob; zero if none
 		old      *manifest.Manifest
 		oldBytes []byte
 		ch       *chunked
@@ -281,7 +282,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	var packed errgroup.Group
 	if up.packManifests {
 		packed.Go(func() error {
-			var blobs []packedBlob
+			var blobs []gitdb.PackedBlob
 			for _, j := range jobs {
 				if worktree[j.p] == nil || j.ch.encoded == nil {
 					continue // unchanged, or streamed (written loose)
@@ -289,9 +290,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 				if err := j.ch.named.Wait(); err != nil {
 					return err
 				}
-				blobs = append(blobs, packedBlob{j.ch.blob, j.ch.encoded})
+				blobs = append(blobs, gitdb.PackedBlob{Blob: j.ch.blob, Data: j.ch.encoded})
 			}
-			if err := r.git.putBlobsPacked(blobs); err != nil {
+			if err := r.git.PutBlobsPacked(blobs); err != nil {
 				return fmt.Errorf("write the manifests into git: %w", err)
 			}
 			return nil
@@ -308,7 +309,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			_ = packed.Wait()
 			return nil, err
 		}
-		cached[j.cached].e.Manifest = j.ch.blob.hash.String()
+		cached[j.cached].e.Manifest = j.ch.blob.Hash.String()
 	}
 	if err := packed.Wait(); err != nil {
 		return nil, err
@@ -352,7 +353,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err != nil {
 		return res, err
 	}
-	res.Commit, res.Branch = h.String(), r.git.branch()
+	res.Commit, res.Branch = h.String(), r.git.Branch()
 	registered := r.registerAsync(ctx, target, "commit "+res.Commit+" made")
 
 	// The stat cache, which describes the data files as committed, is
@@ -402,7 +403,7 @@ func manifestCopies(wt *tree, worktree map[string]*chunked, deleted []string) ([
 // (those of deleted files are gone already). They are copies of what Git holds
 // durably, so not synced, as Git writes its own work tree: a commit of
 // 5,000 files spent 0.4 s syncing them.
-func writeManifestCopies(wt *tree, h plumbing.Hash, copies []string, worktree map[string]*chunked) error {
+func writeManifestCopies(wt *tree, h gitdb.Hash, copies []string, worktree map[string]*chunked) error {
 	for _, p := range copies {
 		if err := wt.writeFrom(manifestPath(p), worktree[p].writeText, false); err != nil {
 			return fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
@@ -414,21 +415,21 @@ func writeManifestCopies(wt *tree, h plumbing.Hash, copies []string, worktree ma
 // manifestsOf is what a commit of paths (and deleted) speaks for in the
 // Git index: every manifest when it commits the whole work tree (args
 // empty), else those of the files it considered; prev is HEAD's.
-func manifestsOf(prev map[string]plumbing.Hash, args, paths, deleted []string) manifestIndex {
-	mi := manifestIndex{head: make(map[string]plumbing.Hash, len(prev))}
+func manifestsOf(prev map[string]gitdb.Hash, args, paths, deleted []string) gitdb.Settle {
+	s := gitdb.Settle{Head: make(map[string]gitdb.Hash, len(prev))}
 	for p, h := range prev {
-		mi.head[manifestPath(p)] = h
+		s.Head[manifestPath(p)] = h
 	}
 	if len(args) == 0 {
-		mi.scope = func(string) bool { return true }
-		return mi
+		s.Scope = func(mp string) bool { return strings.HasPrefix(mp, ManifestDir+"/") }
+		return s
 	}
 	in := make(map[string]bool, len(paths)+len(deleted))
 	for _, p := range slices.Concat(paths, deleted) {
 		in[manifestPath(p)] = true
 	}
-	mi.scope = func(mp string) bool { return in[mp] }
-	return mi
+	s.Scope = func(mp string) bool { return in[mp] }
+	return s
 }
 
 // fileWorkers is how many files a commit chunks at once. Each file's
@@ -441,7 +442,7 @@ const fileWorkers = 2
 // committed ones that are gone from the work tree, and those missing
 // because a checkout did not write them (un; not deleted): of args, or
 // with no args of listed, the tracked files of the whole work tree.
-func (r *Repo) commitScope(args, listed []string, prev map[string]plumbing.Hash, cache *statCache, un *unfinished) (paths, deleted, notOut []string, err error) {
+func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, cache *statCache, un *unfinished) (paths, deleted, notOut []string, err error) {
 	if len(args) == 0 {
 		deleted, notOut = goneFrom(listed, prev, cache, un)
 		return listed, deleted, notOut, nil
@@ -480,7 +481,7 @@ func (r *Repo) commitScope(args, listed []string, prev map[string]plumbing.Hash,
 // geometry types differ from another Parquet file in the same directory:
 // the classic "two incompatible schemas in one partitioned lake" mistake.
 // Siblings not read during this commit are read from HEAD on demand.
-func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.Manifest, prev map[string]plumbing.Hash) error {
+func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.Manifest, prev map[string]gitdb.Hash) error {
 	byDir := map[string][]string{}
 	for _, f := range files {
 		byDir[path.Dir(f.Path)] = append(byDir[path.Dir(f.Path)], f.Path)

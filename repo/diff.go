@@ -6,14 +6,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/flatgeobuf"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // Git's diff driver for manifests: `chunkvc install` writes TextconvAttribute
@@ -65,12 +63,12 @@ func (r *Repo) Diff(ctx context.Context, opt DiffOptions) (*diff.Result, error) 
 		scope = append(scope, p)
 	}
 	opt.Paths = scope
-	var fromC *object.Commit
+	var fromC *gitdb.Commit
 	var err error
 	if opt.From == "" {
-		fromC, err = r.git.head()
+		fromC, err = r.git.Head()
 	} else {
-		fromC, err = r.git.resolve(opt.From)
+		fromC, err = r.git.Resolve(opt.From)
 	}
 	if err != nil {
 		return nil, err
@@ -90,7 +88,7 @@ func (r *Repo) Diff(ctx context.Context, opt DiffOptions) (*diff.Result, error) 
 	type pair struct{ old, cur *manifest.Manifest }
 	var pairs []pair
 	if opt.To != "" {
-		toC, err := r.git.resolve(opt.To)
+		toC, err := r.git.Resolve(opt.To)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +169,7 @@ type wtManifests struct {
 
 // worktreeManifests returns the old and current manifests of every tracked
 // file in scope whose working bytes differ from the old side.
-func (r *Repo) worktreeManifests(ctx context.Context, opt DiffOptions, oldBlobs map[string]plumbing.Hash, readOld func(string) (*manifest.Manifest, error)) (*wtManifests, error) {
+func (r *Repo) worktreeManifests(ctx context.Context, opt DiffOptions, oldBlobs map[string]gitdb.Hash, readOld func(string) (*manifest.Manifest, error)) (*wtManifests, error) {
 	out := &wtManifests{old: map[string]*manifest.Manifest{}, cur: map[string]*manifest.Manifest{}}
 	files, err := r.trackedFiles()
 	if err != nil {
@@ -179,9 +177,9 @@ func (r *Repo) worktreeManifests(ctx context.Context, opt DiffOptions, oldBlobs 
 	}
 	// HEAD's manifests name bytes we know without reading, when From is
 	// another revision.
-	var headBlobs map[string]plumbing.Hash
+	var headBlobs map[string]gitdb.Hash
 	if opt.From != "" {
-		head, err := r.git.head()
+		head, err := r.git.Head()
 		if err != nil {
 			return nil, err
 		}
@@ -345,10 +343,10 @@ func inScope(p string, scope []string) bool {
 	return false
 }
 
-func unionKeys(a, b map[string]plumbing.Hash) []string {
+func unionKeys(a, b map[string]gitdb.Hash) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, m := range []map[string]plumbing.Hash{a, b} {
+	for _, m := range []map[string]gitdb.Hash{a, b} {
 		for k := range m {
 			if !seen[k] {
 				seen[k] = true
@@ -360,7 +358,7 @@ func unionKeys(a, b map[string]plumbing.Hash) []string {
 	return out
 }
 
-func sortedKeys(m map[string]plumbing.Hash) []string {
+func sortedKeys(m map[string]gitdb.Hash) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -9,8 +9,9 @@
 //	<root>/.git/chunkvc/blocks/<digest>    block cache: per-MiB chaining values of a version
 //	<root>/.git/chunkvc/patch              undo journal of a checkout patching a file in place
 //
-// It owns the pipelines (commit, checkout, status, fsck, log) and is the only
-// package that imports go-git.
+// It owns the pipelines (commit, checkout, status, fsck, log). It reads and
+// writes Git through repo/internal/gitdb, the only package that imports
+// the Git library.
 //
 // Commit order is the product's promise: hash → set-diff against the
 // previous commit's manifest → put only new chunks → verify → only then

@@ -3,7 +3,6 @@ package repo
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,27 +16,6 @@ import (
 
 	"github.com/chunkvc/chunkvc/manifest"
 )
-
-// placeFile writes what write gives into f, a new temp file, syncs it when
-// sync says so, closes it and renames it to name; on failure it removes it.
-func placeFile(f *os.File, name string, write func(io.Writer) error, sync bool) error {
-	tmp := f.Name()
-	err := write(f)
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return nil
-}
 
 // safeTarget checks that the work-tree path p can be written without
 // leaving the tree: the path is clean and relative, no parent directory is

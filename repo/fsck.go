@@ -7,10 +7,6 @@ import (
 	"io"
 	"sort"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -64,7 +60,7 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 	prog := progress.OrNoop(opt.Progress)
 	full := opt.Full
 	res := &FsckResult{Problems: []Problem{}}
-	commits, err := r.reachableCommits()
+	commits, err := r.git.Reachable()
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +68,7 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 	type use struct{ commit, path, key string }
 	chunks := map[hashing.ID]use{}
 	sizes := map[hashing.ID]int64{}
-	seenBlob := map[plumbing.Hash]bool{}
+	seenBlob := map[gitdb.Hash]bool{}
 	for _, c := range commits {
 		blobs, err := r.git.manifestBlobs(c)
 		if err != nil {
@@ -199,42 +195,6 @@ func checkLayoutAgrees(m *manifest.Manifest, lay *manifest.Layout) error {
 		}
 	}
 	return nil
-}
-
-// reachableCommits lists every commit reachable from any ref or HEAD.
-func (r *Repo) reachableCommits() ([]*object.Commit, error) {
-	var starts []plumbing.Hash
-	err := r.git.refs.List(func(_ string, h gitdb.Hash) error {
-		starts = append(starts, plumbing.Hash(h))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if h, err := r.git.head(); err == nil && h != nil {
-		starts = append(starts, h.Hash)
-	}
-	seen := map[plumbing.Hash]bool{}
-	var out []*object.Commit
-	for _, s := range starts {
-		c, err := r.git.r.CommitObject(s)
-		if err != nil {
-			continue // a ref to a tag or tree: not a commit
-		}
-		iter := object.NewCommitPreorderIter(c, seen, nil)
-		err = iter.ForEach(func(c *object.Commit) error {
-			if seen[c.Hash] {
-				return nil
-			}
-			seen[c.Hash] = true
-			out = append(out, c)
-			return nil
-		})
-		if err != nil && !errors.Is(err, storer.ErrStop) && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // repair copies a verified id from any other readable store into the

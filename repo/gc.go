@@ -1,16 +1,9 @@
 package repo
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
@@ -90,11 +83,11 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 			return nil, fmt.Errorf("gc needs every remote's commits before it collects the shared store %s: %w (use --no-fetch to skip)", r.Store, err)
 		}
 	}
-	commits, err := r.reachableCommits()
+	commits, err := r.git.Reachable()
 	if err != nil {
 		return nil, err
 	}
-	extra, err := r.reflogCommits(time.Now().Add(-opt.Grace))
+	extra, err := r.git.ReflogCommits(time.Now().Add(-opt.Grace))
 	if err != nil {
 		return nil, err
 	}
@@ -205,53 +198,6 @@ func hasID(m map[hashing.ID]chunkUse, id hashing.ID) bool {
 	return ok
 }
 
-// reflogCommits returns commits that git's reflogs name with entries newer
-// than since: an amended or reset-away commit stays restorable for the
-// grace period.
-func (r *Repo) reflogCommits(since time.Time) ([]*object.Commit, error) {
-	var out []*object.Commit
-	root := filepath.Join(r.gitDir(), "logs")
-	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			// "<old> <new> Name <email> <unix> <tz>\t<message>"
-			line, _, _ := strings.Cut(sc.Text(), "\t")
-			f := strings.Fields(line)
-			if len(f) < 4 {
-				continue
-			}
-			ts := f[len(f)-2]
-			var sec int64
-			for _, c := range ts {
-				if c < '0' || c > '9' {
-					sec = -1
-					break
-				}
-				sec = sec*10 + int64(c-'0')
-			}
-			if sec < 0 || time.Unix(sec, 0).Before(since) {
-				continue
-			}
-			for _, h := range f[:2] {
-				if c, err := r.git.r.CommitObject(plumbing.NewHash(h)); err == nil {
-					out = append(out, c)
-				}
-			}
-		}
-		return nil
-	})
-	return out, nil
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -263,12 +209,12 @@ func contains(list []string, s string) bool {
 
 // fetchAll fetches every configured Git remote.
 func (r *Repo) fetchAll(ctx context.Context) error {
-	remotes, err := r.git.r.Remotes()
+	remotes, err := r.git.Remotes()
 	if err != nil {
 		return err
 	}
 	for _, rm := range remotes {
-		if _, err := r.Fetch(ctx, rm.Config().Name); err != nil {
+		if _, err := r.Fetch(ctx, rm.Name); err != nil {
 			return err
 		}
 	}

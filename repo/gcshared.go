@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // registered records this repository in the configured store's registry
@@ -71,23 +72,23 @@ func (r *Repo) othersNeed(others []RepoEntry, since time.Time, need map[hashing.
 // cannot be known.
 func (r *Repo) otherReferenced(e RepoEntry, since time.Time) (map[hashing.ID]chunkUse, string) {
 	if o := openOther(e); o != nil {
-		commits, err := o.reachableCommits()
+		commits, err := o.git.Reachable()
 		if err != nil {
 			return nil, fmt.Sprintf("reading its Git at %s failed: %v", e.Root, err)
 		}
-		extra, err := o.reflogCommits(since)
+		extra, err := o.git.ReflogCommits(since)
 		if err != nil {
 			return nil, fmt.Sprintf("reading its reflogs at %s failed: %v", e.Root, err)
 		}
 		commits = append(commits, extra...)
 		// Recorded tips it still has (a branch reset since): kept too.
-		var tips []string
+		var tips []gitdb.Hash
 		for _, h := range e.Tips {
-			if _, err := o.git.r.CommitObject(hashOf(h)); err == nil {
-				tips = append(tips, h)
+			if _, err := o.git.ReadCommit(hashOf(h)); err == nil {
+				tips = append(tips, hashOf(h))
 			}
 		}
-		more, err := commitsFrom(o.git, tips)
+		more, err := o.git.History(tips)
 		if err != nil {
 			return nil, fmt.Sprintf("reading its history at %s failed: %v", e.Root, err)
 		}
@@ -100,11 +101,11 @@ func (r *Repo) otherReferenced(e RepoEntry, since time.Time) (map[hashing.ID]chu
 	if missing := r.missingTips(e); len(missing) > 0 {
 		return nil, fmt.Sprintf("its work tree is not readable here (gone, or on another host) and this repository lacks its tips %s", strings.Join(missing, ", "))
 	}
-	var tips []string
+	var tips []gitdb.Hash
 	for _, h := range e.Tips {
-		tips = append(tips, h)
+		tips = append(tips, hashOf(h))
 	}
-	commits, err := commitsFrom(r.git, tips)
+	commits, err := r.git.History(tips)
 	if err == nil {
 		var need map[hashing.ID]chunkUse
 		if need, err = r.referenced(commits); err == nil {

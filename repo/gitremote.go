@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/go-git/go-git/v5/storage/filesystem"
-
-	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // ErrPushRejected means the Git remote refused the branch (it has commits
@@ -21,17 +17,15 @@ var ErrPushRejected = errors.New("the remote rejected the push (pull first)")
 // need not check them again.
 const pushVerifiedEnv = "CHUNKVC_PUSH_VERIFIED"
 
-func (g *gitRepo) cli() gitdb.CLI { return gitdb.CLI{Dir: g.root} }
-
 // push pushes branch to the same name on remote with git, which updates
 // the remote-tracking ref (with its reflog) when the remote accepts. It
 // reports whether the remote moved.
 func (g *gitRepo) push(ctx context.Context, remote, branch, tip string) (bool, error) {
 	ref := "refs/heads/" + branch
-	c := g.cli()
+	c := g.CLI()
 	c.Env = []string{pushVerifiedEnv + "=" + tip}
 	out, err := c.Run(ctx, "push", "--porcelain", "--", remote, ref+":"+ref)
-	defer g.reload()
+	defer g.Reload()
 	for _, line := range strings.Split(out, "\n") {
 		flag, rest, ok := strings.Cut(line, "\t")
 		if !ok || !strings.HasPrefix(rest, ref+":") {
@@ -56,8 +50,8 @@ func (g *gitRepo) fetch(ctx context.Context, remote string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, err = g.cli().Run(ctx, "fetch", "--quiet", "--", remote)
-	g.reload()
+	_, err = g.CLI().Run(ctx, "fetch", "--quiet", "--", remote)
+	g.Reload()
 	if err != nil {
 		return false, fmt.Errorf("git fetch %s: %w", remote, err)
 	}
@@ -66,13 +60,13 @@ func (g *gitRepo) fetch(ctx context.Context, remote string) (bool, error) {
 }
 
 func (g *gitRepo) remoteRefs(ctx context.Context, remote string) (string, error) {
-	return g.cli().Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", "refs/remotes/"+remote+"/")
+	return g.CLI().Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", "refs/remotes/"+remote+"/")
 }
 
 // pull fetches remote and fast-forwards the checked-out branch to its
 // upstream (or remote's branch of the same name), with git.
 func (g *gitRepo) pull(ctx context.Context, remote string) error {
-	branch, _, err := g.refs.Head()
+	branch, _, err := g.Refs().Head()
 	if err != nil {
 		return err
 	}
@@ -84,33 +78,23 @@ func (g *gitRepo) pull(ctx context.Context, remote string) error {
 	}
 	short := strings.TrimPrefix(branch, "refs/heads/")
 	up := "refs/remotes/" + remote + "/" + short
-	if out, err := g.cli().Run(ctx, "rev-parse", "--symbolic-full-name", short+"@{upstream}"); err == nil {
+	if out, err := g.CLI().Run(ctx, "rev-parse", "--symbolic-full-name", short+"@{upstream}"); err == nil {
 		if u := strings.TrimSpace(out); strings.HasPrefix(u, "refs/remotes/"+remote+"/") {
 			up = u
 		}
 	}
-	if _, ok, err := g.refs.Read(up); err != nil || !ok {
+	if _, ok, err := g.Refs().Read(up); err != nil || !ok {
 		if err == nil {
 			err = fmt.Errorf("%s has no branch %s", remote, short)
 		}
 		return fmt.Errorf("git pull %s: %w", remote, err)
 	}
-	_, err = g.cli().Run(ctx, "merge", "--ff-only", "--quiet", up)
-	g.reload()
+	_, err = g.CLI().Run(ctx, "merge", "--ff-only", "--quiet", up)
+	g.Reload()
 	if err != nil {
 		return fmt.Errorf("git pull %s (fast-forward only): %w", remote, err)
 	}
 	return nil
-}
-
-// reload makes go-git look for packs again: a git command may have added
-// some.
-func (g *gitRepo) reload() {
-	if fsys, ok := g.r.Storer.(*filesystem.Storage); ok {
-		g.mu.Lock()
-		fsys.Reindex()
-		g.mu.Unlock()
-	}
 }
 
 // pushVerified reports whether chunkvc push, which runs the pre-push hook

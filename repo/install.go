@@ -85,7 +85,7 @@ func (r *Repo) installTextconv() error {
 			return err
 		}
 	}
-	if err := r.git.stage(map[string][]byte{".gitattributes": []byte(text)}, nil); err != nil {
+	if err := r.git.Stage(map[string][]byte{".gitattributes": []byte(text)}, nil); err != nil {
 		return err
 	}
 	exe, err := os.Executable()
@@ -93,6 +93,6 @@ func (r *Repo) installTextconv() error {
 		exe = "chunkvc"
 	}
 	// git writes its config through config.lock, never in place.
-	_, err = r.git.cli().Run(context.Background(), "config", "--local", "diff."+TextconvDriver+".textconv", exe+" diff-textconv")
+	_, err = r.git.CLI().Run(context.Background(), "config", "--local", "diff."+TextconvDriver+".textconv", exe+" diff-textconv")
 	return err
 }

@@ -6,10 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // LogFile is one data file changed by a commit.
@@ -40,15 +38,15 @@ type LogEntry struct {
 // Log walks first parents from rev ("" = HEAD), newest first, at most max
 // commits (0 = all), reporting the data files each commit changed.
 func (r *Repo) Log(rev string, max int) ([]LogEntry, error) {
-	c, err := r.git.resolve(rev)
+	c, err := r.git.Resolve(rev)
 	if err != nil {
 		return nil, err
 	}
 	var out []LogEntry
 	for c != nil && (max <= 0 || len(out) < max) {
-		var parent *object.Commit
-		if c.NumParents() > 0 {
-			if parent, err = c.Parent(0); err != nil {
+		var parent *gitdb.Commit
+		if len(c.ParentHashes) > 0 {
+			if parent, err = r.git.ReadCommit(c.ParentHashes[0]); err != nil {
 				return nil, fmt.Errorf("commit %s: parent: %w", c.Hash, err)
 			}
 		}
@@ -68,7 +66,7 @@ func (r *Repo) Log(rev string, max int) ([]LogEntry, error) {
 }
 
 // changedFiles compares the manifests of two commits (a may be nil).
-func (r *Repo) changedFiles(a, b *object.Commit) ([]LogFile, error) {
+func (r *Repo) changedFiles(a, b *gitdb.Commit) ([]LogFile, error) {
 	ma, err := r.git.manifestBlobs(a)
 	if err != nil {
 		return nil, err
@@ -78,7 +76,7 @@ func (r *Repo) changedFiles(a, b *object.Commit) ([]LogFile, error) {
 		return nil, err
 	}
 	var out []LogFile
-	read := func(h plumbing.Hash, p string) (*manifest.Manifest, error) {
+	read := func(h gitdb.Hash, p string) (*manifest.Manifest, error) {
 		m, _, err := r.git.readManifestBlob(h, p)
 		return m, err
 	}

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
@@ -22,7 +20,7 @@ const pullBaseRel = "chunkvc/pull-base"
 // unfinished pull's record is there: the working files may still hold the
 // versions of that one's base.
 // It reports whether it wrote one.
-func (r *Repo) setPullBase(h plumbing.Hash) (bool, error) {
+func (r *Repo) setPullBase(h gitdb.Hash) (bool, error) {
 	gt := r.gitTree()
 	defer gt.close()
 	if _, err := gt.lstat(pullBaseRel); err == nil {
@@ -52,7 +50,7 @@ const maxPullChain = 1000
 // nil when no pull is unfinished. A record that does not name an ancestor
 // of HEAD this repository has is ignored: it only ever widens what a
 // checkout may overwrite to bytes that are stored.
-func (r *Repo) pullBaseBlobs() (map[string][]plumbing.Hash, error) {
+func (r *Repo) pullBaseBlobs() (map[string][]gitdb.Hash, error) {
 	gt := r.gitTree()
 	defer gt.close()
 	b, err := gt.readFile(pullBaseRel, 64)
@@ -66,16 +64,16 @@ func (r *Repo) pullBaseBlobs() (map[string][]plumbing.Hash, error) {
 	if err != nil {
 		return nil, nil
 	}
-	c, err := r.git.head()
+	c, err := r.git.Head()
 	if err != nil || c == nil {
 		return nil, err
 	}
-	out := map[string][]plumbing.Hash{}
+	out := map[string][]gitdb.Hash{}
 	for range maxPullChain {
 		if len(c.ParentHashes) == 0 {
 			return nil, nil // base is no ancestor: ignore the record
 		}
-		if c, err = r.git.r.CommitObject(c.ParentHashes[0]); err != nil {
+		if c, err = r.git.ReadCommit(c.ParentHashes[0]); err != nil {
 			return nil, nil
 		}
 		blobs, err := r.git.manifestBlobs(c)
@@ -87,7 +85,7 @@ func (r *Repo) pullBaseBlobs() (map[string][]plumbing.Hash, error) {
 				out[p] = append(out[p], h)
 			}
 		}
-		if c.Hash == plumbing.Hash(base) {
+		if c.Hash == base {
 			return out, nil
 		}
 	}

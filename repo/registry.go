@@ -15,9 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/store"
 )
@@ -146,12 +143,11 @@ func entryName(id string) string { return registryDir + id + ".json" }
 func (r *Repo) entry(id string) (*RepoEntry, error) {
 	host, _ := os.Hostname()
 	e := &RepoEntry{ID: id, Host: host, Root: r.Root, Tips: map[string]string{}, Updated: time.Now().UTC()}
-	err := r.git.refs.List(func(name string, h gitdb.Hash) error {
-		n := plumbing.ReferenceName(name)
-		if !(n.IsBranch() || n.IsTag() || n.IsRemote()) {
+	err := r.git.Refs().List(func(name string, h gitdb.Hash) error {
+		if !strings.HasPrefix(name, "refs/heads/") && !strings.HasPrefix(name, "refs/tags/") && !strings.HasPrefix(name, "refs/remotes/") {
 			return nil
 		}
-		if c, err := peel(r.git, plumbing.Hash(h)); err == nil {
+		if c, err := r.git.Peel(h); err == nil {
 			e.Tips[name] = c.Hash.String()
 		}
 		return nil
@@ -159,35 +155,20 @@ func (r *Repo) entry(id string) (*RepoEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if branch, det, err := r.git.refs.Head(); err == nil && branch == "" {
+	if branch, det, err := r.git.Refs().Head(); err == nil && branch == "" {
 		e.Tips["HEAD"] = det.String()
 	}
-	if remotes, err := r.git.r.Remotes(); err == nil {
+	if remotes, err := r.git.Remotes(); err == nil {
 		for _, rm := range remotes {
-			if urls := rm.Config().URLs; len(urls) > 0 {
+			if len(rm.URLs) > 0 {
 				if e.Remotes == nil {
 					e.Remotes = map[string]string{}
 				}
-				e.Remotes[rm.Config().Name] = urls[0]
+				e.Remotes[rm.Name] = rm.URLs[0]
 			}
 		}
 	}
 	return e, nil
-}
-
-// peel returns the commit h names, through annotated tags.
-func peel(g *gitRepo, h plumbing.Hash) (*object.Commit, error) {
-	for range 10 {
-		if c, err := g.r.CommitObject(h); err == nil {
-			return c, nil
-		}
-		t, err := g.r.TagObject(h)
-		if err != nil {
-			return nil, err
-		}
-		h = t.Target
-	}
-	return nil, fmt.Errorf("tag chain at %s too deep", h)
 }
 
 // register writes this repository's entry into the registry of st and
@@ -374,17 +355,17 @@ func openOther(e RepoEntry) *Repo {
 		return nil
 	}
 	g, err := openGit(e.Root)
-	if err != nil || !sameFile(g.root, e.Root) {
+	if err != nil || !sameFile(g.Root(), e.Root) {
 		return nil
 	}
-	return &Repo{Root: g.root, git: g}
+	return &Repo{Root: g.Root(), git: g}
 }
 
 // missingTips returns e's tips whose commits this repository's Git lacks.
 func (r *Repo) missingTips(e RepoEntry) []string {
 	var out []string
 	for ref, h := range e.Tips {
-		if _, err := r.git.r.CommitObject(plumbing.NewHash(h)); err != nil || len(h) != 40 {
+		if _, err := r.git.ReadCommit(hashOf(h)); err != nil || len(h) != 40 {
 			out = append(out, ref)
 		}
 	}
@@ -392,28 +373,10 @@ func (r *Repo) missingTips(e RepoEntry) []string {
 	return out
 }
 
-// commitsFrom returns every commit reachable from the given ones in g.
-func commitsFrom(g *gitRepo, tips []string) ([]*object.Commit, error) {
-	seen := map[plumbing.Hash]bool{}
-	var out []*object.Commit
-	for _, h := range tips {
-		c, err := g.r.CommitObject(plumbing.NewHash(h))
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", h, err)
-		}
-		err = object.NewCommitPreorderIter(c, seen, nil).ForEach(func(c *object.Commit) error {
-			if !seen[c.Hash] {
-				seen[c.Hash] = true
-				out = append(out, c)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("history of %s: %w", h, err)
-		}
-	}
-	return out, nil
-}
-
 // hashOf parses a commit hash recorded in a registry entry.
-func hashOf(h string) plumbing.Hash { return plumbing.NewHash(h) }
+func hashOf(h string) gitdb.Hash {
+	var out gitdb.Hash
+	b, _ := hex.DecodeString(h) // what decodes, as Git's library reads a name
+	copy(out[:], b)
+	return out
+}

@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -52,14 +50,14 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 	if opt.Remote == "" {
 		opt.Remote = "origin"
 	}
-	res := &PushResult{Remote: opt.Remote, Branch: r.git.branch()}
+	res := &PushResult{Remote: opt.Remote, Branch: r.git.Branch()}
 	if opt.OnlyChunks && pushVerified(opt.Tips) {
 		return res, nil // chunkvc push checked them before it ran git push
 	}
 	tips := opt.Tips
 	except := opt.Except
 	if len(tips) == 0 {
-		head, err := r.git.head()
+		head, err := r.git.Head()
 		if err != nil {
 			return nil, err
 		}
@@ -70,11 +68,11 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 			return nil, errors.New("HEAD is detached: check out a branch to push")
 		}
 		tips = []string{head.Hash.String()}
-		if ref, err := r.git.r.Reference(plumbing.NewRemoteReferenceName(opt.Remote, res.Branch), true); err == nil {
-			except = append(except, ref.Hash().String())
+		if h, ok, err := r.git.Refs().Read("refs/remotes/" + opt.Remote + "/" + res.Branch); err == nil && ok {
+			except = append(except, h.String())
 		}
 	}
-	commits, err := r.git.commitsBetween(tips, except)
+	commits, err := r.git.CommitsBetween(hashesOf(tips), hashesOf(except))
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +112,9 @@ type chunkUse struct {
 
 // referenced collects every chunk and layout id the commits' manifests
 // name.
-func (r *Repo) referenced(commits []*object.Commit) (map[hashing.ID]chunkUse, error) {
+func (r *Repo) referenced(commits []*gitdb.Commit) (map[hashing.ID]chunkUse, error) {
 	need := map[hashing.ID]chunkUse{}
-	seen := map[plumbing.Hash]bool{}
+	seen := map[gitdb.Hash]bool{}
 	for _, c := range commits {
 		blobs, err := r.git.manifestBlobs(c)
 		if err != nil {
@@ -199,45 +197,13 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 	return int(up.chunks.Load()), up.bytes.Load(), nil
 }
 
-// commitsBetween lists commits reachable from tips but not from except.
-func (g *gitRepo) commitsBetween(tips, except []string) ([]*object.Commit, error) {
-	stop := map[plumbing.Hash]bool{}
-	for _, e := range except {
-		h := plumbing.NewHash(e)
-		if h.IsZero() {
-			continue
-		}
-		c, err := g.r.CommitObject(h)
-		if err != nil {
-			continue // the remote has a commit we do not know: nothing to exclude by it
-		}
-		iter := object.NewCommitPreorderIter(c, stop, nil)
-		_ = iter.ForEach(func(c *object.Commit) error { stop[c.Hash] = true; return nil })
+// hashesOf reads commit names given as hex (hashOf).
+func hashesOf(hs []string) []gitdb.Hash {
+	out := make([]gitdb.Hash, len(hs))
+	for i, h := range hs {
+		out[i] = hashOf(h)
 	}
-	var out []*object.Commit
-	seen := map[plumbing.Hash]bool{}
-	for _, t := range tips {
-		h := plumbing.NewHash(t)
-		if h.IsZero() {
-			continue
-		}
-		c, err := g.r.CommitObject(h)
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: %w", t, err)
-		}
-		iter := object.NewCommitPreorderIter(c, stop, nil)
-		err = iter.ForEach(func(c *object.Commit) error {
-			if !seen[c.Hash] && !stop[c.Hash] {
-				seen[c.Hash] = true
-				out = append(out, c)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out
 }
 
 // CloneOptions configures Clone.
@@ -391,7 +357,7 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if remote == "" {
 		remote = "origin"
 	}
-	head, err := r.git.head()
+	head, err := r.git.Head()
 	if err != nil {
 		return nil, err
 	}
@@ -442,7 +408,7 @@ func (r *Repo) reloadConfig() error {
 
 // markLazy records every file of HEAD as deliberately not materialised.
 func (r *Repo) markLazy() error {
-	head, err := r.git.head()
+	head, err := r.git.Head()
 	if err != nil || head == nil {
 		return err
 	}

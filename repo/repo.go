@@ -53,9 +53,9 @@ func Open(dir string, native Adapters) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := readConfig(g.root)
+	data, err := readConfig(g.Root())
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", g.root, ErrNotChunkvc)
+		return nil, fmt.Errorf("%s: %w", g.Root(), ErrNotChunkvc)
 	}
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func Open(dir string, native Adapters) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ConfigPath, err)
 	}
-	r := &Repo{Root: g.root, Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
+	r := &Repo{Root: g.Root(), Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
 	info, err := r.resolveStore(cfg.Store)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 		}
 	}
 	cfg := &Config{}
-	if data, err := readConfig(g.root); err == nil {
+	if data, err := readConfig(g.Root()); err == nil {
 		if cfg, err = ParseConfig(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", ConfigPath, err)
 		}
@@ -100,7 +100,7 @@ func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 	if storeURL != "" {
 		cfg.Store = storeURL
 	}
-	r := &Repo{Root: g.root, Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
+	r := &Repo{Root: g.Root(), Config: cfg, git: g, formats: formats.Set{Native: native, Generic: generic.Adapter{}}}
 	info, err := r.resolveStore(cfg.Store)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func (r *Repo) saveConfig() error {
 	if err := wt.writeFile(".gitignore", []byte(ign), true); err != nil {
 		return err
 	}
-	return r.git.stage(map[string][]byte{ConfigPath: cfgData, ".gitignore": []byte(ign)}, nil)
+	return r.git.Stage(map[string][]byte{ConfigPath: cfgData, ".gitignore": []byte(ign)}, nil)
 }
 
 // Track adds patterns to the config (skipping ones already there) and
@@ -226,7 +226,7 @@ func (r *Repo) stateDir() (string, error) {
 }
 
 // Branch names the checked-out branch ("HEAD" when detached).
-func (r *Repo) Branch() string { return r.git.branch() }
+func (r *Repo) Branch() string { return r.git.Branch() }
 
 // abs maps a slash path relative to the root to an OS path.
 func (r *Repo) abs(p string) string { return filepath.Join(r.Root, filepath.FromSlash(p)) }

@@ -1,29 +1,27 @@
 package repo
 
 import (
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // Snapshot is the set of files tracked at one commit. Its first Manifest
 // call lists them (a walk of the commit's manifest tree); later calls look
 // them up, so a caller reading many files of one commit keeps the
-// Snapshot. Snapshots, like Repo.Snapshot, read Git objects through
-// go-git, which is not safe for concurrent use: a caller that uses them
-// from many goroutines serializes those calls.
+// Snapshot. Snapshots, like Repo.Snapshot, read Git objects in ways that
+// are not safe for concurrent use: a caller that uses them from many
+// goroutines serializes those calls.
 type Snapshot struct {
 	r     *Repo
-	c     *object.Commit
-	blobs map[string]plumbing.Hash // nil until the first Manifest
+	c     *gitdb.Commit
+	blobs map[string]gitdb.Hash // nil until the first Manifest
 }
 
 // Snapshot resolves rev ("" = HEAD): a branch, tag, commit id or other
 // revision such as HEAD~2. An unknown rev is an error, and so is HEAD on
 // a branch with no commit (ErrNoCommits).
 func (r *Repo) Snapshot(rev string) (*Snapshot, error) {
-	c, err := r.git.resolve(rev)
+	c, err := r.git.Resolve(rev)
 	if err != nil {
 		return nil, err
 	}

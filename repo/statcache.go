@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // fileStat is what the stat cache compares: Git's set (size, mtime, ctime,
@@ -290,8 +290,8 @@ func (d *scDecoder) bytes(n uint64) []byte {
 
 // describedBy reports whether e records h as the manifest of its bytes,
 // without spelling h out on the heap (status asks once per tracked file).
-func (e cacheEntry) describedBy(h plumbing.Hash) bool {
-	var b [2 * len(plumbing.Hash{})]byte
+func (e cacheEntry) describedBy(h gitdb.Hash) bool {
+	var b [2 * len(gitdb.Hash{})]byte
 	hex.Encode(b[:], h[:])
 	return e.Manifest == string(b[:])
 }

@@ -94,7 +94,7 @@ func TestWorkCopyNotReadThroughLink(t *testing.T) {
 	if err := os.Symlink(filepath.Join(copyDir, "sub"), m); err != nil {
 		t.Fatal(err)
 	}
-	head, err := r.git.head()
+	head, err := r.git.Head()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -60,12 +60,12 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	if err := r.settlePatch(); err != nil {
 		return nil, err
 	}
-	head, err := r.git.head()
+	head, err := r.git.Head()
 	if err != nil {
 		return nil, err
 	}
 	// Three independent reads: the work tree's listing, the stat cache and
-	// HEAD's manifest tree (go-git, used here by this goroutine only).
+	// HEAD's manifest tree (Git objects, read here by this goroutine only).
 	var files []string
 	var cache *statCache
 	var g errgroup.Group
@@ -212,7 +212,7 @@ func exists(name string) (bool, error) {
 // for those deliberately not checked out (lazy), and notOut, those a
 // checkout did not write (un). Most often none is missing: no set of
 // 20,000 paths is made to find that out.
-func goneFrom(listed []string, prev map[string]plumbing.Hash, cache *statCache, un *unfinished) (gone, notOut []string) {
+func goneFrom(listed []string, prev map[string]gitdb.Hash, cache *statCache, un *unfinished) (gone, notOut []string) {
 	committed := 0
 	for _, p := range listed {
 		if _, ok := prev[p]; ok {

@@ -1,7 +1,6 @@
 package repo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,9 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	gitformat "github.com/go-git/go-git/v5/plumbing/format/config"
-
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -67,10 +65,10 @@ type localSettings struct {
 
 // readLocalSettings reads .git/config, without following includes, so
 // chunkvc's keys belong in that file proper. This runs on every command
-// (status included): go-git's decoder takes about 20 µs, its
-// Repository.Config 30-60 µs, an exec of `git config` 4 ms
-// (BenchmarkReadLocalSettings). go-git's open has parsed the file with
-// the same parser already, so this cannot refuse what it took.
+// (status included): gitdb.ParseConfig takes about 20 µs, an exec of
+// `git config` 4 ms (BenchmarkReadLocalSettings; gitdb's BenchmarkConfig
+// for a full read of the config, 30-60 µs). gitdb.Open has parsed the file
+// with the same parser already, so this cannot refuse what it took.
 func (r *Repo) readLocalSettings() (localSettings, error) {
 	var ls localSettings
 	file := filepath.Join(r.gitDir(), "config")
@@ -81,13 +79,12 @@ func (r *Repo) readLocalSettings() (localSettings, error) {
 	if err != nil {
 		return ls, err
 	}
-	cfg := gitformat.New()
-	if err := gitformat.NewDecoder(bytes.NewReader(data)).Decode(cfg); err != nil {
+	cfg, err := gitdb.ParseConfig(data)
+	if err != nil {
 		return ls, fmt.Errorf("%s: %w", file, err)
 	}
-	opts := cfg.Section("chunkvc").Options
-	ls.store = opts.Get(gitKeyStore)
-	ls.trusted = opts.GetAll(gitKeyTrusted)
+	ls.store = cfg.Get("chunkvc", gitKeyStore)
+	ls.trusted = cfg.GetAll("chunkvc", gitKeyTrusted)
 	return ls, nil
 }
 
@@ -305,8 +302,8 @@ func (r *Repo) useStore(info StoreInfo, create bool) error {
 
 // gitConfigAdd adds key = value to .git/config with the git CLI, which
 // writes the file through config.lock and a rename, so a crash or a
-// concurrent git leaves either the old or the new file (go-git's
-// SetConfig rewrites it in place).
+// concurrent git leaves either the old or the new file (the Git
+// library's SetConfig rewrites it in place).
 func (r *Repo) gitConfigAdd(key, value string) error {
 	file := filepath.Join(r.gitDir(), "config")
 	cmd := exec.Command("git", "config", "--file", file, "--add", key, value)

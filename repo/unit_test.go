@@ -130,7 +130,7 @@ func TestCommitCanceledBetweenFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	head, err := r.git.head()
+	head, err := r.git.Head()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestCommitCanceledBetweenFiles(t *testing.T) {
 	if _, err := r.Commit(ctx, CommitOptions{Message: "v2", Progress: cancelOnStart{cancel}}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("commit canceled before chunking: %v, want context.Canceled", err)
 	}
-	if now, err := r.git.head(); err != nil || now.Hash != head.Hash {
+	if now, err := r.git.Head(); err != nil || now.Hash != head.Hash {
 		t.Errorf("HEAD moved after a canceled commit (%v)", err)
 	}
 }
@@ -167,7 +167,7 @@ func (b failingBatch) Commit(context.Context) error {
 // tests of failing stores fail earlier, at the batch's start or a Put).
 func TestFailedBatchCommitKeepsHead(t *testing.T) {
 	r := testRepo(t, randomData(1<<16, 4))
-	head, err := r.git.head()
+	head, err := r.git.Head()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestFailedBatchCommitKeepsHead(t *testing.T) {
 	if _, err := r.Commit(context.Background(), CommitOptions{Message: "v2"}); !errors.Is(err, errBatchCommit) {
 		t.Fatalf("commit whose batch fails to commit: %v, want %v", err, errBatchCommit)
 	}
-	if now, err := r.git.head(); err != nil || now.Hash != head.Hash {
+	if now, err := r.git.Head(); err != nil || now.Hash != head.Hash {
 		t.Fatalf("HEAD moved after the store failed to commit the chunks (%v)", err)
 	}
 	if now, err := os.ReadFile(filepath.Join(r.Root, ".git", "index")); err != nil || string(now) != string(index) {

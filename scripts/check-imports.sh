@@ -5,8 +5,8 @@
 # {hashing, geom}; internal/diffview renders diff results without repo;
 # serve uses repo's exported API only and nothing but cmd/chunkvc imports it
 # (geom, internal/progress and internal/writeback are leaves anyone may
-# import),
-# and only repo imports go-git, only store/s3 imports minio-go, only the
+# import); only repo/internal/gitdb imports go-git, nothing under
+# repo/internal imports repo, only store/s3 imports minio-go, only the
 # gdal build-tagged package imports godal.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
@@ -21,7 +21,7 @@ while read -r pkg imports; do
     irel=${imp#"$mod"/}
     bad=""
     case "$imp" in
-      github.com/go-git/*) [[ $rel == repo ]] || bad="only repo may import go-git" ;;
+      github.com/go-git/*) [[ $rel == repo/internal/gitdb ]] || bad="only repo/internal/gitdb may import go-git" ;;
       github.com/minio/minio-go/*) [[ $rel == store/s3 ]] || bad="only store/s3 may import minio-go" ;;
       github.com/airbusgeo/godal*) [[ $rel == gdal || $rel == */gdal ]] || bad="only the gdal package may import godal" ;;
     esac
@@ -35,6 +35,7 @@ while read -r pkg imports; do
         internal/diffview) [[ $irel != repo && $irel != repo/* && $irel != cmd/* ]] || bad="diffview may not import repo" ;;
         formats|formats/*) [[ $irel == hashing || $irel == geom || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing and geom" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
+        repo/internal/*) [[ $irel != cmd/* && $irel != repo && $irel != serve && $irel != serve/* ]] || bad="$rel may not import repo or what sits above it" ;;
         serve) [[ $irel == repo || $irel == manifest || $irel == formats || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, formats (names), store, hashing and geom" ;;
         scripts/*) ;;
       esac

@@ -22,6 +22,9 @@ bad=(
   "$m/diff $m/repo"
   "$m/diff $m/store"
   "$m/internal/diffview $m/repo"
+  "$m/repo github.com/go-git/go-git/v5/plumbing"
+  "$m/repo/internal/gitdb $m/repo"
+  "$m/repo/internal/statcache $m/repo"
 )
 fail=0
 for line in "${bad[@]}"; do
@@ -31,7 +34,8 @@ for line in "${bad[@]}"; do
   fi
 done
 good=(
-  "$m/repo $m/manifest $m/store $m/formats $m/hashing github.com/go-git/go-git/v5"
+  "$m/repo $m/manifest $m/store $m/formats $m/hashing $m/repo/internal/gitdb"
+  "$m/repo/internal/gitdb $m/internal/writeback $m/manifest github.com/go-git/go-git/v5 github.com/go-git/go-git/v5/plumbing"
   "$m/serve $m/repo $m/manifest $m/store $m/hashing $m/geom"
   "$m/cmd/chunkvc $m/serve $m/repo"
   "$m/manifest $m/geom $m/hashing"

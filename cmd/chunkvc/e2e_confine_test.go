@@ -33,8 +33,8 @@ func TestCommittedManifestLinkDoesNotLeadOutside(t *testing.T) {
 	evil.git("add", ".chunkvc/manifests/sub")
 	evil.git("commit", "-q", "-m", "innocent-looking")
 
-	// git clone, not chunkvc clone: go-git re-roots an absolute link
-	// inside the tree, git keeps it as committed.
+	// git clone, not chunkvc clone: git keeps the absolute link as
+	// committed, which is the attack.
 	v := newRunner(t)
 	v.git("clone", "-q", evil.dir, "victim")
 	v.dir = filepath.Join(v.dir, "victim")

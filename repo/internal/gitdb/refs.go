@@ -156,7 +156,8 @@ func (rs *Refs) readPacked(name string) (Hash, bool, error) {
 	return ZeroHash, false, nil
 }
 
-// Ident is who made an update and when, for the reflog.
+// Ident is a person and a time: a commit's author or committer, or who
+// moved a ref (for the reflog).
 type Ident struct {
 	Name, Email string
 	When        time.Time

@@ -1,4 +1,4 @@
-package repo
+package gitdb
 
 import (
 	"bytes"
@@ -16,43 +16,45 @@ import (
 	"github.com/klauspost/compress/zlib"
 )
 
-// blob is a Git blob already written to the object store.
-type blob struct {
-	hash plumbing.Hash
-	size int
+// Blob names a Git blob: its id and its size in bytes.
+type Blob struct {
+	Hash Hash
+	Size int
 }
 
-// writeBlob stores data as a Git blob and returns it. Manifests are large
-// (150 bytes a chunk) and a commit writes one per changed file, so it does
-// not go through go-git's object storage, which deflates at zlib's default
-// level and hashes with collision-detecting SHA-1: that was ~12 ms of a
-// ~100 ms re-commit for one 300 KB manifest. Like git itself
-// (core.looseCompression defaults to 1) it writes a loose object at zlib's
-// best speed; git gc packs it properly later. Safe for concurrent use.
+// writeBlob stores data as a Git blob and returns it, as PutBlob does.
+func (g *Repo) writeBlob(data []byte) (Blob, error) {
+	b := NewBlob(data)
+	return b, g.PutBlob(b, data)
+}
+
+// NewBlob returns the blob data makes, not yet written.
+func NewBlob(data []byte) Blob { return Blob{Hash: BlobHash(data), Size: len(data)} }
+
+// PutBlob writes b, made of data by NewBlob, as a loose object, complete
+// under a temp name before it is renamed. Safe for concurrent use.
+//
+// Manifests are large (150 bytes a chunk) and a commit writes one per
+// changed file, so it does not go through go-git's object storage, which
+// deflates at zlib's default level and hashes with collision-detecting
+// SHA-1: that was ~12 ms of a ~100 ms re-commit for one 300 KB manifest.
+// Like git itself (core.looseCompression defaults to 1) it writes at
+// zlib's best speed; git gc packs it properly later.
 //
 // Like git, it freshens an object that is already there: a loose one gets
 // a new mtime, and one that may be packed is written loose again, so that
 // a git gc running before the commit that will reference it (it may be an
 // old unreachable blob) does not prune it.
-func (g *gitRepo) writeBlob(data []byte) (blob, error) {
-	b := newBlob(data)
-	return b, g.putBlob(b, data)
-}
-
-// newBlob returns the blob data makes, not yet written.
-func newBlob(data []byte) blob { return blob{hash: blobHash(data), size: len(data)} }
-
-// putBlob writes b, made of data by newBlob, as writeBlob does.
-func (g *gitRepo) putBlob(b blob, data []byte) error {
+func (g *Repo) PutBlob(b Blob, data []byte) error {
 	objects, ok := g.objectsDir()
 	if !ok {
 		got, err := g.writeBlobGoGit(data)
 		if err == nil && got != b {
-			err = fmt.Errorf("git object %s: stored as %s", b.hash, got.hash)
+			err = fmt.Errorf("git object %s: stored as %s", b.Hash, got.Hash)
 		}
 		return err
 	}
-	final := looseObject(objects, b.hash)
+	final := looseObject(objects, b.Hash)
 	if freshen(final) {
 		return nil
 	}
@@ -71,43 +73,45 @@ func (g *gitRepo) putBlob(b blob, data []byte) error {
 		err = placeLoose(tmp, final)
 	}
 	if err != nil {
-		return fmt.Errorf("git object %s: %w", b.hash, err)
+		return fmt.Errorf("git object %s: %w", b.Hash, err)
 	}
 	return nil
 }
 
-// putBlobFrom writes the blob of size bytes that write gives, as putBlob
+// PutBlobFrom writes the blob of size bytes that write gives, as PutBlob
 // does, without holding them: they are hashed and deflated as they come,
-// into a temp file that becomes the object once its name is known.
-func (g *gitRepo) putBlobFrom(size int, write func(io.Writer) (int64, error)) (blob, error) {
+// into a temp file that becomes the object once its name is known. A
+// write that gives another number of bytes is an error, and nothing is
+// stored. Safe for concurrent use.
+func (g *Repo) PutBlobFrom(size int, write func(io.Writer) (int64, error)) (Blob, error) {
 	objects, ok := g.objectsDir()
 	if !ok {
 		var buf bytes.Buffer
 		if _, err := write(&buf); err != nil {
-			return blob{}, err
+			return Blob{}, err
 		}
 		return g.writeBlobGoGit(buf.Bytes())
 	}
 	h := sha1.New()
 	tmp, err := deflateLoose(objects, size, write, h)
 	if err != nil {
-		return blob{}, fmt.Errorf("git object: %w", err)
+		return Blob{}, fmt.Errorf("git object: %w", err)
 	}
 	defer os.Remove(tmp) // fails harmlessly once renamed
-	b := blob{size: size}
-	copy(b.hash[:], h.Sum(nil))
-	if final := looseObject(objects, b.hash); !freshen(final) {
+	b := Blob{Size: size}
+	copy(b.Hash[:], h.Sum(nil))
+	if final := looseObject(objects, b.Hash); !freshen(final) {
 		if err := placeLoose(tmp, final); err != nil {
-			return blob{}, fmt.Errorf("git object %s: %w", b.hash, err)
+			return Blob{}, fmt.Errorf("git object %s: %w", b.Hash, err)
 		}
 	}
 	return b, nil
 }
 
 // objectsDir returns the objects folder of a repository on disk. go-git
-// reads objects from the .git folder it opened (openGit does not enable
+// reads objects from the .git folder it opened (Open does not enable
 // the common dir of linked worktrees), so this is where they must go.
-func (g *gitRepo) objectsDir() (string, bool) {
+func (g *Repo) objectsDir() (string, bool) {
 	fsys, ok := g.r.Storer.(*filesystem.Storage)
 	if !ok {
 		return "", false
@@ -116,7 +120,7 @@ func (g *gitRepo) objectsDir() (string, bool) {
 }
 
 // looseObject is where git keeps the loose object h.
-func looseObject(objects string, h plumbing.Hash) string {
+func looseObject(objects string, h Hash) string {
 	hex := h.String()
 	return filepath.Join(objects, hex[:2], hex[2:])
 }
@@ -188,9 +192,9 @@ func placeLoose(tmp, final string) error {
 	return err
 }
 
-// writeBlobGoGit is writeBlob for object stores that are not a .git
+// writeBlobGoGit is PutBlob for object stores that are not a .git
 // folder on disk.
-func (g *gitRepo) writeBlobGoGit(data []byte) (blob, error) {
+func (g *Repo) writeBlobGoGit(data []byte) (Blob, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	obj := g.r.Storer.NewEncodedObject()
@@ -198,19 +202,19 @@ func (g *gitRepo) writeBlobGoGit(data []byte) (blob, error) {
 	obj.SetSize(int64(len(data)))
 	w, err := obj.Writer()
 	if err != nil {
-		return blob{}, err
+		return Blob{}, err
 	}
 	if _, err := w.Write(data); err != nil {
-		return blob{}, err
+		return Blob{}, err
 	}
 	if err := w.Close(); err != nil {
-		return blob{}, err
+		return Blob{}, err
 	}
 	h, err := g.r.Storer.SetEncodedObject(obj)
 	if err != nil {
-		return blob{}, err
+		return Blob{}, err
 	}
-	return blob{hash: h, size: len(data)}, nil
+	return Blob{Hash: Hash(h), Size: len(data)}, nil
 }
 
 // blobHeader is what precedes a blob's bytes in its object: "blob <n>\x00".
@@ -218,17 +222,45 @@ func blobHeader(n int) []byte {
 	return append(strconv.AppendInt([]byte("blob "), int64(n), 10), 0)
 }
 
-// blobHash is the object id git gives a blob with these bytes. Plain SHA-1
+// BlobHash is the object id git gives a blob with these bytes. Plain SHA-1
 // gives the same ids as git's collision-detecting one for any blob that is
 // not a crafted collision, and manifests are chunkvc's own output.
-func blobHash(data []byte) plumbing.Hash {
+func BlobHash(data []byte) Hash {
 	h := sha1.New()
 	h.Write(blobHeader(len(data)))
 	h.Write(data)
-	var out plumbing.Hash
+	var out Hash
 	copy(out[:], h.Sum(nil))
 	return out
 }
 
-// gitBlobHash is blobHash as hex.
-func gitBlobHash(data []byte) string { return blobHash(data).String() }
+// ReadBlob returns the bytes of blob h; a blob over limit bytes is an
+// error, and so is a missing object. Safe for concurrent use.
+func (g *Repo) ReadBlob(h Hash, limit int64) ([]byte, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	blob, err := g.r.BlobObject(plumbing.Hash(h))
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	if blob.Size > limit {
+		return nil, fmt.Errorf("blob %s: %d bytes, over the %d-byte limit", h, blob.Size, limit)
+	}
+	rc, err := blob.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, limit))
+}
+
+// blobSize is the size of blob h.
+func (g *Repo) blobSize(h Hash) (int64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	o, err := g.r.Storer.EncodedObject(plumbing.BlobObject, plumbing.Hash(h))
+	if err != nil {
+		return 0, fmt.Errorf("blob %s: %w", h, err)
+	}
+	return o.Size(), nil
+}

@@ -1,4 +1,4 @@
-package repo
+package gitdb
 
 import (
 	"errors"
@@ -11,13 +11,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
 // ErrUnmerged means the Git index holds a conflict that git has not
 // resolved: it has more than one entry for a path.
 var ErrUnmerged = errors.New("the git index has unmerged paths (resolve them with git first)")
+
+// ErrNothingToCommit means a commit's tree would be its parent's.
+var ErrNothingToCommit = errors.New("nothing to commit: the git index matches HEAD")
 
 // commitIndex makes a commit of idx's entries with HEAD's commit as its
 // parent and moves HEAD's branch (HEAD itself when detached) to it, as
@@ -26,17 +27,17 @@ var ErrUnmerged = errors.New("the git index has unmerged paths (resolve them wit
 // 45 ms of a commit of ten of 20,000 files. The branch moves only if it
 // still is where it was read (another git may have committed meanwhile).
 // It returns ErrNothingToCommit when the tree is the parent's.
-func (g *gitRepo) commitIndex(idx *index.Index, msg string, sig *object.Signature) (plumbing.Hash, error) {
+func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Hash, error) {
 	name, cur, err := g.headTarget()
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
 	var parents []plumbing.Hash
 	var parentTree plumbing.Hash
 	if !cur.IsZero() {
 		c, err := object.GetCommit(g.r.Storer, plumbing.Hash(cur))
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("%s names commit %s, which cannot be read (%w): %w", name, cur, err, gitdb.ErrBrokenRef)
+			return ZeroHash, fmt.Errorf("%s names commit %s, which cannot be read (%w): %w", name, cur, err, ErrBrokenRef)
 		}
 		parents, parentTree = []plumbing.Hash{c.Hash}, c.TreeHash
 	}
@@ -49,43 +50,43 @@ func (g *gitRepo) commitIndex(idx *index.Index, msg string, sig *object.Signatur
 	for i, e := range es {
 		// Stage 0 is merged; go-git's index.Merged is 1, the ancestor's.
 		if e.Stage != 0 || i > 0 && e.Name == es[i-1].Name {
-			return plumbing.ZeroHash, fmt.Errorf("%s: %w", e.Name, ErrUnmerged)
+			return ZeroHash, fmt.Errorf("%s: %w", e.Name, ErrUnmerged)
 		}
 	}
 	if cur.IsZero() && len(es) == 0 {
-		return plumbing.ZeroHash, ErrNothingToCommit
+		return ZeroHash, ErrNothingToCommit
 	}
 	tree, err := g.writeTree("", es)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return ZeroHash, err
 	}
 	if tree == parentTree {
-		return plumbing.ZeroHash, ErrNothingToCommit
+		return ZeroHash, ErrNothingToCommit
 	}
 	s := object.Signature{Name: strings.Map(signatureRune, sig.Name), Email: strings.Map(signatureRune, sig.Email), When: sig.When}
 	c := &object.Commit{Author: s, Committer: s, Message: msg, TreeHash: tree, ParentHashes: parents}
 	obj := g.r.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+		return ZeroHash, fmt.Errorf("encode commit: %w", err)
 	}
 	h, err := g.r.Storer.SetEncodedObject(obj)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
+		return ZeroHash, fmt.Errorf("write commit: %w", err)
 	}
 	subject, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
 	kind := "commit"
 	if cur.IsZero() {
 		kind = "commit (initial)"
 	}
-	err = g.refs.Update(gitdb.Update{
-		Name: name, Old: cur, New: gitdb.Hash(h),
+	err = g.refs.Update(Update{
+		Name: name, Old: cur, New: Hash(h),
 		Message: kind + ": " + subject,
-		Who:     gitdb.Ident{Name: s.Name, Email: s.Email, When: s.When},
+		Who:     Ident{Name: s.Name, Email: s.Email, When: s.When},
 	})
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("move %s to %s: %w", name, h, err)
+		return ZeroHash, fmt.Errorf("move %s to %s: %w", name, h, err)
 	}
-	return h, nil
+	return Hash(h), nil
 }
 
 // headTarget returns the ref a commit moves (HEAD's branch, or HEAD when
@@ -93,10 +94,10 @@ func (g *gitRepo) commitIndex(idx *index.Index, msg string, sig *object.Signatur
 // A ref that exists but cannot be read is ErrBrokenRef, with the value
 // its reflog last recorded when there is one: a commit on it would start
 // a new root and cut the branch's history.
-func (g *gitRepo) headTarget() (string, gitdb.Hash, error) {
+func (g *Repo) headTarget() (string, Hash, error) {
 	branch, detached, err := g.refs.Head()
 	if err != nil {
-		return "", gitdb.ZeroHash, err
+		return "", ZeroHash, err
 	}
 	if branch == "" {
 		return "HEAD", detached, nil
@@ -104,17 +105,17 @@ func (g *gitRepo) headTarget() (string, gitdb.Hash, error) {
 	cur, _, err := g.refs.Read(branch)
 	if err != nil {
 		if last, ok := g.refs.LastLogged(branch); ok {
-			return "", gitdb.ZeroHash, fmt.Errorf("%w; its reflog last recorded %s: to restore that, remove %s and run git update-ref %s %s",
+			return "", ZeroHash, fmt.Errorf("%w; its reflog last recorded %s: to restore that, remove %s and run git update-ref %s %s",
 				err, last, filepath.Join(".git", filepath.FromSlash(branch)), branch, last)
 		}
-		return "", gitdb.ZeroHash, err
+		return "", ZeroHash, err
 	}
 	return branch, cur, nil
 }
 
 func byEntryName(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) }
 
-// signatureRune drops what git's signature line cannot hold, as go-git does.
+// signatureRune drops what git's signature line cannot hold.
 func signatureRune(r rune) rune {
 	if r == '<' || r == '>' || r == '\n' {
 		return -1
@@ -127,7 +128,7 @@ func signatureRune(r rune) rune {
 // returns its hash. A tree the object store holds is not written again.
 // Names sort in the index the way entries sort in a tree (a folder as its
 // name and "/"), and the entries of a folder are contiguous.
-func (g *gitRepo) writeTree(prefix string, es []*index.Entry) (plumbing.Hash, error) {
+func (g *Repo) writeTree(prefix string, es []*index.Entry) (plumbing.Hash, error) {
 	var t object.Tree
 	for i := 0; i < len(es); {
 		rest := es[i].Name[len(prefix):]

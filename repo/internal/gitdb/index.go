@@ -1,4 +1,4 @@
-package repo
+package gitdb
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,20 +17,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-
-	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
-
-// ErrGitLocked means a git command holds the Git index's lock file, or
-// git found one of its own lock files held.
-var ErrGitLocked = gitdb.ErrGitLocked
 
 // setIndex writes idx as the Git index, the way git does: into index.lock,
 // created exclusively (a git command that holds it makes this fail rather
 // than be overwritten), renamed over the index once whole. go-git's
 // SetIndex truncates the index and writes it in place: a crash, or a git
 // reading meanwhile, saw a torn index.
-func (g *gitRepo) setIndex(idx *index.Index) error {
+func (g *Repo) setIndex(idx *index.Index) error {
 	lk, err := g.lockIndex()
 	if err != nil {
 		return err
@@ -48,8 +41,8 @@ type indexLock struct {
 }
 
 // lockIndex takes index.lock.
-func (g *gitRepo) lockIndex() (*indexLock, error) {
-	final := filepath.Join(g.root, ".git", "index")
+func (g *Repo) lockIndex() (*indexLock, error) {
+	final := filepath.Join(g.gitDir, "index")
 	lock := final + ".lock"
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
@@ -69,10 +62,18 @@ func (lk *indexLock) commit(idx *index.Index) error {
 	}
 	f := lk.f
 	lk.f = nil
-	return placeFile(f, lk.final, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	}, false)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(lk.lock, lk.final)
+	}
+	if err != nil {
+		os.Remove(lk.lock)
+		return fmt.Errorf("write %s: %w", lk.final, err)
+	}
+	return nil
 }
 
 // abort gives the lock up, unless it was committed.
@@ -84,12 +85,7 @@ func (lk *indexLock) abort() {
 	}
 }
 
-// Index entry layout (versions 2 and 3): ctime and mtime (seconds,
-// nanoseconds), dev, ino, mode, uid, gid, size (32 bits each, big-endian),
-// the object's SHA-1, 16 bits of flags (stage, name length), 16 more when
-// extended (intent to add, skip worktree), the name, then 1 to 8 NULs to a
-// multiple of 8 bytes. The file starts "DIRC", version, entry count and
-// ends with the SHA-1 of everything before it.
+// Index entry fields (versions 2 and 3; the layout is drawn in doc.go).
 const (
 	indexEntryHeader = 62
 	indexNameMask    = 0xfff
@@ -166,7 +162,7 @@ func encodeIndex(idx *index.Index) ([]byte, error) {
 // extensions (as setIndex writes them) is decoded here, 5 times faster
 // than go-git's reflection; any other, or one that is damaged, goes to
 // go-git's decoder, which gives its answer or its error.
-func (g *gitRepo) index() (*index.Index, error) {
+func (g *Repo) index() (*index.Index, error) {
 	fsys, ok := g.r.Storer.(*filesystem.Storage)
 	if !ok {
 		return g.r.Storer.Index()

@@ -1,0 +1,128 @@
+package gitdb
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// lsTree maps each file of rev to its blob, as git ls-tree -r prints it.
+func lsTree(t *testing.T, dir, rev string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, line := range strings.Split(git(t, dir, "ls-tree", "-r", rev), "\n") {
+		meta, p, _ := strings.Cut(line, "\t")
+		if f := strings.Fields(meta); len(f) == 3 {
+			out[p] = f[2]
+		}
+	}
+	return out
+}
+
+// hashObject writes data as a blob with git and returns its name.
+func hashObject(t *testing.T, dir, data string) string {
+	t.Helper()
+	return strings.TrimSpace(string(gitCLI(t, dir, []byte(data), "hash-object", "-w", "--stdin")))
+}
+
+// Stage records files in the index as git add would, and removes paths.
+func TestStageIsGitAdd(t *testing.T) {
+	dir, _ := newRepo(t)
+	g, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Stage(map[string][]byte{"cfg/a": []byte("one\n")}, []string{"f"}); err != nil {
+		t.Fatal(err)
+	}
+	got := git(t, dir, "ls-files", "--stage")
+	want := "100644 " + hashObject(t, dir, "one\n") + " 0\tcfg/a"
+	if got != want {
+		t.Errorf("git ls-files --stage:\n%s\nwant\n%s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git", "index.lock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("index.lock left: %v", err)
+	}
+	git(t, dir, "fsck", "--strict", "--no-dangling")
+}
+
+// Commit settles the index entries its Settle speaks for to HEAD's (a
+// stale entry staged by a commit never made is dropped, a changed one set
+// back, a missing one added), writes its own files and removals, and
+// leaves the others (staged by the user) to ride along; the index it
+// leaves is the new HEAD's.
+func TestCommitSettlesIndex(t *testing.T) {
+	t.Setenv("GIT_AUTHOR_NAME", "Ann Example")
+	t.Setenv("GIT_AUTHOR_EMAIL", "ann@example.com")
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	for p, data := range map[string]string{"m/a": "a\n", "m/b": "b\n", "m/gone": "gone\n", "x": "x\n"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-q", "-m", "base")
+	head := lsTree(t, dir, "HEAD")
+	// What a killed commit, and the user, left staged.
+	git(t, dir, "update-index", "--add", "--cacheinfo", "100644,"+hashObject(t, dir, "stale\n")+",m/c")
+	git(t, dir, "update-index", "--cacheinfo", "100644,"+hashObject(t, dir, "a2\n")+",m/a")
+	git(t, dir, "rm", "-q", "--cached", "m/b")
+	git(t, dir, "update-index", "--cacheinfo", "100644,"+hashObject(t, dir, "x2\n")+",x")
+
+	g, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewBlob([]byte("d\n"))
+	if err := g.PutBlob(d, []byte("d\n")); err != nil {
+		t.Fatal(err)
+	}
+	s := Settle{Head: map[string]Hash{}, Scope: func(p string) bool { return strings.HasPrefix(p, "m/") }}
+	for p, h := range head {
+		if strings.HasPrefix(p, "m/") {
+			s.Head[p], _ = ParseHash(h)
+		}
+	}
+	h, err := g.Commit("settled", map[string]Blob{"m/d": d}, []string{"m/gone"}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, dir, "rev-parse", "HEAD"); got != h.String() {
+		t.Fatalf("HEAD at %s, committed %s", got, h)
+	}
+	got := lsTree(t, dir, "HEAD")
+	want := map[string]string{"m/a": head["m/a"], "m/b": head["m/b"], "m/d": d.Hash.String(), "x": hashObject(t, dir, "x2\n")}
+	if len(got) != len(want) {
+		t.Errorf("HEAD holds %v, want %v", got, want)
+	}
+	for p, h := range want {
+		if got[p] != h {
+			t.Errorf("HEAD's %s: %s, want %s", p, got[p], h)
+		}
+	}
+	if staged := git(t, dir, "diff", "--cached", "--name-status", "HEAD"); staged != "" {
+		t.Errorf("the index differs from the commit:\n%s", staged)
+	}
+	if author := git(t, dir, "log", "-1", "--format=%an <%ae> %s"); author != "Ann Example <ann@example.com> settled" {
+		t.Errorf("commit by %q", author)
+	}
+
+	// Without a scope nothing is settled: what is staged rides along.
+	git(t, dir, "update-index", "--add", "--cacheinfo", "100644,"+hashObject(t, dir, "stale\n")+",m/c")
+	if _, err := g.Commit("unsettled", nil, nil, Settle{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := lsTree(t, dir, "HEAD"); got["m/c"] != hashObject(t, dir, "stale\n") {
+		t.Errorf("HEAD's m/c: %q, want the staged blob", got["m/c"])
+	}
+	if _, err := g.Commit("again", nil, nil, Settle{}); !errors.Is(err, ErrNothingToCommit) {
+		t.Errorf("a commit of HEAD's tree: %v, want ErrNothingToCommit", err)
+	}
+	git(t, dir, "fsck", "--strict", "--no-dangling")
+}
