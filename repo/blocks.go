@@ -11,6 +11,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
 // The block cache lets a commit of a file edited in a few tiles hash only
@@ -283,8 +284,8 @@ func blocksRel(digest hashing.ID) string { return "chunkvc/blocks/" + digest.Str
 // whose digest is digest, or nil when there is no usable entry.
 func (r *Repo) loadBlocks(digest hashing.ID, size int64) *blockSet {
 	t := r.gitTree()
-	defer t.close()
-	data, err := t.readFile(blocksRel(digest), noLimit)
+	defer t.Close()
+	data, err := t.ReadFile(blocksRel(digest), confine.NoLimit)
 	if err != nil {
 		return nil
 	}
@@ -316,13 +317,13 @@ func (r *Repo) saveBlocks(digest hashing.ID, size int64, s *blockSet, replaced .
 		return
 	}
 	t := r.gitTree()
-	defer t.close()
-	_ = t.writeFile(blocksRel(digest), encodeBlocks(size, s), false)
+	defer t.Close()
+	_ = t.WriteFile(blocksRel(digest), encodeBlocks(size, s), false)
 	for _, old := range replaced {
 		if !old.IsZero() && old != digest {
 			// Another file with the same bytes loses its entry too;
 			// it is hashed whole once, no more.
-			_ = t.remove(blocksRel(old))
+			_ = t.Remove(blocksRel(old))
 		}
 	}
 }
@@ -391,8 +392,8 @@ func decodeBlocks(data []byte, size int64) (*blockSet, error) {
 // them.
 func (r *Repo) pruneBlocks(current map[hashing.ID]bool) {
 	t := r.gitTree()
-	defer t.close()
-	names, err := t.list("chunkvc/blocks", "")
+	defer t.Close()
+	names, err := t.List("chunkvc/blocks", "")
 	if err != nil {
 		return
 	}
@@ -400,6 +401,6 @@ func (r *Repo) pruneBlocks(current map[hashing.ID]bool) {
 		if id, err := hashing.ParseID(n); err == nil && current[id] {
 			continue
 		}
-		_ = t.remove("chunkvc/blocks/" + n)
+		_ = t.Remove("chunkvc/blocks/" + n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
@@ -140,7 +141,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	cache := r.loadStatCache()
 	defer func() { _ = cache.save() }()
 	wt := r.workTree()
-	defer wt.close()
+	defer wt.Close()
 	plans, failed, err := r.planCheckout(ctx, wt, opt, paths, blobs, cache)
 	if err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ type checkoutPlan struct {
 // that cannot be planned is listed in failed; err is a refusal of the
 // whole checkout (a target holding unsaved work, a --bbox that cannot
 // apply), returned before anything is written.
-func (r *Repo) planCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, paths []string, blobs map[string]gitdb.Hash, cache *statCache) (plans []checkoutPlan, failed []fileError, err error) {
+func (r *Repo) planCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutOptions, paths []string, blobs map[string]gitdb.Hash, cache *statCache) (plans []checkoutPlan, failed []fileError, err error) {
 	head, err := r.git.Head()
 	if err != nil {
 		return nil, nil, err
@@ -315,7 +316,7 @@ func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manife
 // writeCheckout writes the planned files, recording each in res.Files; one
 // that fails is added to failed and the others are still written. The
 // error is the context's, when it ends the checkout early.
-func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions, plans []checkoutPlan, cache *statCache, res *CheckoutResult, failed *[]fileError) error {
+func (r *Repo) writeCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutOptions, plans []checkoutPlan, cache *statCache, res *CheckoutResult, failed *[]fileError) error {
 	prog := progress.OrNoop(opt.Progress)
 	partial := r.loadPartial()
 	for _, pl := range plans {
@@ -323,7 +324,7 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *tree, opt CheckoutOptions,
 			return err
 		}
 		p := pl.m.Path
-		wt.removeTemps(p)
+		wt.RemoveTemps(p)
 		if pl.layout.upToDate {
 			res.Files = append(res.Files, CheckoutFile{Path: p, Status: FileUpToDate, Size: pl.m.Size})
 			continue
@@ -374,7 +375,7 @@ func boxPlan(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error)
 
 // checkoutBBox materialises the part of m that meets box (see
 // CheckoutOptions.BBox).
-func (r *Repo) checkoutBBox(ctx context.Context, wt *tree, m *manifest.Manifest, box geom.BBox, commit string, cache *statCache) (CheckoutFile, error) {
+func (r *Repo) checkoutBBox(ctx context.Context, wt *confine.Tree, m *manifest.Manifest, box geom.BBox, commit string, cache *statCache) (CheckoutFile, error) {
 	p := m.Path
 	if m.Format != formats.TIFF {
 		st, err := r.prefetchBBox(ctx, m, box)
@@ -409,15 +410,15 @@ func revName(rev string) string {
 
 // writeFile assembles m into a temp file beside its target and renames it
 // into place once every byte is verified.
-func (r *Repo) writeFile(ctx context.Context, wt *tree, m *manifest.Manifest, ru *reuse, cache *statCache, prog progress.Counter) (AssembleStats, error) {
+func (r *Repo) writeFile(ctx context.Context, wt *confine.Tree, m *manifest.Manifest, ru *reuse, cache *statCache, prog progress.Counter) (AssembleStats, error) {
 	defer ru.close()
-	f, err := wt.create(m.Path)
+	f, err := wt.Create(m.Path)
 	if err != nil {
 		return AssembleStats{}, err
 	}
 	hashed := time.Now().UnixNano()
 	fail := func(err error) (AssembleStats, error) {
-		f.abort()
+		f.Abort()
 		return AssembleStats{}, err
 	}
 	st, err := r.assembleFile(ctx, m, f.File, ru, prog)
@@ -431,11 +432,11 @@ func (r *Repo) writeFile(ctx context.Context, wt *tree, m *manifest.Manifest, ru
 	if err != nil {
 		return fail(err)
 	}
-	if err := f.commit(false); err != nil {
+	if err := f.Commit(false); err != nil {
 		return AssembleStats{}, err
 	}
 	renamed := time.Now().UnixNano()
-	if fi2, err := wt.lstat(m.Path); err == nil {
+	if fi2, err := wt.Lstat(m.Path); err == nil {
 		// The bytes are ours and verified. Nobody else could write them
 		// before the rename (a temp name only we opened); a write after
 		// it moves the mtime if our last write is older than the racy

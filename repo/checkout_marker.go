@@ -41,8 +41,8 @@ var errUnfinishedDamaged = errors.New("damaged")
 func (r *Repo) loadUnfinished() (*unfinished, error) {
 	u := &unfinished{Files: map[string]unfinishedEntry{}}
 	t := r.gitTree()
-	defer t.close()
-	data, err := t.readFile(unfinishedRel, maxStateFile)
+	defer t.Close()
+	data, err := t.ReadFile(unfinishedRel, maxStateFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return u, nil
 	}
@@ -54,7 +54,7 @@ func (r *Repo) loadUnfinished() (*unfinished, error) {
 	if err != nil {
 		// Failing closed: without it a missing file would be committed
 		// as deleted.
-		return nil, fmt.Errorf("%s: %w; it lists the files an interrupted checkout did not write: run chunkvc checkout, after removing it", t.show(unfinishedRel), err)
+		return nil, fmt.Errorf("%s: %w; it lists the files an interrupted checkout did not write: run chunkvc checkout, after removing it", t.Show(unfinishedRel), err)
 	}
 	return u, nil
 }
@@ -83,9 +83,9 @@ func (r *Repo) saveUnfinished(u *unfinished) error {
 		return nil
 	}
 	t := r.gitTree()
-	defer t.close()
+	defer t.Close()
 	if len(u.Files) == 0 {
-		if err := t.remove(unfinishedRel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := t.Remove(unfinishedRel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		u.dirty = false
@@ -95,7 +95,7 @@ func (r *Repo) saveUnfinished(u *unfinished) error {
 	if err != nil {
 		return err
 	}
-	if err := t.writeFile(unfinishedRel, data, true); err != nil {
+	if err := t.WriteFile(unfinishedRel, data, true); err != nil {
 		return err
 	}
 	u.dirty = false

@@ -17,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"golang.org/x/sync/errgroup"
 )
@@ -318,7 +319,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		writes[manifestPath(p)] = ch.blob
 	}
 	wt := r.workTree()
-	defer wt.close()
+	defer wt.Close()
 	copies, err := manifestCopies(wt, worktree, deleted)
 	if err != nil {
 		return nil, err
@@ -383,7 +384,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 // the paths whose manifests commit writes to the work tree, once it has
 // checked that they and those of deleted can go there: no link on the way
 // out of the tree. It is checked before the commit is made, not after.
-func manifestCopies(wt *tree, worktree map[string]*chunked, deleted []string) ([]string, error) {
+func manifestCopies(wt *confine.Tree, worktree map[string]*chunked, deleted []string) ([]string, error) {
 	copies := make([]string, 0, len(worktree))
 	for p := range worktree {
 		copies = append(copies, p)
@@ -392,7 +393,7 @@ func manifestCopies(wt *tree, worktree map[string]*chunked, deleted []string) ([
 	for _, p := range slices.Concat(copies, deleted) {
 		// Only the folders: a folder in a manifest's place is
 		// checkManifestTree's to judge (it may be going away).
-		if err := wt.checkParents(manifestPath(p)); err != nil {
+		if err := wt.CheckParents(manifestPath(p)); err != nil {
 			return nil, err
 		}
 	}
@@ -403,9 +404,9 @@ func manifestCopies(wt *tree, worktree map[string]*chunked, deleted []string) ([
 // (those of deleted files are gone already). They are copies of what Git holds
 // durably, so not synced, as Git writes its own work tree: a commit of
 // 5,000 files spent 0.4 s syncing them.
-func writeManifestCopies(wt *tree, h gitdb.Hash, copies []string, worktree map[string]*chunked) error {
+func writeManifestCopies(wt *confine.Tree, h gitdb.Hash, copies []string, worktree map[string]*chunked) error {
 	for _, p := range copies {
-		if err := wt.writeFrom(manifestPath(p), worktree[p].writeText, false); err != nil {
+		if err := wt.WriteFrom(manifestPath(p), worktree[p].writeText, false); err != nil {
 			return fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
 		}
 	}

@@ -281,12 +281,12 @@ func (r *Repo) FileAt(ctx context.Context, commit, p string) (name string, clean
 		return r.abs(p), func() {}, nil
 	}
 	t := r.gitTree()
-	defer t.close()
-	f, err := t.create("chunkvc/diff")
+	defer t.Close()
+	f, err := t.Create("chunkvc/diff")
 	if err != nil {
 		return "", nil, err
 	}
-	cleanup = f.abort
+	cleanup = f.Abort
 	_, err = r.Cat(ctx, commit, p, f.File)
 	if cerr := f.Close(); err == nil {
 		err = cerr

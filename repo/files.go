@@ -15,23 +15,24 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
 // safeTarget checks that the work-tree path p can be written without
 // leaving the tree: the path is clean and relative, no parent directory is
 // a symlink, and p itself is not a symlink or directory. t is the work
 // tree (workTree).
-func (r *Repo) safeTarget(t *tree, p string) error {
+func (r *Repo) safeTarget(t *confine.Tree, p string) error {
 	if err := manifest.CheckPath(p); err != nil {
 		return err
 	}
 	if isInternal(p) {
 		return fmt.Errorf("path %q is inside .git or .chunkvc", p)
 	}
-	if err := t.check(p); err != nil {
+	if err := t.Check(p); err != nil {
 		return err
 	}
-	fi, err := t.lstat(p)
+	fi, err := t.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -40,9 +41,9 @@ func (r *Repo) safeTarget(t *tree, p string) error {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		// Unlike chunkvc's own files, a data file may be the user's link
 		// to elsewhere: not replaced, and not written through.
-		return &unsafePathError{op: "write", path: p, at: p, why: "is a symbolic link"}
+		return confine.Refuse("write", p, "is a symbolic link")
 	case !fi.Mode().IsRegular():
-		return &unsafePathError{op: "write", path: p, at: p, why: "exists and is not a regular file"}
+		return confine.Refuse("write", p, "exists and is not a regular file")
 	}
 	return nil
 }
@@ -52,7 +53,7 @@ func (r *Repo) safeTarget(t *tree, p string) error {
 // p is a regular file or missing, not a symbolic link (ErrUnsafePath).
 func (r *Repo) CheckWritable(p string) error {
 	wt := r.workTree()
-	defer wt.close()
+	defer wt.Close()
 	return r.safeTarget(wt, p)
 }
 
@@ -106,7 +107,7 @@ var ErrLocked = errors.New("repository is locked by another chunkvc process")
 // naming the holder.
 func (r *Repo) lock() (func(), error) {
 	t := r.gitTree()
-	defer t.close()
+	defer t.Close()
 	const rel = "chunkvc/lock"
 	name := filepath.Join(r.gitDir(), filepath.FromSlash(rel))
 	host, _ := os.Hostname()
@@ -117,8 +118,8 @@ func (r *Repo) lock() (func(), error) {
 		if err == nil {
 			unlock := func() {
 				t := r.gitTree()
-				defer t.close()
-				_ = t.remove(rel)
+				defer t.Close()
+				_ = t.Remove(rel)
 			}
 			// A checkout that patched a file in place and was killed
 			// left its undo journal: the file goes back first.
@@ -131,17 +132,17 @@ func (r *Repo) lock() (func(), error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lock %s: %w", name, err)
 		}
-		data, _ := t.readFile(rel, 4096)
-		if fi, err := t.lstat(rel); err == nil && len(data) == 0 && time.Since(fi.ModTime()) > 10*time.Second {
+		data, _ := t.ReadFile(rel, 4096)
+		if fi, err := t.Lstat(rel); err == nil && len(data) == 0 && time.Since(fi.ModTime()) > 10*time.Second {
 			// Empty: left by a chunkvc killed between making the file and
 			// writing it (before locks were made whole, by link).
-			_ = t.remove(rel)
+			_ = t.Remove(rel)
 			continue
 		}
 		f2 := strings.Fields(string(data))
 		if len(f2) >= 2 && f2[1] == host {
 			if pid, perr := strconv.Atoi(f2[0]); perr == nil && !processAlive(pid) {
-				_ = t.remove(rel) // stale: its process is gone
+				_ = t.Remove(rel) // stale: its process is gone
 				continue
 			}
 		}
@@ -157,20 +158,20 @@ func (r *Repo) lock() (func(), error) {
 // file first and linked to rel: a process killed midway leaves no empty
 // lock, whose holder no one could tell. Where links are refused, the file
 // is created exclusively and then written.
-func createWith(t *tree, rel, content string) error {
-	f, err := t.create(rel)
+func createWith(t *confine.Tree, rel, content string) error {
+	f, err := t.Create(rel)
 	if err != nil {
 		return err
 	}
 	if _, err := f.WriteString(content); err != nil {
-		f.abort()
-		return fmt.Errorf("write lock %s: %w", t.show(rel), err)
+		f.Abort()
+		return fmt.Errorf("write lock %s: %w", t.Show(rel), err)
 	}
-	err = f.link()
+	err = f.Link()
 	if err == nil || errors.Is(err, fs.ErrExist) || errors.Is(err, ErrUnsafePath) {
 		return err
 	}
-	g, err := t.createExcl(rel)
+	g, err := t.CreateExcl(rel)
 	if err != nil {
 		return err
 	}
@@ -179,8 +180,8 @@ func createWith(t *tree, rel, content string) error {
 		werr = cerr
 	}
 	if werr != nil {
-		_ = t.remove(rel)
-		return fmt.Errorf("write lock %s: %w", t.show(rel), werr)
+		_ = t.Remove(rel)
+		return fmt.Errorf("write lock %s: %w", t.Show(rel), werr)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
@@ -52,7 +53,7 @@ type gitRepo struct {
 	// work reads the work tree's manifest copies, never through a link.
 	// Its directories stay open between reads: one that has moved since
 	// only makes a copy miss, as every copy is checked against its blob.
-	work *tree
+	work *confine.Tree
 }
 
 func openGit(dir string) (*gitRepo, error) {
@@ -63,7 +64,7 @@ func openGit(dir string) (*gitRepo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gitRepo{Repo: g, work: newTree(g.Root(), "")}, nil
+	return &gitRepo{Repo: g, work: confine.New(g.Root(), "")}, nil
 }
 
 func initGit(dir string) (*gitRepo, error) {
@@ -102,7 +103,7 @@ func (g *gitRepo) readManifestBlob(h gitdb.Hash, p string) (*manifest.Manifest, 
 // readWorkCopy returns the work tree's copy of p's manifest if it is blob
 // h: a file read and a SHA-1 instead of an object lookup and an inflate.
 func (g *gitRepo) readWorkCopy(h gitdb.Hash, p string) ([]byte, bool) {
-	f, err := g.work.openFile(manifestPath(p), os.O_RDONLY) // no FIFO, nothing outside
+	f, err := g.work.OpenFile(manifestPath(p), os.O_RDONLY) // no FIFO, nothing outside
 	if err != nil {
 		return nil, false
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
 const hookMarker = "# chunkvc pre-push hook"
@@ -50,9 +52,9 @@ fi
 chunkvc=$(command -v chunkvc || echo '` + exe + `')
 printf '%s\n' "$input" | "$chunkvc" pre-push "$@"
 `
-	hooks := newTree(dir, ".git/hooks") // git's, wherever it is linked to
-	defer hooks.close()
-	f, err := hooks.create("pre-push")
+	hooks := confine.New(dir, ".git/hooks") // git's, wherever it is linked to
+	defer hooks.Close()
+	f, err := hooks.Create("pre-push")
 	if err != nil {
 		return "", err
 	}
@@ -61,17 +63,17 @@ printf '%s\n' "$input" | "$chunkvc" pre-push "$@"
 		err = f.Chmod(0o755) // the temp file's own mode: nothing followed
 	}
 	if err != nil {
-		f.abort()
+		f.Abort()
 		return "", err
 	}
-	return hook, f.commit(true)
+	return hook, f.Commit(true)
 }
 
 func (r *Repo) installTextconv() error {
 	wt := r.workTree()
-	defer wt.close()
+	defer wt.Close()
 	// Never read through a link: what it points at would be staged.
-	old, err := wt.readFile(".gitattributes", maxTextFile)
+	old, err := wt.ReadFile(".gitattributes", maxTextFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -81,7 +83,7 @@ func (r *Repo) installTextconv() error {
 			text += "\n"
 		}
 		text += TextconvAttribute + "\n"
-		if err := wt.writeFile(".gitattributes", []byte(text), true); err != nil {
+		if err := wt.WriteFile(".gitattributes", []byte(text), true); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
 // checkManifestTree is commit's look at the work tree before the Git
@@ -62,13 +64,13 @@ func (r *Repo) checkManifestTree(write, remove []string) error {
 // removeManifests removes the manifests of deleted files (slash paths from
 // the root) through wt, and the folders under ManifestDir that this leaves
 // empty, so that a manifest can take the place of a folder.
-func removeManifests(wt *tree, remove []string) error {
+func removeManifests(wt *confine.Tree, remove []string) error {
 	for _, p := range remove {
-		if err := wt.remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := wt.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		for d := path.Dir(p); d != ManifestDir && d != "." && d != "/"; d = path.Dir(d) {
-			if wt.remove(d) != nil {
+			if wt.Remove(d) != nil {
 				break // not empty, or already gone
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
 // ErrPartial means a command refused a file written by checkout --bbox: it
@@ -35,7 +36,7 @@ type partialEntry struct {
 
 type partialFile struct {
 	mu      sync.Mutex
-	t       *tree                   // .git
+	t       *confine.Tree           // .git
 	Entries map[string]partialEntry `json:"entries"`
 }
 
@@ -43,8 +44,8 @@ const partialRel = "chunkvc/partial.json"
 
 func (r *Repo) loadPartial() *partialFile {
 	pf := &partialFile{Entries: map[string]partialEntry{}, t: r.gitTree()}
-	defer pf.t.close()
-	if data, err := pf.t.readFile(partialRel, maxStateFile); err == nil {
+	defer pf.t.Close()
+	if data, err := pf.t.ReadFile(partialRel, maxStateFile); err == nil {
 		var onDisk partialFile
 		if json.Unmarshal(data, &onDisk) == nil && onDisk.Entries != nil {
 			pf.Entries = onDisk.Entries
@@ -71,8 +72,8 @@ func (pf *partialFile) set(p string, e *partialEntry) error {
 	if err != nil {
 		return err
 	}
-	defer pf.t.close()
-	return pf.t.writeFile(partialRel, data, true)
+	defer pf.t.Close()
+	return pf.t.WriteFile(partialRel, data, true)
 }
 
 // isPartial reports, from pf (loadPartial), whether the work-tree file p
@@ -201,7 +202,7 @@ func statsOf(cr *ChunkReader) AssembleStats {
 // left out, every file offset shifted to match. Each chunk written is
 // hash-verified; the result cannot be checked against the manifest digest
 // (it is not that file), so it is recorded as partial.
-func (r *Repo) writePartialTIFF(ctx context.Context, wt *tree, m *manifest.Manifest, box geom.BBox, commit string) (int64, AssembleStats, error) {
+func (r *Repo) writePartialTIFF(ctx context.Context, wt *confine.Tree, m *manifest.Manifest, box geom.BBox, commit string) (int64, AssembleStats, error) {
 	cr := r.NewChunkReader(0, 0)
 	f, err := cr.OpenFile(ctx, m)
 	if err != nil {
@@ -225,12 +226,12 @@ func (r *Repo) writePartialTIFF(ctx context.Context, wt *tree, m *manifest.Manif
 		return 0, AssembleStats{}, fmt.Errorf("%s: --bbox: %w", m.Path, err)
 	}
 
-	out, err := wt.create(m.Path)
+	out, err := wt.Create(m.Path)
 	if err != nil {
 		return 0, AssembleStats{}, err
 	}
 	fail := func(err error) (int64, AssembleStats, error) {
-		out.abort()
+		out.Abort()
 		return 0, statsOf(cr), err
 	}
 	var written int64
@@ -253,7 +254,7 @@ func (r *Repo) writePartialTIFF(ctx context.Context, wt *tree, m *manifest.Manif
 	if err := tiff.CheckSparse(out.File, written); err != nil {
 		return fail(fmt.Errorf("%s: --bbox: the rewritten file does not parse (%w); this is a bug", m.Path, err))
 	}
-	if err := out.commit(true); err != nil {
+	if err := out.Commit(true); err != nil {
 		return 0, statsOf(cr), err
 	}
 	e := &partialEntry{Commit: commit, Digest: m.Digest, Layout: m.Layout, BBox: box, Size: written, Dropped: plan.Dropped()}

@@ -17,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
 // A checkout whose target differs from the working file in a few pieces
@@ -87,8 +88,8 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 		return st, false, nil
 	}
 	wt := r.workTree()
-	f, err := wt.openFile(m.Path, os.O_RDWR)
-	wt.close()
+	f, err := wt.OpenFile(m.Path, os.O_RDWR)
+	wt.Close()
 	if err != nil {
 		return st, false, nil
 	}
@@ -387,8 +388,8 @@ const journalRel = "chunkvc/patch"
 
 func (r *Repo) removeJournal() error {
 	t := r.gitTree()
-	defer t.close()
-	return t.remove(journalRel)
+	defer t.Close()
+	return t.Remove(journalRel)
 }
 
 // journal is what an interrupted patch needs undone, and what the file
@@ -408,8 +409,8 @@ func (r *Repo) writeJournal(j *journal) (string, error) {
 		return "", err
 	}
 	t := r.gitTree()
-	defer t.close()
-	if err := t.writeFile(journalRel, encodeJournal(j), true); err != nil {
+	defer t.Close()
+	if err := t.WriteFile(journalRel, encodeJournal(j), true); err != nil {
 		return "", err
 	}
 	return name, writeback.SyncDir(filepath.Dir(name))
@@ -506,9 +507,9 @@ func (r *Repo) recoverPatch() error {
 		return err
 	}
 	t := r.gitTree()
-	defer t.close()
-	t.removeTemps(journalRel) // a journal being written when we died
-	b, err := t.readFile(journalRel, noLimit)
+	defer t.Close()
+	t.RemoveTemps(journalRel) // a journal being written when we died
+	b, err := t.ReadFile(journalRel, confine.NoLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -526,7 +527,7 @@ func (r *Repo) recoverPatch() error {
 		return fmt.Errorf("%s: %w: a checkout that patched %s in place was interrupted, and the file may be half-written; remove %s, then run chunkvc checkout --force -- %s", name, err, what, name, what)
 	}
 	wt := r.workTree()
-	defer wt.close()
+	defer wt.Close()
 	if err := r.safeTarget(wt, j.path); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -534,12 +535,12 @@ func (r *Repo) recoverPatch() error {
 		return fmt.Errorf("undo the interrupted checkout of %s: %w (the journal is %s)", j.path, err, name)
 	}
 	drop := func() error {
-		if err := t.remove(journalRel); err != nil {
+		if err := t.Remove(journalRel); err != nil {
 			return err
 		}
 		return writeback.SyncDir(filepath.Dir(name))
 	}
-	f, err := wt.openFile(j.path, os.O_RDWR)
+	f, err := wt.OpenFile(j.path, os.O_RDWR)
 	if errors.Is(err, fs.ErrNotExist) {
 		return drop() // nothing left to undo
 	}

@@ -22,18 +22,18 @@ const pullBaseRel = "chunkvc/pull-base"
 // It reports whether it wrote one.
 func (r *Repo) setPullBase(h gitdb.Hash) (bool, error) {
 	gt := r.gitTree()
-	defer gt.close()
-	if _, err := gt.lstat(pullBaseRel); err == nil {
+	defer gt.Close()
+	if _, err := gt.Lstat(pullBaseRel); err == nil {
 		return false, nil
 	}
-	return true, gt.writeFile(pullBaseRel, []byte(h.String()+"\n"), true)
+	return true, gt.WriteFile(pullBaseRel, []byte(h.String()+"\n"), true)
 }
 
 // clearPullBase removes the record, if any.
 func (r *Repo) clearPullBase() error {
 	gt := r.gitTree()
-	defer gt.close()
-	if err := gt.remove(pullBaseRel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	defer gt.Close()
+	if err := gt.Remove(pullBaseRel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -52,8 +52,8 @@ const maxPullChain = 1000
 // checkout may overwrite to bytes that are stored.
 func (r *Repo) pullBaseBlobs() (map[string][]gitdb.Hash, error) {
 	gt := r.gitTree()
-	defer gt.close()
-	b, err := gt.readFile(pullBaseRel, 64)
+	defer gt.Close()
+	b, err := gt.ReadFile(pullBaseRel, 64)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -406,12 +406,12 @@ func (f *FileReader) derived(ctx context.Context, i int) ([]byte, error) {
 func (f *FileReader) rebuild(ctx context.Context) error {
 	r := f.cr.r
 	t := r.gitTree()
-	defer t.close()
-	tf, err := t.create("chunkvc/derive")
+	defer t.Close()
+	tf, err := t.Create("chunkvc/derive")
 	if err != nil {
 		return err
 	}
-	defer tf.abort()
+	defer tf.Abort()
 	tmp := tf.File
 	st, err := r.assembleFile(ctx, f.m, tmp, nil, nil)
 	for _, c := range []*readCounters{&f.cr.stats, ctxCounters(ctx)} {

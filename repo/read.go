@@ -65,12 +65,12 @@ func (r *Repo) Cat(ctx context.Context, rev, p string, w io.Writer) (AssembleSta
 // from the rest of the file, which a stream cannot offer.
 func (r *Repo) catVia(ctx context.Context, m *manifest.Manifest, w io.Writer) (AssembleStats, error) {
 	t := r.gitTree()
-	defer t.close()
-	f, err := t.create("chunkvc/cat")
+	defer t.Close()
+	f, err := t.Create("chunkvc/cat")
 	if err != nil {
 		return AssembleStats{}, err
 	}
-	defer f.abort()
+	defer f.Abort()
 	st, err := r.assembleFile(ctx, m, f.File, nil, nil)
 	if err != nil {
 		return st, err

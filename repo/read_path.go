@@ -180,12 +180,12 @@ func (rp *readPath) evict(ctx context.Context) int64 {
 // addAlternate records a read-only store path for this repository.
 func (r *Repo) addAlternate(p string) error {
 	t := r.gitTree()
-	defer t.close()
-	old, err := t.readFile("chunkvc/alternates", maxTextFile)
+	defer t.Close()
+	old, err := t.ReadFile("chunkvc/alternates", maxTextFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return t.writeFile("chunkvc/alternates", append(old, p+"\n"...), true)
+	return t.WriteFile("chunkvc/alternates", append(old, p+"\n"...), true)
 }
 
 var errNoChunk = errors.New("chunk is in no store")

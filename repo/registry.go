@@ -96,8 +96,8 @@ func (r *Repo) repoID() (string, error) {
 	f.Root = r.Root
 	b, _ := json.Marshal(f)
 	gt := r.gitTree()
-	defer gt.close()
-	if err := gt.writeFile("chunkvc/id", append(b, '\n'), true); err != nil {
+	defer gt.Close()
+	if err := gt.WriteFile("chunkvc/id", append(b, '\n'), true); err != nil {
 		return "", fmt.Errorf("write repository id: %w", err)
 	}
 	return f.ID, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/generic"
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/local"
 	"github.com/chunkvc/chunkvc/store/s3"
@@ -122,9 +123,9 @@ func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 // readConfig reads root's .chunkvc/config, never through a link (its
 // bytes are staged again when the config is saved).
 func readConfig(root string) ([]byte, error) {
-	t := newTree(root, "")
-	defer t.close()
-	return t.readFile(ConfigPath, maxTextFile)
+	t := confine.New(root, "")
+	defer t.Close()
+	return t.ReadFile(ConfigPath, maxTextFile)
 }
 
 // maxTextFile bounds the config, .gitignore and .gitattributes as read.
@@ -133,16 +134,16 @@ const maxTextFile = 64 << 20
 // saveConfig writes .chunkvc/config and .gitignore and stages both.
 func (r *Repo) saveConfig() error {
 	wt := r.workTree()
-	defer wt.close()
-	if err := wt.mkdir(ManifestDir); err != nil {
+	defer wt.Close()
+	if err := wt.Mkdir(ManifestDir); err != nil {
 		return err
 	}
 	cfgData := r.Config.Encode()
-	if err := wt.writeFile(ConfigPath, cfgData, true); err != nil {
+	if err := wt.WriteFile(ConfigPath, cfgData, true); err != nil {
 		return err
 	}
 	// Never read through a link: what it points at would be staged.
-	old, err := wt.readFile(".gitignore", maxTextFile)
+	old, err := wt.ReadFile(".gitignore", maxTextFile)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -150,7 +151,7 @@ func (r *Repo) saveConfig() error {
 	if err != nil {
 		return err
 	}
-	if err := wt.writeFile(".gitignore", []byte(ign), true); err != nil {
+	if err := wt.WriteFile(".gitignore", []byte(ign), true); err != nil {
 		return err
 	}
 	return r.git.Stage(map[string][]byte{ConfigPath: cfgData, ".gitignore": []byte(ign)}, nil)
@@ -221,8 +222,8 @@ func (r *Repo) gitDir() string { return filepath.Join(r.Root, ".git") }
 // stateDir is .git/chunkvc, created on demand.
 func (r *Repo) stateDir() (string, error) {
 	t := r.gitTree()
-	defer t.close()
-	return filepath.Join(r.gitDir(), "chunkvc"), t.mkdir("chunkvc")
+	defer t.Close()
+	return filepath.Join(r.gitDir(), "chunkvc"), t.Mkdir("chunkvc")
 }
 
 // Branch names the checked-out branch ("HEAD" when detached).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
@@ -59,7 +60,7 @@ const racyWindow = int64(2 * time.Second)
 // statCache is .git/chunkvc/statcache (statcache.json before).
 type statCache struct {
 	mu      sync.Mutex
-	t       *tree                 // .git
+	t       *confine.Tree         // .git
 	window  int64                 // racy window for this file system, ns
 	Entries map[string]cacheEntry `json:"entries"`
 }
@@ -68,8 +69,8 @@ const statCacheRel = "chunkvc/statcache"
 
 func (r *Repo) loadStatCache() *statCache {
 	c := &statCache{Entries: map[string]cacheEntry{}, window: fsWindow(r.Root), t: r.gitTree()}
-	defer c.t.close()
-	if data, err := c.t.readFile(statCacheRel, noLimit); err == nil {
+	defer c.t.Close()
+	if data, err := c.t.ReadFile(statCacheRel, confine.NoLimit); err == nil {
 		if entries, err := decodeStatCache(data); err == nil {
 			c.Entries = entries
 		}
@@ -77,7 +78,7 @@ func (r *Repo) loadStatCache() *statCache {
 	}
 	// The JSON cache of earlier versions, read once: starting over would
 	// re-read every tracked file.
-	if data, err := c.t.readFile(statCacheRel+".json", noLimit); err == nil {
+	if data, err := c.t.ReadFile(statCacheRel+".json", confine.NoLimit); err == nil {
 		var onDisk statCache
 		if json.Unmarshal(data, &onDisk) == nil && onDisk.Entries != nil {
 			c.Entries = onDisk.Entries
@@ -136,11 +137,11 @@ func (c *statCache) save() error {
 	c.mu.Lock()
 	data := encodeStatCache(c.Entries)
 	c.mu.Unlock()
-	defer c.t.close()
-	if err := c.t.writeFile(statCacheRel, data, true); err != nil {
+	defer c.t.Close()
+	if err := c.t.WriteFile(statCacheRel, data, true); err != nil {
 		return err
 	}
-	_ = c.t.remove(statCacheRel + ".json") // the old format, now migrated
+	_ = c.t.Remove(statCacheRel + ".json") // the old format, now migrated
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package repo
+package confine
 
 import (
 	"crypto/rand"
@@ -34,7 +34,14 @@ func (e *unsafePathError) Error() string {
 
 func (e *unsafePathError) Is(target error) bool { return target == ErrUnsafePath }
 
-// tree reads and writes files beneath a trusted directory, base (the work
+// Refuse returns the error (ErrUnsafePath) for refusing to op ("write",
+// "read", "remove") the file p because it why ("is a symbolic link"): for
+// the checks a caller makes of a file itself, beyond the tree's own.
+func Refuse(op, p, why string) error {
+	return &unsafePathError{op: op, path: p, at: p, why: why}
+}
+
+// Tree reads and writes files beneath a trusted directory, base (the work
 // tree's root, or .git), and never outside it. Paths are slash paths
 // relative to base. Every directory between base and a file must be a real
 // directory: a symbolic link or a file in the way is refused
@@ -55,7 +62,7 @@ func (e *unsafePathError) Is(target error) bool { return target == ErrUnsafePath
 // handle, so a directory swapped for a link after the check cannot lead
 // anywhere else. The directories of the last path used stay open: a batch
 // of files in sorted order opens each directory once.
-type tree struct {
+type Tree struct {
 	base  string
 	label string // how paths are shown: "" for the work tree, ".git"
 
@@ -68,30 +75,26 @@ type openDir struct {
 	root *os.Root
 }
 
-func newTree(base, label string) *tree { return &tree{base: base, label: label} }
+// New returns the tree beneath base. label is how its paths are shown in
+// errors: "" shows them as they are (the work tree), ".git" as
+// ".git/<path>". Nothing is opened until the first operation.
+func New(base, label string) *Tree { return &Tree{base: base, label: label} }
 
-// workTree is the work tree, for data files, manifest copies, the config,
-// .gitignore and .gitattributes.
-func (r *Repo) workTree() *tree { return newTree(r.Root, "") }
-
-// gitTree is .git, for chunkvc's state under .git/chunkvc.
-func (r *Repo) gitTree() *tree { return newTree(r.gitDir(), ".git") }
-
-// close releases the open directories; the tree may be used again.
-func (t *tree) close() {
+// Close releases the open directories; the tree may be used again.
+func (t *Tree) Close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.truncate(0)
 }
 
-func (t *tree) truncate(n int) {
+func (t *Tree) truncate(n int) {
 	for _, d := range t.open[min(n, len(t.open)):] {
 		d.root.Close()
 	}
 	t.open = t.open[:min(n, len(t.open))]
 }
 
-func (t *tree) show(rel string) string {
+func (t *Tree) Show(rel string) string {
 	if t.label == "" {
 		return rel
 	}
@@ -102,14 +105,14 @@ func (t *tree) show(rel string) string {
 }
 
 // fail gives err the operation and path it was met on.
-func (t *tree) fail(op, rel string, err error) error {
+func (t *Tree) fail(op, rel string, err error) error {
 	var ue *unsafePathError
 	if errors.As(err, &ue) {
 		e := *ue
-		e.op, e.path = op, t.show(rel)
+		e.op, e.path = op, t.Show(rel)
 		return &e
 	}
-	return fmt.Errorf("%s %s: %w", op, t.show(rel), err)
+	return fmt.Errorf("%s %s: %w", op, t.Show(rel), err)
 }
 
 func checkRel(rel string) error {
@@ -122,7 +125,7 @@ func checkRel(rel string) error {
 // dir returns the directory rel (a slash path, "." for base), checked as
 // the type's comment says and made if missing when create is set; without
 // create a missing one is an error that is fs.ErrNotExist. t.mu is held.
-func (t *tree) dir(rel string, create bool) (*os.Root, error) {
+func (t *Tree) dir(rel string, create bool) (*os.Root, error) {
 	if len(t.open) == 0 {
 		root, err := os.OpenRoot(t.base)
 		if err != nil {
@@ -150,7 +153,7 @@ func (t *tree) dir(rel string, create bool) (*os.Root, error) {
 }
 
 // enter opens parent's child name (so far, from base) as a directory.
-func (t *tree) enter(parent *os.Root, name, sofar string, create bool) (*os.Root, error) {
+func (t *Tree) enter(parent *os.Root, name, sofar string, create bool) (*os.Root, error) {
 	fi, err := parent.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) && create {
 		if err = parent.Mkdir(name, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
@@ -162,9 +165,9 @@ func (t *tree) enter(parent *os.Root, name, sofar string, create bool) (*os.Root
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, &unsafePathError{at: t.show(sofar), why: "is a symbolic link"}
+		return nil, &unsafePathError{at: t.Show(sofar), why: "is a symbolic link"}
 	case !fi.IsDir():
-		return nil, &unsafePathError{at: t.show(sofar), why: "is not a directory"}
+		return nil, &unsafePathError{at: t.Show(sofar), why: "is not a directory"}
 	}
 	sub, err := parent.OpenRoot(name)
 	if err != nil {
@@ -172,13 +175,13 @@ func (t *tree) enter(parent *os.Root, name, sofar string, create bool) (*os.Root
 	}
 	if st, err := sub.Stat("."); err != nil || !os.SameFile(fi, st) {
 		sub.Close()
-		return nil, &unsafePathError{at: t.show(sofar), why: "changed while it was being opened"}
+		return nil, &unsafePathError{at: t.Show(sofar), why: "changed while it was being opened"}
 	}
 	return sub, nil
 }
 
-// mkdir makes the directory rel (and its parents) if missing.
-func (t *tree) mkdir(rel string) error {
+// Mkdir makes the directory rel (and its parents) if missing.
+func (t *Tree) Mkdir(rel string) error {
 	if err := checkRel(rel); err != nil {
 		return err
 	}
@@ -190,10 +193,10 @@ func (t *tree) mkdir(rel string) error {
 	return nil
 }
 
-// check reports whether rel could be written: every directory on the way
+// Check reports whether rel could be written: every directory on the way
 // that exists is a real directory, and rel is not a directory. Nothing is
 // made.
-func (t *tree) check(rel string) error {
+func (t *Tree) Check(rel string) error {
 	if err := checkRel(rel); err != nil {
 		return err
 	}
@@ -207,16 +210,16 @@ func (t *tree) check(rel string) error {
 		return t.fail("write", rel, err)
 	}
 	if fi, err := d.Lstat(path.Base(rel)); err == nil && fi.IsDir() {
-		return t.fail("write", rel, &unsafePathError{at: t.show(rel), why: "is a directory"})
+		return t.fail("write", rel, &unsafePathError{at: t.Show(rel), why: "is a directory"})
 	}
 	return nil
 }
 
-// checkParents is check for links only: no folder on the way to rel is a
+// CheckParents is Check for links only: no folder on the way to rel is a
 // symbolic link. A file where a folder should be, or a folder at rel, is
 // left to the caller (commit's checkManifestTree, which knows what a
 // commit removes first).
-func (t *tree) checkParents(rel string) error {
+func (t *Tree) CheckParents(rel string) error {
 	if err := checkRel(rel); err != nil {
 		return err
 	}
@@ -233,8 +236,8 @@ func (t *tree) checkParents(rel string) error {
 	return t.fail("write", rel, err)
 }
 
-// lstat is os.Lstat of rel, through real directories only.
-func (t *tree) lstat(rel string) (fs.FileInfo, error) {
+// Lstat is os.Lstat of rel, through real directories only.
+func (t *Tree) Lstat(rel string) (fs.FileInfo, error) {
 	if err := checkRel(rel); err != nil {
 		return nil, err
 	}
@@ -251,18 +254,18 @@ func (t *tree) lstat(rel string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-// tempFile is a new temp file beside the file it will become.
-type tempFile struct {
+// TempFile is a new temp file beside the file it will become.
+type TempFile struct {
 	*os.File
-	t         *tree
+	t         *Tree
 	dir       *os.Root // its own handle: the tree's may move on meanwhile
 	tmp, name string   // in dir
 	rel       string
 }
 
-// create makes a temp file beside rel, making missing directories. The
-// caller writes it, then calls commit (or link) or abort.
-func (t *tree) create(rel string) (*tempFile, error) {
+// Create makes a temp file beside rel, making missing directories. The
+// caller writes it, then calls Commit (or Link) or Abort.
+func (t *Tree) Create(rel string) (*TempFile, error) {
 	if err := checkRel(rel); err != nil || rel == "." {
 		return nil, fmt.Errorf("%w: cannot write %q", ErrUnsafePath, rel)
 	}
@@ -285,12 +288,12 @@ func (t *tree) create(rel string) (*tempFile, error) {
 		own.Close()
 		return nil, t.fail("write", rel, err)
 	}
-	return &tempFile{File: f, t: t, dir: own, tmp: tmp, name: name, rel: rel}, nil
+	return &TempFile{File: f, t: t, dir: own, tmp: tmp, name: name, rel: rel}, nil
 }
 
-// createExcl creates the file rel, which must not exist (not even as a
+// CreateExcl creates the file rel, which must not exist (not even as a
 // link: O_EXCL never follows one), making missing directories.
-func (t *tree) createExcl(rel string) (*os.File, error) {
+func (t *Tree) CreateExcl(rel string) (*os.File, error) {
 	if err := checkRel(rel); err != nil || rel == "." {
 		return nil, fmt.Errorf("%w: cannot write %q", ErrUnsafePath, rel)
 	}
@@ -311,9 +314,9 @@ func (t *tree) createExcl(rel string) (*os.File, error) {
 // so that a crash leaves debris that is recognisable.
 const tempMark = ".chunkvc-tmp-"
 
-// commit closes the temp file (after an fsync when sync is set) and
+// Commit closes the temp file (after an fsync when sync is set) and
 // renames it over its target; on failure the temp file is removed.
-func (f *tempFile) commit(sync bool) error {
+func (f *TempFile) Commit(sync bool) error {
 	var err error
 	if sync {
 		err = f.Sync()
@@ -334,9 +337,9 @@ func (f *tempFile) commit(sync bool) error {
 	return nil
 }
 
-// link closes the temp file and links it to its target, failing with an
+// Link closes the temp file and links it to its target, failing with an
 // error that is fs.ErrExist if the target exists; the temp name goes.
-func (f *tempFile) link() error {
+func (f *TempFile) Link() error {
 	err := f.Close()
 	if err == nil {
 		err = f.dir.Link(f.tmp, f.name)
@@ -349,36 +352,36 @@ func (f *tempFile) link() error {
 	return nil
 }
 
-// abort closes and removes the temp file.
-func (f *tempFile) abort() {
+// Abort closes and removes the temp file.
+func (f *TempFile) Abort() {
 	f.Close()
 	f.dir.Remove(f.tmp)
 	f.dir.Close()
 }
 
-// writeFrom writes what write gives to rel, atomically: readers see the
+// WriteFrom writes what write gives to rel, atomically: readers see the
 // old bytes or the new, never part. sync fsyncs the file first.
-func (t *tree) writeFrom(rel string, write func(io.Writer) error, sync bool) error {
-	f, err := t.create(rel)
+func (t *Tree) WriteFrom(rel string, write func(io.Writer) error, sync bool) error {
+	f, err := t.Create(rel)
 	if err != nil {
 		return err
 	}
 	if err := write(f); err != nil {
-		f.abort()
+		f.Abort()
 		return t.fail("write", rel, err)
 	}
-	return f.commit(sync)
+	return f.Commit(sync)
 }
 
-// writeFile writes data to rel, atomically (see writeFrom).
-func (t *tree) writeFile(rel string, data []byte, sync bool) error {
-	return t.writeFrom(rel, func(w io.Writer) error { _, err := w.Write(data); return err }, sync)
+// WriteFile writes data to rel, atomically (see WriteFrom).
+func (t *Tree) WriteFile(rel string, data []byte, sync bool) error {
+	return t.WriteFrom(rel, func(w io.Writer) error { _, err := w.Write(data); return err }, sync)
 }
 
-// remove removes the file rel (a link itself, not what it points at). A
+// Remove removes the file rel (a link itself, not what it points at). A
 // missing file, or directory on the way, is an error that is
 // fs.ErrNotExist.
-func (t *tree) remove(rel string) error {
+func (t *Tree) Remove(rel string) error {
 	if err := checkRel(rel); err != nil || rel == "." {
 		return fmt.Errorf("%w: cannot remove %q", ErrUnsafePath, rel)
 	}
@@ -394,10 +397,10 @@ func (t *tree) remove(rel string) error {
 	return nil
 }
 
-// openFile opens the regular file rel with flag (no O_CREATE). A link, or
+// OpenFile opens the regular file rel with flag (no O_CREATE). A link, or
 // anything else that is not a regular file, is refused unopened (a FIFO
 // would block).
-func (t *tree) openFile(rel string, flag int) (*os.File, error) {
+func (t *Tree) OpenFile(rel string, flag int) (*os.File, error) {
 	if err := checkRel(rel); err != nil {
 		return nil, err
 	}
@@ -417,7 +420,7 @@ func (t *tree) openFile(rel string, flag int) (*os.File, error) {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			why = "is a symbolic link"
 		}
-		return nil, t.fail("open", rel, &unsafePathError{at: t.show(rel), why: why})
+		return nil, t.fail("open", rel, &unsafePathError{at: t.Show(rel), why: why})
 	}
 	f, err := d.OpenFile(name, flag&^os.O_CREATE, 0)
 	if err != nil {
@@ -425,18 +428,18 @@ func (t *tree) openFile(rel string, flag int) (*os.File, error) {
 	}
 	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
 		f.Close()
-		return nil, t.fail("open", rel, &unsafePathError{at: t.show(rel), why: "changed while it was being opened"})
+		return nil, t.fail("open", rel, &unsafePathError{at: t.Show(rel), why: "changed while it was being opened"})
 	}
 	return f, nil
 }
 
-// noLimit is a readFile limit for files whose size is checked otherwise.
-const noLimit = 1 << 50
+// NoLimit is a ReadFile limit for files whose size is checked otherwise.
+const NoLimit = 1 << 50
 
-// readFile reads the regular file rel, at most limit bytes (more is an
+// ReadFile reads the regular file rel, at most limit bytes (more is an
 // error).
-func (t *tree) readFile(rel string, limit int64) ([]byte, error) {
-	f, err := t.openFile(rel, os.O_RDONLY)
+func (t *Tree) ReadFile(rel string, limit int64) ([]byte, error) {
+	f, err := t.OpenFile(rel, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -471,8 +474,8 @@ func (t *tree) readFile(rel string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// list returns the names in directory rel that start with prefix.
-func (t *tree) list(rel, prefix string) ([]string, error) {
+// List returns the names in directory rel that start with prefix.
+func (t *Tree) List(rel, prefix string) ([]string, error) {
 	if err := checkRel(rel); err != nil {
 		return nil, err
 	}
@@ -500,16 +503,16 @@ func (t *tree) list(rel, prefix string) ([]string, error) {
 	return out, nil
 }
 
-// removeTemps removes the temp files that writes of rel left (a process
+// RemoveTemps removes the temp files that writes of rel left (a process
 // killed between making one and renaming it). Failures are ignored: the
 // debris is harmless and found again next time.
-func (t *tree) removeTemps(rel string) {
+func (t *Tree) RemoveTemps(rel string) {
 	dir := path.Dir(rel)
-	names, err := t.list(dir, "."+path.Base(rel)+tempMark)
+	names, err := t.List(dir, "."+path.Base(rel)+tempMark)
 	if err != nil {
 		return
 	}
 	for _, n := range names {
-		_ = t.remove(path.Join(dir, n))
+		_ = t.Remove(path.Join(dir, n))
 	}
 }

@@ -1,18 +1,28 @@
-package repo
+package confine
 
 import (
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
+
+const outsideBytes = "not chunkvc's\n"
+
+func wantUnsafe(t *testing.T, err error, names string) {
+	t.Helper()
+	if !errors.Is(err, ErrUnsafePath) || !strings.Contains(err.Error(), names) {
+		t.Fatalf("got %v; want ErrUnsafePath naming %s", err, names)
+	}
+}
 
 // confineFixture is a base directory and an outside one, with the outside
 // holding a file whose bytes must never change.
 type confineFixture struct {
 	base, outside string
-	t             *tree
+	t             *Tree
 }
 
 func newConfineFixture(t *testing.T) *confineFixture {
@@ -21,8 +31,8 @@ func newConfineFixture(t *testing.T) *confineFixture {
 	if err := os.WriteFile(filepath.Join(f.outside, "x"), []byte(outsideBytes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.t = newTree(f.base, "")
-	t.Cleanup(f.t.close)
+	f.t = New(f.base, "")
+	t.Cleanup(f.t.Close)
 	return f
 }
 
@@ -56,18 +66,18 @@ func TestTreeRefusesLinkedParent(t *testing.T) {
 	}
 	f.link(t, "../other", "a/in")
 	for _, dir := range []string{"a/out", "a/in"} {
-		wantUnsafe(t, f.t.writeFile(dir+"/x", []byte("manifest"), false), dir+" is a symbolic link")
-		wantUnsafe(t, f.t.writeFile(dir+"/new/x", []byte("manifest"), false), dir+" is a symbolic link")
-		wantUnsafe(t, f.t.mkdir(dir+"/d"), dir)
-		wantUnsafe(t, f.t.check(dir+"/x"), dir)
-		wantUnsafe(t, f.t.remove(dir+"/x"), dir)
-		_, err := f.t.readFile(dir+"/x", 100)
+		wantUnsafe(t, f.t.WriteFile(dir+"/x", []byte("manifest"), false), dir+" is a symbolic link")
+		wantUnsafe(t, f.t.WriteFile(dir+"/new/x", []byte("manifest"), false), dir+" is a symbolic link")
+		wantUnsafe(t, f.t.Mkdir(dir+"/d"), dir)
+		wantUnsafe(t, f.t.Check(dir+"/x"), dir)
+		wantUnsafe(t, f.t.Remove(dir+"/x"), dir)
+		_, err := f.t.ReadFile(dir+"/x", 100)
 		wantUnsafe(t, err, dir)
-		_, err = f.t.openFile(dir+"/x", os.O_RDWR)
+		_, err = f.t.OpenFile(dir+"/x", os.O_RDWR)
 		wantUnsafe(t, err, dir)
-		_, err = f.t.create(dir + "/x")
+		_, err = f.t.Create(dir + "/x")
 		wantUnsafe(t, err, dir)
-		_, err = f.t.createExcl(dir + "/y")
+		_, err = f.t.CreateExcl(dir + "/y")
 		wantUnsafe(t, err, dir)
 	}
 	f.untouched(t)
@@ -77,9 +87,9 @@ func TestTreeRefusesLinkedParent(t *testing.T) {
 	// The top of the path too, and a label in the message.
 	g := newConfineFixture(t)
 	g.link(t, g.outside, "chunkvc")
-	tg := newTree(g.base, ".git")
-	defer tg.close()
-	wantUnsafe(t, tg.writeFile("chunkvc/statcache", []byte("cache"), true), ".git/chunkvc is a symbolic link")
+	tg := New(g.base, ".git")
+	defer tg.Close()
+	wantUnsafe(t, tg.WriteFile("chunkvc/statcache", []byte("cache"), true), ".git/chunkvc is a symbolic link")
 	g.untouched(t)
 }
 
@@ -88,35 +98,35 @@ func TestTreeRefusesLinkedParent(t *testing.T) {
 func TestTreeReplacesLinkedFile(t *testing.T) {
 	f := newConfineFixture(t)
 	f.link(t, filepath.Join(f.outside, "x"), "d/f")
-	if _, err := f.t.readFile("d/f", 100); !errors.Is(err, ErrUnsafePath) {
+	if _, err := f.t.ReadFile("d/f", 100); !errors.Is(err, ErrUnsafePath) {
 		t.Fatalf("read through a link: %v", err)
 	}
-	if _, err := f.t.openFile("d/f", os.O_RDWR); !errors.Is(err, ErrUnsafePath) {
+	if _, err := f.t.OpenFile("d/f", os.O_RDWR); !errors.Is(err, ErrUnsafePath) {
 		t.Fatalf("opened through a link: %v", err)
 	}
-	if err := f.t.writeFile("d/f", []byte("mine"), true); err != nil {
+	if err := f.t.WriteFile("d/f", []byte("mine"), true); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Lstat(filepath.Join(f.base, "d/f"))
 	if err != nil || !fi.Mode().IsRegular() {
 		t.Fatalf("d/f is not a regular file now: %v", err)
 	}
-	if b, err := f.t.readFile("d/f", 100); err != nil || string(b) != "mine" {
+	if b, err := f.t.ReadFile("d/f", 100); err != nil || string(b) != "mine" {
 		t.Fatalf("d/f holds %q, %v", b, err)
 	}
 	// A link to a missing target: not created through either.
 	f.link(t, filepath.Join(f.outside, "new"), "d/g")
-	if err := f.t.writeFile("d/g", []byte("mine"), false); err != nil {
+	if err := f.t.WriteFile("d/g", []byte("mine"), false); err != nil {
 		t.Fatal(err)
 	}
 	// Removing a link removes the link.
 	f.link(t, filepath.Join(f.outside, "x"), "d/h")
-	if err := f.t.remove("d/h"); err != nil {
+	if err := f.t.Remove("d/h"); err != nil {
 		t.Fatal(err)
 	}
 	// Exclusive creation fails on a link, even a dangling one.
 	f.link(t, filepath.Join(f.outside, "new2"), "d/lock")
-	if _, err := f.t.createExcl("d/lock"); !errors.Is(err, fs.ErrExist) {
+	if _, err := f.t.CreateExcl("d/lock"); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("exclusive create over a dangling link: %v", err)
 	}
 	f.untouched(t)
@@ -130,7 +140,7 @@ func TestTreeReplacesLinkedFile(t *testing.T) {
 // are not clean and relative are refused outright.
 func TestTreeParents(t *testing.T) {
 	f := newConfineFixture(t)
-	if err := f.t.writeFile("x/y/z/f", []byte("deep"), false); err != nil {
+	if err := f.t.WriteFile("x/y/z/f", []byte("deep"), false); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(f.base, "x/y/z/f")); err != nil || string(b) != "deep" {
@@ -138,26 +148,26 @@ func TestTreeParents(t *testing.T) {
 	}
 	// The open directories follow the paths used, in any order.
 	for _, p := range []string{"x/q/f", "x/y/g", "f", "x/y/z/w/f"} {
-		if err := f.t.writeFile(p, []byte(p), false); err != nil {
+		if err := f.t.WriteFile(p, []byte(p), false); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := os.ReadFile(filepath.Join(f.base, p)); string(b) != p {
 			t.Fatalf("%s holds %q", p, b)
 		}
 	}
-	wantUnsafe(t, f.t.writeFile("f/g", []byte("x"), false), "f is not a directory")
-	wantUnsafe(t, f.t.check("x/y"), "x/y")
-	if err := f.t.writeFile("x/y", []byte("x"), false); err == nil {
+	wantUnsafe(t, f.t.WriteFile("f/g", []byte("x"), false), "f is not a directory")
+	wantUnsafe(t, f.t.Check("x/y"), "x/y")
+	if err := f.t.WriteFile("x/y", []byte("x"), false); err == nil {
 		t.Fatal("wrote a file over a directory")
 	}
-	if err := f.t.check("nope/deeper/f"); err != nil {
+	if err := f.t.Check("nope/deeper/f"); err != nil {
 		t.Fatalf("check of a path whose directories are missing: %v", err)
 	}
-	if _, err := f.t.readFile("nope/f", 10); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := f.t.ReadFile("nope/f", 10); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("read under a missing directory: %v", err)
 	}
 	for _, bad := range []string{"../x", "/abs", "a/../b", "a//b", "", "a/./b", `a\b`} {
-		if err := f.t.writeFile(bad, []byte("x"), false); !errors.Is(err, ErrUnsafePath) {
+		if err := f.t.WriteFile(bad, []byte("x"), false); !errors.Is(err, ErrUnsafePath) {
 			t.Errorf("path %q: %v", bad, err)
 		}
 	}
