@@ -17,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
 // CheckoutOptions configures Checkout.
@@ -139,7 +140,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		}
 	}
 	cache := r.loadStatCache()
-	defer func() { _ = cache.save() }()
+	defer func() { _ = cache.Save() }()
 	wt := r.workTree()
 	defer wt.Close()
 	plans, failed, err := r.planCheckout(ctx, wt, opt, paths, blobs, cache)
@@ -196,7 +197,7 @@ type checkoutPlan struct {
 // that cannot be planned is listed in failed; err is a refusal of the
 // whole checkout (a target holding unsaved work, a --bbox that cannot
 // apply), returned before anything is written.
-func (r *Repo) planCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutOptions, paths []string, blobs map[string]gitdb.Hash, cache *statCache) (plans []checkoutPlan, failed []fileError, err error) {
+func (r *Repo) planCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutOptions, paths []string, blobs map[string]gitdb.Hash, cache *statcache.Cache) (plans []checkoutPlan, failed []fileError, err error) {
 	head, err := r.git.Head()
 	if err != nil {
 		return nil, nil, err
@@ -255,7 +256,7 @@ func (r *Repo) planCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutO
 // stored are never unsaved work: the version the stat cache last saw
 // there, or one of known, the manifests of HEAD's version (first) and of
 // the versions an unfinished pull went through.
-func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, known []gitdb.Hash, cache *statCache, partial *partialFile) (manifestLayoutID, error) {
+func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manifest.Manifest, known []gitdb.Hash, cache *statcache.Cache, partial *partialFile) (manifestLayoutID, error) {
 	p := m.Path
 	ok, err := exists(r.abs(p))
 	if err != nil || !ok || (opt.BBox != nil && m.Format != formats.TIFF) {
@@ -291,8 +292,8 @@ func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manife
 	// The version chunkvc last wrote or hashed here, whatever the stat
 	// says now: a checkout killed while it patched the file in place is
 	// undone by its journal, which leaves those bytes with a new stat.
-	if e, _ := cache.last(p); e.Digest == digest && !e.Layout.IsZero() {
-		return manifestLayoutID{id: e.Layout, was: working{stat: statOf(fi), digest: e.Digest, layout: e.Layout}}, nil
+	if e, _ := cache.Last(p); e.Digest == digest && !e.Layout.IsZero() {
+		return manifestLayoutID{id: e.Layout, was: working{stat: statcache.StatOf(fi), digest: e.Digest, layout: e.Layout}}, nil
 	}
 	// A committed version the stat cache missed: a checkout or pull was
 	// killed after writing the file and before saving the cache.
@@ -304,7 +305,7 @@ func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manife
 			}
 		}
 		if km.Digest == digest {
-			return manifestLayoutID{id: km.Layout, was: working{stat: statOf(fi), digest: digest, layout: km.Layout}}, nil
+			return manifestLayoutID{id: km.Layout, was: working{stat: statcache.StatOf(fi), digest: digest, layout: km.Layout}}, nil
 		}
 	}
 	if !opt.Force {
@@ -316,7 +317,7 @@ func (r *Repo) plannedLayout(ctx context.Context, opt CheckoutOptions, m *manife
 // writeCheckout writes the planned files, recording each in res.Files; one
 // that fails is added to failed and the others are still written. The
 // error is the context's, when it ends the checkout early.
-func (r *Repo) writeCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutOptions, plans []checkoutPlan, cache *statCache, res *CheckoutResult, failed *[]fileError) error {
+func (r *Repo) writeCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutOptions, plans []checkoutPlan, cache *statcache.Cache, res *CheckoutResult, failed *[]fileError) error {
 	prog := progress.OrNoop(opt.Progress)
 	partial := r.loadPartial()
 	for _, pl := range plans {
@@ -375,7 +376,7 @@ func boxPlan(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error)
 
 // checkoutBBox materialises the part of m that meets box (see
 // CheckoutOptions.BBox).
-func (r *Repo) checkoutBBox(ctx context.Context, wt *confine.Tree, m *manifest.Manifest, box geom.BBox, commit string, cache *statCache) (CheckoutFile, error) {
+func (r *Repo) checkoutBBox(ctx context.Context, wt *confine.Tree, m *manifest.Manifest, box geom.BBox, commit string, cache *statcache.Cache) (CheckoutFile, error) {
 	p := m.Path
 	if m.Format != formats.TIFF {
 		st, err := r.prefetchBBox(ctx, m, box)
@@ -383,7 +384,7 @@ func (r *Repo) checkoutBBox(ctx context.Context, wt *confine.Tree, m *manifest.M
 			return CheckoutFile{}, err
 		}
 		if ok, _ := exists(r.abs(p)); !ok {
-			cache.put(p, cacheEntry{Lazy: true}) // not materialised is not deleted
+			cache.Put(p, statcache.Entry{Lazy: true}) // not materialised is not deleted
 		}
 		return CheckoutFile{Path: p, Status: FilePrefetched, FullSize: m.Size, AssembleStats: st}, nil
 	}
@@ -391,7 +392,7 @@ func (r *Repo) checkoutBBox(ctx context.Context, wt *confine.Tree, m *manifest.M
 	if err != nil {
 		return CheckoutFile{}, err
 	}
-	cache.drop(p)
+	cache.Drop(p)
 	return CheckoutFile{Path: p, Status: FilePartial, Size: n, FullSize: m.Size, AssembleStats: st}, nil
 }
 
@@ -410,7 +411,7 @@ func revName(rev string) string {
 
 // writeFile assembles m into a temp file beside its target and renames it
 // into place once every byte is verified.
-func (r *Repo) writeFile(ctx context.Context, wt *confine.Tree, m *manifest.Manifest, ru *reuse, cache *statCache, prog progress.Counter) (AssembleStats, error) {
+func (r *Repo) writeFile(ctx context.Context, wt *confine.Tree, m *manifest.Manifest, ru *reuse, cache *statcache.Cache, prog progress.Counter) (AssembleStats, error) {
 	defer ru.close()
 	f, err := wt.Create(m.Path)
 	if err != nil {
@@ -445,19 +446,19 @@ func (r *Repo) writeFile(ctx context.Context, wt *confine.Tree, m *manifest.Mani
 		// since our fstat, the entry can be trusted from the rename on,
 		// and the next status or checkout does not read the file again.
 		// Otherwise it is racily clean: re-read once, then trusted.
-		// Where times move after a stat (timesMoveAfterStat), an mtime
+		// Where times move after a stat (statcache.TimesMoveAfterStat), an mtime
 		// unmoved since our fstat is proof enough at once.
-		now, was := statOf(fi2), statOf(fi1)
+		now, was := statcache.StatOf(fi2), statcache.StatOf(fi1)
 		dir := filepath.Dir(r.abs(m.Path))
-		w := fsWindow(dir)
+		w := statcache.FSWindow(dir)
 		if now.Mtime == was.Mtime && now.Size == was.Size && now.Ino == was.Ino {
 			if now.Mtime+w < renamed {
 				hashed = renamed
-			} else if timesMoveAfterStat(dir) {
+			} else if statcache.TimesMoveAfterStat(dir) {
 				hashed = now.Mtime + w + 1
 			}
 		}
-		cache.put(m.Path, cacheEntry{fileStat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
+		cache.Put(m.Path, statcache.Entry{Stat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
 	}
 	return st, nil
 }

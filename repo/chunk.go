@@ -17,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"github.com/chunkvc/chunkvc/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -43,7 +44,7 @@ type chunked struct {
 	blob    gitdb.Blob     // the manifest in Git's object store, when committing: set when named's Wait returns
 	named   errgroup.Group // writing blob; Wait before a Git commit refers to it
 	put     errgroup.Group // writing the block cache's entry
-	stat    fileStat
+	stat    statcache.Stat
 	hashed  int64
 }
 
@@ -113,7 +114,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", p)
 	}
-	before := statOf(fi)
+	before := statcache.StatOf(fi)
 	hashedAt := time.Now().UnixNano()
 	size := fi.Size()
 
@@ -345,7 +346,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	if err != nil {
 		return nil, err
 	}
-	if statOf(fi2) != before {
+	if statcache.StatOf(fi2) != before {
 		return nil, fmt.Errorf("%s changed while it was being read; try again when it is quiet", p)
 	}
 

@@ -19,6 +19,7 @@ import (
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -80,7 +81,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	// Three independent reads, as in Status: the stat cache, the work
 	// tree's listing (when committing all of it) and HEAD's manifest tree
 	// (Git objects, read here by this goroutine only).
-	var cache *statCache
+	var cache *statcache.Cache
 	var listed []string
 	var reads errgroup.Group
 	reads.Go(func() error {
@@ -129,7 +130,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	worktree := map[string]*chunked{} // same, for the work tree after the commit
 	type done struct {
 		p string
-		e cacheEntry
+		e statcache.Entry
 	}
 	var cached []done
 	current := map[string]*manifest.Manifest{} // every considered file's manifest, for sibling checks
@@ -168,8 +169,8 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			return nil, fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
 		}
 		h, inPrev := prev[p]
-		e, hit := cache.lookup(p, statOf(fi))
-		if hit && inPrev && e.describedBy(h) {
+		e, hit := cache.Lookup(p, statcache.StatOf(fi))
+		if hit && inPrev && e.DescribedBy(h) {
 			// Same stat as when HEAD's manifest was made: not even read
 			// (so no format or chunk count to report).
 			res.Files = append(res.Files, FileResult{Path: p, Status: FileUnchanged, Size: fi.Size()})
@@ -190,7 +191,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 			continue
 		}
 		j := &job{p: p, old: old, oldBytes: oldBytes}
-		if e, ok := cache.last(p); ok {
+		if e, ok := cache.Last(p); ok {
 			j.base = version{e.Digest, e.Size}
 		}
 		if inPrev && old == nil {
@@ -248,7 +249,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		newChunks, newBytes := up.credit(ch.m)
 		current[p] = ch.m
 		j.cached = len(cached)
-		cached = append(cached, done{p, cacheEntry{fileStat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed}})
+		cached = append(cached, done{p, statcache.Entry{Stat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed}})
 		fr := FileResult{Path: p, Format: ch.m.Format, Fallback: ch.m.Fallback, Size: ch.m.Size, Chunks: len(ch.m.Chunks),
 			NewChunks: newChunks, NewBytes: newBytes}
 		switch {
@@ -332,10 +333,10 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	h, err := r.git.commit(opt.Message, writes, remove, manifestsOf(prev, opt.Paths, paths, deleted))
 	keep := func() { // the stats of what was read, now committed or as HEAD has it
 		for _, p := range deleted {
-			cache.drop(p)
+			cache.Drop(p)
 		}
 		for _, d := range cached {
-			cache.put(d.p, d.e)
+			cache.Put(d.p, d.e)
 		}
 	}
 	if errors.Is(err, ErrNothingToCommit) {
@@ -343,7 +344,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		// read (touched, not changed) hold, and spare the next commit
 		// reading them again.
 		keep()
-		_ = cache.save()
+		_ = cache.Save()
 		if len(refused) > 0 {
 			err = fmt.Errorf("%w; not committed, as a manifest cannot name them: %s", err, refusedNames(refused))
 		}
@@ -363,7 +364,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)
-		_ = cache.save()
+		_ = cache.Save()
 	}()
 	defer func() { <-saved }()
 	// Deleted files' manifests go first: a new one may take the place of
@@ -443,7 +444,7 @@ const fileWorkers = 2
 // committed ones that are gone from the work tree, and those missing
 // because a checkout did not write them (un; not deleted): of args, or
 // with no args of listed, the tracked files of the whole work tree.
-func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, cache *statCache, un *unfinished) (paths, deleted, notOut []string, err error) {
+func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, cache *statcache.Cache, un *unfinished) (paths, deleted, notOut []string, err error) {
 	if len(args) == 0 {
 		deleted, notOut = goneFrom(listed, prev, cache, un)
 		return listed, deleted, notOut, nil
@@ -456,7 +457,7 @@ func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, ca
 		_, inPrev := prev[p]
 		if _, err := os.Lstat(r.abs(p)); errors.Is(err, fs.ErrNotExist) {
 			switch {
-			case inPrev && cache.isLazy(p):
+			case inPrev && cache.IsLazy(p):
 				return nil, nil, nil, fmt.Errorf("%s is not checked out (lazy clone): chunkvc checkout -- %s first", p, p)
 			case inPrev && un.has(p):
 				return nil, nil, nil, fmt.Errorf("%s is not checked out (a checkout did not finish), so it cannot be committed as deleted: chunkvc checkout -- %s first", p, p)

@@ -12,6 +12,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
 // Git's diff driver for manifests: `chunkvc install` writes TextconvAttribute
@@ -205,9 +206,9 @@ func (r *Repo) worktreeManifests(ctx context.Context, opt DiffOptions, oldBlobs 
 		if err != nil {
 			return nil, err
 		}
-		st := statOf(fi)
+		st := statcache.StatOf(fi)
 		var cur *manifest.Manifest
-		if e, ok := cache.lookup(p, st); ok {
+		if e, ok := cache.Lookup(p, st); ok {
 			if old != nil && e.Digest == old.Digest {
 				continue
 			}
@@ -226,14 +227,14 @@ func (r *Repo) worktreeManifests(ctx context.Context, opt DiffOptions, oldBlobs 
 			if err != nil {
 				return nil, err
 			}
-			e := cacheEntry{fileStat: st, Digest: m.Digest, Hashed: hashed}
-			if prev, ok := cache.layoutOf(p, st); ok && prev.Digest == m.Digest {
+			e := statcache.Entry{Stat: st, Digest: m.Digest, Hashed: hashed}
+			if prev, ok := cache.LayoutOf(p, st); ok && prev.Digest == m.Digest {
 				e.Layout = prev.Layout
 			}
 			if old != nil && old.Digest == m.Digest {
 				e.Layout = old.Layout
 			}
-			cache.put(p, e)
+			cache.Put(p, e)
 			dirty = true
 			cur = m
 		}
@@ -255,17 +256,17 @@ func (r *Repo) worktreeManifests(ctx context.Context, opt DiffOptions, oldBlobs 
 		out.old[p] = old
 	}
 	if dirty {
-		_ = cache.save()
+		_ = cache.Save()
 	}
 	return out, nil
 }
 
 // peekFile is chunkFile without the store: it enumerates and hashes working
 // file p and returns the manifest a commit would write.
-func (r *Repo) peekFile(ctx context.Context, p string, workers int) (*manifest.Manifest, fileStat, int64, error) {
+func (r *Repo) peekFile(ctx context.Context, p string, workers int) (*manifest.Manifest, statcache.Stat, int64, error) {
 	ch, err := r.chunkFile(ctx, p, nil, version{}, nil, workers)
 	if err != nil {
-		return nil, fileStat{}, 0, err
+		return nil, statcache.Stat{}, 0, err
 	}
 	return ch.m, ch.stat, ch.hashed, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
 // A checkout whose target differs from the working file in a few pieces
@@ -59,7 +60,7 @@ var testHookPatchWrite func(i int, f *os.File) (crash bool)
 // working is what the stat cache knows of a working file: its bytes are
 // those of the version with this digest and layout.
 type working struct {
-	stat   fileStat
+	stat   statcache.Stat
 	digest hashing.ID
 	layout hashing.ID
 }
@@ -69,7 +70,7 @@ type working struct {
 // changed (or all of it undone), when the file does not lend itself to it
 // (see the limits) or a piece cannot be had: the caller then writes the
 // file whole.
-func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working, cache *statCache, prog progress.Counter) (_ AssembleStats, done bool, err error) {
+func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working, cache *statcache.Cache, prog progress.Counter) (_ AssembleStats, done bool, err error) {
 	var st AssembleStats
 	if m.Size < inPlaceMin || w.layout.IsZero() {
 		return st, false, nil
@@ -95,7 +96,7 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || statOf(fi) != w.stat || !fi.Mode().IsRegular() || !singleLink(fi) {
+	if err != nil || statcache.StatOf(fi) != w.stat || !fi.Mode().IsRegular() || !statcache.SingleLink(fi) {
 		return st, false, nil // changed meanwhile, or other names share its bytes
 	}
 
@@ -193,7 +194,7 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 	if err != nil {
 		return st, false, fmt.Errorf("%s: %w", m.Path, err)
 	}
-	written := statOf(fi) // after our last write: a later one moves the mtime
+	written := statcache.StatOf(fi) // after our last write: a later one moves the mtime
 
 	// The digest: the blocks the patch wrote are read; the others, whose
 	// pieces are those of the version the file was, keep the chaining
@@ -232,7 +233,7 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 	}
 	r.saveBlocks(m.Digest, m.Size, bs)
 	now, hashed := settled(f, m.Size, written)
-	cache.put(m.Path, cacheEntry{fileStat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
+	cache.Put(m.Path, statcache.Entry{Stat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
 	st.InPlace, st.BytesWritten = true, n
 	st.ChunksReused = chunkPieces(lay.Pieces) - st.ChunksLocal - st.ChunksFetched // left where they were
 	return st, true, nil
@@ -360,10 +361,10 @@ var settleMin int64 = 64 << 20
 // Where times move after a stat (multigrain timestamps), nothing is
 // waited: written came from a stat after our last write, so a later write
 // changes the stat, and the entry is recorded as past the window.
-func settled(f *os.File, size int64, written fileStat) (fileStat, int64) {
+func settled(f *os.File, size int64, written statcache.Stat) (statcache.Stat, int64) {
 	dir := filepath.Dir(f.Name())
-	w := fsWindow(dir)
-	if timesMoveAfterStat(dir) {
+	w := statcache.FSWindow(dir)
+	if statcache.TimesMoveAfterStat(dir) {
 		return written, max(time.Now().UnixNano(), written.Mtime+w+1)
 	}
 	if size < settleMin || w > int64(100*time.Millisecond) {
@@ -373,8 +374,8 @@ func settled(f *os.File, size int64, written fileStat) (fileStat, int64) {
 		time.Sleep(wait)
 	}
 	fi, err := f.Stat()
-	if err != nil || statOf(fi) != written {
-		return fileStat{}, 0
+	if err != nil || statcache.StatOf(fi) != written {
+		return statcache.Stat{}, 0
 	}
 	return written, time.Now().UnixNano()
 }
@@ -552,7 +553,7 @@ func (r *Repo) recoverPatch() error {
 	if err != nil {
 		return undoErr(err)
 	}
-	if st := statOf(fi); st.Ino != j.ino {
+	if st := statcache.StatOf(fi); st.Ino != j.ino {
 		return drop() // replaced since: not ours to change
 	}
 	if fi.Size() != j.oldSize && fi.Size() != j.newSize {
@@ -585,8 +586,8 @@ func (r *Repo) recoverPatch() error {
 	}
 	if fi, err := f.Stat(); err == nil {
 		cache := r.loadStatCache()
-		cache.put(j.path, cacheEntry{fileStat: statOf(fi), Digest: j.digest, Layout: j.layout, Hashed: hashed})
-		_ = cache.save() // a cache: without the entry the file is read once more
+		cache.Put(j.path, statcache.Entry{Stat: statcache.StatOf(fi), Digest: j.digest, Layout: j.layout, Hashed: hashed})
+		_ = cache.Save() // a cache: without the entry the file is read once more
 	}
 	return nil
 }

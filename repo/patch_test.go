@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
 // patchRepo commits v1 then v2 of sub/x.bin and lowers the in-place
@@ -130,7 +131,7 @@ func TestCheckoutPatchesInPlace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, ok := r.loadStatCache().lookup("sub/x.bin", statOf(fi))
+			e, ok := r.loadStatCache().Lookup("sub/x.bin", statcache.StatOf(fi))
 			if !ok || e.Digest != hashing.Sum(step.want) {
 				t.Fatalf("after checkout %s: stat cache entry trusted %v, digest %s", step.rev, ok, e.Digest.Short())
 			}
@@ -175,10 +176,10 @@ func TestCheckoutPatchThenWrite(t *testing.T) {
 }
 
 // TestTimesMoveAfterStat checks what settled relies on where
-// timesMoveAfterStat says so: a write right after a stat changes the times.
+// statcache.TimesMoveAfterStat says so: a write right after a stat changes the times.
 func TestTimesMoveAfterStat(t *testing.T) {
 	dir := t.TempDir()
-	if !timesMoveAfterStat(dir) {
+	if !statcache.TimesMoveAfterStat(dir) {
 		t.Logf("%s: times need not move after a stat here; settled waits out the racy window", dir)
 		return
 	}
@@ -202,20 +203,8 @@ func TestTimesMoveAfterStat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sa, sb := statOf(a), statOf(b); sa.Mtime == sb.Mtime || sa.Ctime == sb.Ctime {
+		if sa, sb := statcache.StatOf(a), statcache.StatOf(b); sa.Mtime == sb.Mtime || sa.Ctime == sb.Ctime {
 			t.Fatalf("write %d after a stat left the times as they were (%d, %d)", i, sb.Mtime, sb.Ctime)
-		}
-	}
-}
-
-func TestReleaseAtLeast(t *testing.T) {
-	for _, c := range []struct {
-		rel  string
-		want bool
-	}{{"6.13.0", true}, {"6.18.44-fc-v657", true}, {"6.12.9-amd64", false}, {"6.1.0-28-amd64", false},
-		{"7.0", true}, {"5.19.17", false}, {"6.13-rc1", true}, {"6", false}, {"x.y", false}, {"", false}} {
-		if got := releaseAtLeast(c.rel, 6, 13); got != c.want {
-			t.Errorf("releaseAtLeast(%q, 6, 13) = %v", c.rel, got)
 		}
 	}
 }

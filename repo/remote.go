@@ -15,6 +15,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -419,8 +420,8 @@ func (r *Repo) markLazy() error {
 	cache := r.loadStatCache()
 	for p := range blobs {
 		if ok, _ := exists(r.abs(p)); !ok {
-			cache.put(p, cacheEntry{Lazy: true})
+			cache.Put(p, statcache.Entry{Lazy: true})
 		}
 	}
-	return cache.save()
+	return cache.Save()
 }

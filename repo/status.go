@@ -11,6 +11,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -67,7 +68,7 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	// Three independent reads: the work tree's listing, the stat cache and
 	// HEAD's manifest tree (Git objects, read here by this goroutine only).
 	var files []string
-	var cache *statCache
+	var cache *statcache.Cache
 	var g errgroup.Group
 	g.Go(func() (err error) {
 		files, err = r.trackedFiles()
@@ -117,7 +118,7 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 			continue
 		}
 		if fi, err := stats[i].fi, stats[i].err; err == nil {
-			if e, ok := cache.lookup(p, statOf(fi)); ok && e.describedBy(h) {
+			if e, ok := cache.Lookup(p, statcache.StatOf(fi)); ok && e.DescribedBy(h) {
 				continue // same stat as when HEAD's manifest was made: unchanged, nothing read
 			}
 		}
@@ -132,9 +133,9 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 		if digest == old.Digest {
 			// Remember which manifest these bytes match, for next time.
 			if fi, err := os.Stat(r.abs(p)); err == nil {
-				if e, ok := cache.lookup(p, statOf(fi)); ok && e.Manifest != h.String() {
+				if e, ok := cache.Lookup(p, statcache.StatOf(fi)); ok && e.Manifest != h.String() {
 					e.Manifest = h.String()
-					cache.put(p, e)
+					cache.Put(p, e)
 					fresh = true
 				}
 			}
@@ -153,7 +154,7 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	if dirty {
-		_ = cache.save()
+		_ = cache.Save()
 	}
 	return out, nil
 }
@@ -162,7 +163,7 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 // cache when it can be trusted, else by reading the file (and caching the
 // answer; when the bytes equal known's, its layout is recorded too).
 // fresh reports that the cache changed.
-func (r *Repo) fileDigest(ctx context.Context, cache *statCache, p string, known *manifest.Manifest) (digest hashing.ID, size int64, fresh bool, err error) {
+func (r *Repo) fileDigest(ctx context.Context, cache *statcache.Cache, p string, known *manifest.Manifest) (digest hashing.ID, size int64, fresh bool, err error) {
 	f, err := os.Open(r.abs(p))
 	if err != nil {
 		return digest, 0, false, err
@@ -172,8 +173,8 @@ func (r *Repo) fileDigest(ctx context.Context, cache *statCache, p string, known
 	if err != nil {
 		return digest, 0, false, err
 	}
-	st := statOf(fi)
-	if e, ok := cache.lookup(p, st); ok {
+	st := statcache.StatOf(fi)
+	if e, ok := cache.Lookup(p, st); ok {
 		return e.Digest, st.Size, false, nil
 	}
 	hashed := time.Now().UnixNano()
@@ -185,17 +186,17 @@ func (r *Repo) fileDigest(ctx context.Context, cache *statCache, p string, known
 	if err != nil {
 		return digest, 0, false, err
 	}
-	if statOf(fi2) != st {
+	if statcache.StatOf(fi2) != st {
 		return digest, st.Size, false, nil // changing right now: do not cache
 	}
-	e := cacheEntry{fileStat: st, Digest: digest, Hashed: hashed}
-	if prev, ok := cache.layoutOf(p, st); ok && prev.Digest == digest {
+	e := statcache.Entry{Stat: st, Digest: digest, Hashed: hashed}
+	if prev, ok := cache.LayoutOf(p, st); ok && prev.Digest == digest {
 		e.Layout = prev.Layout // same bytes as when we last recorded them
 	}
 	if known != nil && known.Digest == digest {
 		e.Layout = known.Layout
 	}
-	cache.put(p, e)
+	cache.Put(p, e)
 	return digest, st.Size, true, nil
 }
 
@@ -212,7 +213,7 @@ func exists(name string) (bool, error) {
 // for those deliberately not checked out (lazy), and notOut, those a
 // checkout did not write (un). Most often none is missing: no set of
 // 20,000 paths is made to find that out.
-func goneFrom(listed []string, prev map[string]gitdb.Hash, cache *statCache, un *unfinished) (gone, notOut []string) {
+func goneFrom(listed []string, prev map[string]gitdb.Hash, cache *statcache.Cache, un *unfinished) (gone, notOut []string) {
 	committed := 0
 	for _, p := range listed {
 		if _, ok := prev[p]; ok {
@@ -228,7 +229,7 @@ func goneFrom(listed []string, prev map[string]gitdb.Hash, cache *statCache, un 
 	}
 	for p := range prev {
 		switch {
-		case present[p] || cache.isLazy(p):
+		case present[p] || cache.IsLazy(p):
 		case un.has(p):
 			notOut = append(notOut, p)
 		default:

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -78,38 +79,6 @@ func TestConfigRoundTrip(t *testing.T) {
 		if _, err := ParseConfig([]byte(bad)); err == nil {
 			t.Errorf("config %q accepted", bad)
 		}
-	}
-}
-
-func TestStatCacheRacyEntriesNotTrusted(t *testing.T) {
-	c := &statCache{Entries: map[string]cacheEntry{}}
-	now := time.Now().UnixNano()
-	st := fileStat{Size: 10, Mtime: now - int64(time.Second), Ctime: now, Ino: 7}
-	c.put("racy", cacheEntry{fileStat: st, Digest: hashing.Sum([]byte("x")), Hashed: now})
-	if _, ok := c.lookup("racy", st); ok {
-		t.Fatal("entry hashed within the racy window of its mtime was trusted")
-	}
-	old := st
-	old.Mtime = now - int64(time.Minute)
-	c.put("old", cacheEntry{fileStat: old, Hashed: now})
-	if _, ok := c.lookup("old", old); !ok {
-		t.Fatal("settled entry not trusted")
-	}
-	changed := old
-	changed.Ctime++
-	if _, ok := c.lookup("old", changed); ok {
-		t.Fatal("entry trusted although ctime changed")
-	}
-	// On a file system with fine timestamps the window is short.
-	fine := &statCache{Entries: map[string]cacheEntry{}, window: int64(50 * time.Millisecond)}
-	recent := st
-	recent.Mtime = now - int64(200*time.Millisecond)
-	fine.put("recent", cacheEntry{fileStat: recent, Hashed: now})
-	if _, ok := fine.lookup("recent", recent); !ok {
-		t.Fatal("entry settled beyond a 50 ms window not trusted")
-	}
-	if w := fsWindow(t.TempDir()); w != racyWindow && w != int64(50*time.Millisecond) {
-		t.Fatalf("fsWindow = %v", time.Duration(w))
 	}
 }
 
@@ -243,7 +212,7 @@ func TestCommitUnchangedBySize(t *testing.T) {
 	}
 	for i, name := range []string{"y.bin", "z.bin"} {
 		if i > 0 {
-			time.Sleep(time.Duration(fsWindow(r.Root)) + 10*time.Millisecond) // x.bin's new ctime settles
+			time.Sleep(time.Duration(statcache.FSWindow(r.Root)) + 10*time.Millisecond) // x.bin's new ctime settles
 		}
 		if err := os.WriteFile(filepath.Join(r.Root, "sub", name), randomData(1<<12, int64(9+i)), 0o644); err != nil {
 			t.Fatal(err)
@@ -284,7 +253,7 @@ func TestNothingToCommitKeepsStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, ok := r.loadStatCache().last("sub/x.bin"); !ok || e.fileStat != statOf(fi) {
-		t.Fatalf("stat cache after nothing to commit: %+v (found %v), want the file's new stat %+v", e.fileStat, ok, statOf(fi))
+	if e, ok := r.loadStatCache().Last("sub/x.bin"); !ok || e.Stat != statcache.StatOf(fi) {
+		t.Fatalf("stat cache after nothing to commit: %+v (found %v), want the file's new stat %+v", e.Stat, ok, statcache.StatOf(fi))
 	}
 }

@@ -1,4 +1,4 @@
-package repo
+package statcache
 
 import (
 	"encoding/binary"
@@ -15,24 +15,26 @@ import (
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
-// fileStat is what the stat cache compares: Git's set (size, mtime, ctime,
+// Stat is what the stat cache compares: Git's set (size, mtime, ctime,
 // inode), in nanoseconds.
-type fileStat struct {
+type Stat struct {
 	Size  int64  `json:"size"`
 	Mtime int64  `json:"mtime"`
 	Ctime int64  `json:"ctime"`
 	Ino   uint64 `json:"ino"`
 }
 
-func statOf(fi fs.FileInfo) fileStat {
-	s := fileStat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
+// StatOf returns the Stat of fi (ctime and inode are zero where the
+// platform does not give them).
+func StatOf(fi fs.FileInfo) Stat {
+	s := Stat{Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
 	s.Ctime, s.Ino = ctimeIno(fi)
 	return s
 }
 
-// cacheEntry records what a file's bytes were when it had a given stat.
-type cacheEntry struct {
-	fileStat
+// Entry records what a file's bytes were when it had a given stat.
+type Entry struct {
+	Stat
 	Digest hashing.ID `json:"digest"`
 	// Layout is the layout blob of the file's bytes, when known; checkout
 	// uses it to reuse chunks from the working file.
@@ -41,7 +43,7 @@ type cacheEntry struct {
 	// file's mtime is more than racyWindow older than that: a change made
 	// after we read would then have moved the mtime. Files modified just
 	// before being hashed are "racily clean" and simply re-read next time.
-	// Where times move after a stat (timesMoveAfterStat), an entry whose
+	// Where times move after a stat (TimesMoveAfterStat), an entry whose
 	// stat followed our own last write is set past the window at once.
 	Hashed int64 `json:"hashed"`
 	// Manifest is the Git blob hash of the committed manifest that
@@ -54,24 +56,32 @@ type cacheEntry struct {
 }
 
 // racyWindow covers coarse file-system timestamps (FAT: 2 s) where the
-// file system's granularity is not known to be fine (see fsWindow).
+// file system's granularity is not known to be fine (see FSWindow).
 const racyWindow = int64(2 * time.Second)
 
-// statCache is .git/chunkvc/statcache (statcache.json before).
-type statCache struct {
-	mu      sync.Mutex
-	t       *confine.Tree         // .git
-	window  int64                 // racy window for this file system, ns
-	Entries map[string]cacheEntry `json:"entries"`
+// Cache is the stat cache, .git/chunkvc/statcache (statcache.json
+// before): an Entry per work-tree path. It is safe for concurrent use.
+type Cache struct {
+	mu     sync.Mutex
+	t      *confine.Tree // .git
+	window int64         // racy window for this file system, ns
+	// Entries is every entry, by slash path; read it only while no one
+	// else uses the cache.
+	Entries map[string]Entry `json:"entries"`
 }
 
 const statCacheRel = "chunkvc/statcache"
 
-func (r *Repo) loadStatCache() *statCache {
-	c := &statCache{Entries: map[string]cacheEntry{}, window: fsWindow(r.Root), t: r.gitTree()}
+// Load reads the stat cache from git (.git) for the work tree at root,
+// whose file system sets the racy window (FSWindow). A missing or damaged
+// cache is an empty one: every file is then simply read again. The JSON
+// cache of earlier versions is read when there is no binary one; Save
+// replaces it.
+func Load(git *confine.Tree, root string) *Cache {
+	c := &Cache{Entries: map[string]Entry{}, window: FSWindow(root), t: git}
 	defer c.t.Close()
 	if data, err := c.t.ReadFile(statCacheRel, confine.NoLimit); err == nil {
-		if entries, err := decodeStatCache(data); err == nil {
+		if entries, err := decode(data); err == nil {
 			c.Entries = entries
 		}
 		return c
@@ -79,7 +89,7 @@ func (r *Repo) loadStatCache() *statCache {
 	// The JSON cache of earlier versions, read once: starting over would
 	// re-read every tracked file.
 	if data, err := c.t.ReadFile(statCacheRel+".json", confine.NoLimit); err == nil {
-		var onDisk statCache
+		var onDisk Cache
 		if json.Unmarshal(data, &onDisk) == nil && onDisk.Entries != nil {
 			c.Entries = onDisk.Entries
 		}
@@ -87,8 +97,10 @@ func (r *Repo) loadStatCache() *statCache {
 	return c
 }
 
-// lookup returns the entry for p if st matches it and it is not racy.
-func (c *statCache) lookup(p string, st fileStat) (cacheEntry, bool) {
+// Lookup returns the entry for p if st matches it and it is not racy: the
+// file's mtime was more than the racy window older than when it was
+// hashed, so a later change would have moved its stat.
+func (c *Cache) Lookup(p string, st Stat) (Entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.Entries[p]
@@ -96,46 +108,51 @@ func (c *statCache) lookup(p string, st fileStat) (cacheEntry, bool) {
 	if w == 0 {
 		w = racyWindow
 	}
-	if !ok || e.fileStat != st || e.Mtime+w >= e.Hashed {
-		return cacheEntry{}, false
+	if !ok || e.Stat != st || e.Mtime+w >= e.Hashed {
+		return Entry{}, false
 	}
 	return e, true
 }
 
-// layoutOf returns the cached layout of p's bytes when st still matches,
-// racy or not: callers verify every chunk they read by hash anyway.
-func (c *statCache) layoutOf(p string, st fileStat) (cacheEntry, bool) {
+// LayoutOf returns p's entry, for the layout of p's bytes, when st still
+// matches, racy or not: callers verify every chunk they read by hash
+// anyway.
+func (c *Cache) LayoutOf(p string, st Stat) (Entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.Entries[p]
-	return e, ok && e.fileStat == st
+	return e, ok && e.Stat == st
 }
 
-// last returns p's entry whatever the file's stat now: the version the
+// Last returns p's entry whatever the file's stat now: the version the
 // file had when chunkvc last hashed or wrote it.
-func (c *statCache) last(p string) (cacheEntry, bool) {
+func (c *Cache) Last(p string) (Entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.Entries[p]
 	return e, ok
 }
 
-func (c *statCache) put(p string, e cacheEntry) {
+// Put records e as p's entry.
+func (c *Cache) Put(p string, e Entry) {
 	c.mu.Lock()
 	c.Entries[p] = e
 	c.mu.Unlock()
 }
 
-func (c *statCache) drop(p string) {
+// Drop forgets p.
+func (c *Cache) Drop(p string) {
 	c.mu.Lock()
 	delete(c.Entries, p)
 	c.mu.Unlock()
 }
 
-// save writes the cache; failures only cost speed next time.
-func (c *statCache) save() error {
+// Save writes the cache, without fsync, and removes the JSON cache of
+// earlier versions. Callers may ignore its error: a cache that is not
+// saved costs only speed next time.
+func (c *Cache) Save() error {
 	c.mu.Lock()
-	data := encodeStatCache(c.Entries)
+	data := encode(c.Entries)
 	c.mu.Unlock()
 	defer c.t.Close()
 	if err := c.t.WriteFile(statCacheRel, data, true); err != nil {
@@ -145,14 +162,9 @@ func (c *statCache) save() error {
 	return nil
 }
 
-// The stat cache on disk: "chunkvc-statcache 1\n", a uvarint count, the
-// entries sorted by path, and the BLAKE3 of everything before it. JSON took
-// 140 ms to read for 20,000 files (half of status).
-//
-//	entry: uvarint len, path; varint size, mtime, ctime; uvarint ino;
-//	       digest [32]; flags (1 layout, 2 manifest, 4 lazy);
-//	       layout [32] if flagged; varint hashed;
-//	       uvarint len, manifest if flagged
+// statCacheMagic begins the binary cache file (the package doc gives its
+// layout). It replaced JSON, which took 140 ms to read for 20,000 files
+// (half of status).
 const statCacheMagic = "chunkvc-statcache 1\n"
 
 // idLen is the size of a hashing.ID (the assignment below checks it).
@@ -160,13 +172,15 @@ const idLen = 32
 
 var _ hashing.ID = [idLen]byte{}
 
+// The bits of an entry's flags byte.
 const (
 	scLayout = 1 << iota
 	scManifest
 	scLazy
 )
 
-func encodeStatCache(entries map[string]cacheEntry) []byte {
+// encode returns the cache file of entries (see the package doc).
+func encode(entries map[string]Entry) []byte {
 	paths := make([]string, 0, len(entries))
 	for p := range entries {
 		paths = append(paths, p)
@@ -210,7 +224,9 @@ func encodeStatCache(entries map[string]cacheEntry) []byte {
 
 var errStatCache = errors.New("stat cache damaged")
 
-func decodeStatCache(b []byte) (map[string]cacheEntry, error) {
+// decode returns the entries of a cache file, or errStatCache if it is
+// not one, whole and undamaged.
+func decode(b []byte) (map[string]Entry, error) {
 	if len(b) < len(statCacheMagic)+idLen || string(b[:len(statCacheMagic)]) != statCacheMagic {
 		return nil, errStatCache
 	}
@@ -218,15 +234,15 @@ func decodeStatCache(b []byte) (map[string]cacheEntry, error) {
 	if hashing.ID(b[len(body):]) != hashing.Sum(body) {
 		return nil, errStatCache
 	}
-	d := scDecoder{b: body[len(statCacheMagic):]}
+	d := decoder{b: body[len(statCacheMagic):]}
 	n := d.uvarint()
 	if n > uint64(len(d.b)) { // every entry takes more than a byte
 		return nil, errStatCache
 	}
-	out := make(map[string]cacheEntry, n)
+	out := make(map[string]Entry, n)
 	for range n {
 		p := string(d.bytes(d.uvarint()))
-		var e cacheEntry
+		var e Entry
 		e.Size, e.Mtime, e.Ctime = d.varint(), d.varint(), d.varint()
 		e.Ino = d.uvarint()
 		copy(e.Digest[:], d.bytes(idLen))
@@ -252,14 +268,14 @@ func decodeStatCache(b []byte) (map[string]cacheEntry, error) {
 	return out, nil
 }
 
-// scDecoder reads the stat cache's fields; a short or malformed field sets
+// decoder reads the stat cache's fields; a short or malformed field sets
 // bad and yields zeros.
-type scDecoder struct {
+type decoder struct {
 	b   []byte
 	bad bool
 }
 
-func (d *scDecoder) uvarint() uint64 {
+func (d *decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.bad = true
@@ -269,7 +285,7 @@ func (d *scDecoder) uvarint() uint64 {
 	return v
 }
 
-func (d *scDecoder) varint() int64 {
+func (d *decoder) varint() int64 {
 	v, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.bad = true
@@ -279,7 +295,7 @@ func (d *scDecoder) varint() int64 {
 	return v
 }
 
-func (d *scDecoder) bytes(n uint64) []byte {
+func (d *decoder) bytes(n uint64) []byte {
 	if d.bad || n > uint64(len(d.b)) {
 		d.bad = true
 		return nil
@@ -289,16 +305,16 @@ func (d *scDecoder) bytes(n uint64) []byte {
 	return v
 }
 
-// describedBy reports whether e records h as the manifest of its bytes,
+// DescribedBy reports whether e records h as the manifest of its bytes,
 // without spelling h out on the heap (status asks once per tracked file).
-func (e cacheEntry) describedBy(h gitdb.Hash) bool {
+func (e Entry) DescribedBy(h gitdb.Hash) bool {
 	var b [2 * len(gitdb.Hash{})]byte
 	hex.Encode(b[:], h[:])
 	return e.Manifest == string(b[:])
 }
 
-// isLazy reports whether p is a not-yet-materialised file.
-func (c *statCache) isLazy(p string) bool {
+// IsLazy reports whether p is a not-yet-materialised file.
+func (c *Cache) IsLazy(p string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.Entries[p].Lazy

@@ -1,4 +1,4 @@
-package repo
+package statcache
 
 import (
 	"io/fs"
@@ -16,12 +16,12 @@ func ctimeIno(fi fs.FileInfo) (int64, uint64) {
 	return 0, 0
 }
 
-// fsWindow is how far apart two writes must be for their mtimes to
+// FSWindow is how far apart two writes must be for their mtimes to
 // differ on the file system holding dir. Linux file systems with
 // nanosecond timestamps take them from the coarse clock (one tick, at
 // most 10 ms), so a file hashed 50 ms after its last write is settled;
 // anything else (FAT, network file systems) gets the safe 2 s.
-func fsWindow(dir string) int64 {
+func FSWindow(dir string) int64 {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return racyWindow
@@ -39,13 +39,13 @@ func fsWindow(dir string) int64 {
 	return racyWindow
 }
 
-// timesMoveAfterStat reports whether, on the file system holding dir, a
+// TimesMoveAfterStat reports whether, on the file system holding dir, a
 // change made after a stat of a file always gives it new times, however
 // soon: multigrain timestamps, which Linux uses on ext4, xfs, btrfs and
 // tmpfs from 6.13 on (a stat marks the inode's times as seen, and the next
 // change takes a fine-grained time past them). Then an entry whose stat
 // was taken after our last write needs no racy window waited out.
-func timesMoveAfterStat(dir string) bool {
+func TimesMoveAfterStat(dir string) bool {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return false
@@ -88,9 +88,9 @@ func releaseAtLeast(release string, major, minor int) bool {
 	return mj > major || mj == major && mn >= minor
 }
 
-// singleLink reports whether fi's file has no other name, so that writing
+// SingleLink reports whether fi's file has no other name, so that writing
 // it in place changes nothing else.
-func singleLink(fi fs.FileInfo) bool {
+func SingleLink(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && st.Nlink == 1
 }
