@@ -12,6 +12,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -146,7 +147,7 @@ func (r *Repo) layoutFor(ctx context.Context, m *manifest.Manifest) (*manifest.L
 // it wrote, computed by d (nil: a new Digest). With q not nil, each chunk
 // written is also recorded in q, for the quick table of the block cache:
 // its records hold once the digest of what was written is the manifest's.
-func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, w io.Writer, ru *reuse, d *hashing.Digest, q *quickRecords) (AssembleStats, hashing.ID, error) {
+func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, w io.Writer, ru *reuse, d *hashing.Digest, q *blockcache.Records) (AssembleStats, hashing.ID, error) {
 	var st AssembleStats
 	// Each chunk's first place in m.Chunks, for its key: a map without
 	// pointers, which the collector does not scan (a checkout of 500,000
@@ -209,7 +210,7 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 		if _, err := out.Write(data); err != nil {
 			return st, hashing.ID{}, err
 		}
-		q.add(data, pc.ID)
+		q.Add(data, pc.ID)
 	}
 	return st, d.ID(), nil
 }
@@ -251,9 +252,9 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 			// from: such an entry serves one commit, then all is hashed.
 			var gen uint32
 			if st.ChunksReused > 0 {
-				gen = maxGeneration - 2
+				gen = blockcache.MaxGeneration - 2
 			}
-			r.saveBlocks(m.Digest, m.Size, &blockSet{gen: gen, prints: layoutPrints(lay, m.Size), cvs: cvs})
+			r.saveBlocks(m.Digest, m.Size, &blockcache.Set{Gen: gen, Prints: blockcache.LayoutPrints(lay, m.Size), CVs: cvs})
 		}
 		if err != nil || digest == m.Digest {
 			return st, err
@@ -267,9 +268,9 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 	}
 	w := bufio.NewWriterSize(progressWriter{f, prog}, 1<<20)
 	d := hashing.NewBlocks()
-	var q *quickRecords
+	var q *blockcache.Records
 	if m.Size > hashing.BlockLen {
-		q = &quickRecords{seed: newQuickSeed()}
+		q = blockcache.NewRecords(blockcache.NewQuickSeed(), 0)
 	}
 	st, _, err := r.stream(ctx, m, lay, w, ru, d, q)
 	if err != nil {
@@ -287,9 +288,9 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 	if digest != m.Digest {
 		return st, fmt.Errorf("%s: %w: assembled bytes hash to %s, manifest says %s", m.Path, ErrIntegrity, digest, m.Digest)
 	}
-	bs := &blockSet{prints: layoutPrints(lay, m.Size), cvs: cvs}
+	bs := &blockcache.Set{Prints: blockcache.LayoutPrints(lay, m.Size), CVs: cvs}
 	if q != nil {
-		bs.setQuick(q)
+		bs.SetQuick(q)
 	}
 	r.saveBlocks(m.Digest, m.Size, bs)
 	return st, nil

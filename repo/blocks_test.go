@@ -3,7 +3,6 @@ package repo
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats/parquet"
 	"github.com/chunkvc/chunkvc/formats/parquet/pqgen"
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/zeebo/blake3"
 )
 
@@ -78,6 +78,12 @@ func (c *blockCommits) commit(name string, data []byte) (hashing.ID, int) {
 	return m.Digest, c.reused
 }
 
+// blocksPath is the block cache entry of the version whose digest is
+// digest.
+func (r *Repo) blocksPath(digest hashing.ID) string {
+	return filepath.Join(r.gitDir(), filepath.FromSlash(blockcache.Rel(digest)))
+}
+
 func blocksOf(b []byte) int { return (len(b) + hashing.BlockLen - 1) / hashing.BlockLen }
 
 // TestBlockCacheDigests commits versions of a 5 MiB file that keep, shift,
@@ -125,16 +131,16 @@ func TestBlockCacheDigests(t *testing.T) {
 
 	v5 := bytes.Clone(v4[:3*B+10])
 
-	// Every maxGeneration-th commit computes every chaining value afresh.
+	// Every blockcache.MaxGeneration-th commit computes every chaining value afresh.
 	fresh := 0
-	for i := range 2*maxGeneration + 1 {
+	for i := range 2*blockcache.MaxGeneration + 1 {
 		v5[B+i] ^= 1
 		if _, n := c.commit(fmt.Sprintf("generation %d", i), v5); n == -1 {
 			fresh++
 		}
 	}
 	if fresh != 2 {
-		t.Errorf("%d of %d commits without reuse, want 2", fresh, 2*maxGeneration+1)
+		t.Errorf("%d of %d commits without reuse, want 2", fresh, 2*blockcache.MaxGeneration+1)
 	}
 
 	// A damaged entry is not used.
@@ -143,7 +149,7 @@ func TestBlockCacheDigests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw[len(blocksMagic)+20] ^= 1
+	raw[len("chunkvc-blocks 2\n")+20] ^= 1 // in block 0's fingerprint
 	if err := os.WriteFile(r.blocksPath(d), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -155,18 +161,12 @@ func TestBlockCacheDigests(t *testing.T) {
 
 	// An entry whose checksum is right but whose chaining values do not
 	// give its digest (a bug, another tool) is not used either.
-	raw, err = os.ReadFile(r.blocksPath(d))
-	if err != nil {
-		t.Fatal(err)
+	s := r.loadBlocks(d, int64(len(v5)))
+	if s == nil {
+		t.Fatalf("commit after a damaged entry: no usable entry for %s", d.Short())
 	}
-	s, err := decodeBlocks(raw, int64(len(v5)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.cvs[2][0] ^= 1
-	if err := os.WriteFile(r.blocksPath(d), encodeBlocks(int64(len(v5)), s), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s.CVs[2][0] ^= 1
+	r.saveBlocks(d, int64(len(v5)), s)
 	v5[len(v5)-1] ^= 1
 	d, n = c.commit("wrong chaining value", v5)
 	if n != -1 {
@@ -294,56 +294,6 @@ func TestQuickTable(t *testing.T) {
 	}
 }
 
-// TestQuickRecords: a table keeps each Quick once, with its length and
-// ID, leaves out pieces shorter than minQuick (XXH3's short inputs have
-// known collisions) and Quicks seen with two IDs, and finds a Quick only
-// for its own length.
-func TestQuickRecords(t *testing.T) {
-	q := func(b byte) hashing.Quick { return hashing.Quick{b} }
-	var s blockSet
-	recs := &quickRecords{seed: 9}
-	recs.put(q(5), 4096, hashing.ID{1})
-	recs.put(q(3), 2048, hashing.ID{2})
-	recs.put(q(5), 4096, hashing.ID{1})               // the same fact twice
-	recs.put(q(7), minQuick-1, hashing.ID{3})         // too short to trust
-	recs.put(q(9), hashing.MaxRange+1, hashing.ID{6}) // longer than a piece
-	recs.put(q(8), 4096, hashing.ID{4})
-	recs.put(q(8), 4096, hashing.ID{5}) // a collision: neither is kept
-	recs.put(q(2), 4096, hashing.ID{7})
-	recs.put(q(2), 4097, hashing.ID{7}) // a collision in length
-	s.setQuick(recs)
-	if s.seed != 9 || len(s.quick) != 2*quickRecordLen {
-		t.Fatalf("table under seed %d of %d bytes; want seed 9 and the two records that stand", s.seed, len(s.quick))
-	}
-	for _, c := range []struct {
-		q    hashing.Quick
-		n    int64
-		want hashing.ID
-		ok   bool
-	}{
-		{q(5), 4096, hashing.ID{1}, true},
-		{q(3), 2048, hashing.ID{2}, true},
-		{q(3), 2049, hashing.ID{}, false},
-		{q(7), minQuick - 1, hashing.ID{}, false},
-		{q(8), 4096, hashing.ID{}, false},
-		{q(6), 4096, hashing.ID{}, false},
-		{q(2), 4096, hashing.ID{}, false},
-		{q(9), hashing.MaxRange + 1, hashing.ID{}, false},
-	} {
-		if id, ok := s.known(c.q, c.n); ok != c.ok || id != c.want {
-			t.Errorf("known(%x, %d) = %s, %v; want %s, %v", c.q[:1], c.n, id.Short(), ok, c.want.Short(), c.ok)
-		}
-	}
-	if n := len(s.quick) / quickRecordLen; n != 2 {
-		t.Errorf("%d records kept, want 2", n)
-	}
-	enc := encodeBlocks(3<<20, &blockSet{prints: make([]fingerprint, 3), cvs: make([]hashing.CV, 3), seed: s.seed, quick: s.quick})
-	d, err := decodeBlocks(enc, 3<<20)
-	if err != nil || d.seed != 9 || !bytes.Equal(d.quick, s.quick) {
-		t.Fatalf("round trip: seed %d, %v", d.seed, err)
-	}
-}
-
 // TestBlockCacheInlineBytes edits only a Parquet file's footer, which is
 // inline bytes of its layout, not a chunk: the blocks it touches must be
 // hashed again and the others reused.
@@ -386,75 +336,4 @@ func TestBlockCacheInlineBytes(t *testing.T) {
 	if _, n := c.commit("footer edit", v2); n < blocksOf(v2)-2 || n == blocksOf(v2) {
 		t.Errorf("footer edited: %d of %d blocks reused", n, blocksOf(v2))
 	}
-}
-
-func TestBlockPrints(t *testing.T) {
-	const B = hashing.BlockLen
-	id := func(b byte) hashing.ID { return hashing.ID{b} }
-	pieces := []piece{{0, 100, id(1)}, {100, B - 100, id(2)}, {B, B + 10, id(3)}, {2*B + 10, 50, id(4)}}
-	size := int64(2*B + 60)
-	p := blockPrints(pieces, size)
-	if len(p) != 3 {
-		t.Fatalf("%d prints for 3 blocks", len(p))
-	}
-	for i, fp := range p {
-		if fp == (fingerprint{}) {
-			t.Errorf("block %d: no print", i)
-		}
-	}
-	// A change in a piece that spans blocks 1 and 2 changes both prints,
-	// and only them.
-	changed := append([]piece(nil), pieces...)
-	changed[2].id = id(9)
-	q := blockPrints(changed, size)
-	if q[0] != p[0] || q[1] == p[1] || q[2] == p[2] {
-		t.Errorf("piece over blocks 1-2 changed: prints equal %v %v %v", q[0] == p[0], q[1] == p[1], q[2] == p[2])
-	}
-	// A gap leaves the block without a print.
-	gap := []piece{{0, 100, id(1)}, {200, 2*B - 140, id(2)}}
-	if g := blockPrints(gap, size); g[0] != (fingerprint{}) || g[1] == (fingerprint{}) {
-		t.Errorf("gap in block 0: prints %x %x", g[0], g[1])
-	}
-}
-
-// FuzzDecodeBlocks decodes entries whose checksum is right (body, then its
-// BLAKE3), so that mutations reach the parser; raw also tries data as is.
-func FuzzDecodeBlocks(f *testing.F) {
-	s := &blockSet{prints: make([]fingerprint, 3), cvs: make([]hashing.CV, 3)}
-	s.prints[1][0], s.cvs[2][5] = 1, 2
-	body := func(e []byte) []byte { return e[:len(e)-32] }
-	f.Add(body(encodeBlocks(2<<20+5, s)), int64(2<<20+5), false)
-	recs := &quickRecords{seed: 7}
-	recs.put(hashing.Quick{2}, 40<<10, hashing.ID{3})
-	recs.put(hashing.Quick{1}, minQuick, hashing.ID{4})
-	s.setQuick(recs)
-	f.Add(body(encodeBlocks(2<<20+5, s)), int64(2<<20+5), false)
-	f.Add(encodeBlocks(2<<20+5, s), int64(2<<20+5), true)
-	f.Add([]byte(blocksMagic), int64(0), false)
-	f.Fuzz(func(t *testing.T, data []byte, size int64, raw bool) {
-		if !raw {
-			sum := hashing.Sum(data)
-			data = append(data[:len(data):len(data)], sum[:]...)
-		}
-		s, err := decodeBlocks(data, size)
-		if err != nil {
-			return
-		}
-		if len(s.cvs) != len(s.prints) || int64(len(s.cvs)) != (size+hashing.BlockLen-1)/hashing.BlockLen {
-			t.Fatalf("decoded %d CVs and %d prints for size %d", len(s.cvs), len(s.prints), size)
-		}
-		if !bytes.Equal(encodeBlocks(size, s), data) {
-			t.Fatal("decoded entry does not encode to its bytes")
-		}
-		for i := 0; i < len(s.quick); i += quickRecordLen {
-			rec := s.quick[i : i+quickRecordLen]
-			n := int64(binary.LittleEndian.Uint32(rec[16:]))
-			if id, ok := s.known(hashing.Quick(rec[:16]), n); !ok || id != hashing.ID(rec[20:]) {
-				t.Fatalf("quick record %d not found by known", i/quickRecordLen)
-			}
-			if _, ok := s.known(hashing.Quick(rec[:16]), n+1); ok {
-				t.Fatalf("quick record %d found for another length", i/quickRecordLen)
-			}
-		}
-	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"github.com/chunkvc/chunkvc/store"
@@ -123,7 +124,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	// the file's layout is parsed: neither needs the other, and each takes
 	// milliseconds for a COG of a few thousand tiles.
 	var old *manifest.Manifest
-	var prev *blockSet
+	var prev *blockcache.Set
 	known := map[hashing.ID]bool{}
 	var prevG errgroup.Group
 	defer prevG.Wait() //nolint:errcheck // an early return must not leave it reading
@@ -180,17 +181,17 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	likes := r.likelyBases(ctx, old, chunks, up.dryRun)
 	var reuse func(i int) (hashing.CV, bool)
 	var reused atomic.Int64
-	var prints []fingerprint // by block, as reuse made them
+	var prints []blockcache.Fingerprint // by block, as reuse made them
 	if prev != nil {
-		prints = make([]fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)
+		prints = make([]blockcache.Fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)
 		reuse = func(i int) (hashing.CV, bool) {
 			print := pl.print(i, size, derived)
 			prints[i] = print // the block's pieces are done: the cache entry's print too
-			if print == (fingerprint{}) || i >= len(prev.prints) || print != prev.prints[i] {
+			if print == (blockcache.Fingerprint{}) || i >= len(prev.Prints) || print != prev.Prints[i] {
 				return hashing.CV{}, false
 			}
 			reused.Add(1)
-			return prev.cvs[i], true
+			return prev.CVs[i], true
 		}
 	}
 
@@ -222,9 +223,9 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 	var quickHits atomic.Int64
 	if size > hashing.BlockLen {
 		quick = make([]hashing.Quick, len(pl.chunks))
-		opt.QuickSeed = newQuickSeed()
-		if prev != nil && len(prev.quick) > 0 {
-			opt.QuickSeed = prev.seed
+		opt.QuickSeed = blockcache.NewQuickSeed()
+		if seed, ok := prev.QuickSeed(); ok {
+			opt.QuickSeed = seed
 		}
 		opt.Quick = func(i int, q hashing.Quick) (hashing.ID, bool) {
 			pt := &pl.parts[i]
@@ -235,7 +236,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			if prev == nil {
 				return hashing.ID{}, false
 			}
-			id, ok := prev.known(q, pl.ranges[i].Len)
+			id, ok := prev.Known(q, pl.ranges[i].Len)
 			if ok {
 				quickHits.Add(1)
 			}
@@ -354,23 +355,23 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		chunks = append(chunks, manifest.Chunk{Key: a.Key, Size: a.Len, ID: byRange[[2]int64{a.Off, a.Len}], BBox: bbox(a.BBox)})
 	}
 	// The block cache entry's prints and quick records, from the plan
-	// (prints as layoutPrints gives them for the layout, which a checkout
+	// (prints as blockcache.LayoutPrints gives them for the layout, which a checkout
 	// computes them from). Prints and chaining values come from the same
 	// read: the entry holds together even for a file written while it was
 	// read.
-	var bs *blockSet
-	var recs *quickRecords
+	var bs *blockcache.Set
+	var recs *blockcache.Records
 	if !up.dryRun {
 		var gen uint32
 		if prev != nil {
-			gen = prev.gen + 1
+			gen = prev.Gen + 1
 		}
-		bs = &blockSet{gen: gen, prints: pl.prints(size, derived, prints), cvs: cvs}
+		bs = &blockcache.Set{Gen: gen, Prints: pl.prints(size, derived, prints), CVs: cvs}
 		if quick != nil {
-			recs = &quickRecords{seed: opt.QuickSeed, recs: make([]byte, 0, len(pl.chunks)*quickRecordLen)}
+			recs = blockcache.NewRecords(opt.QuickSeed, len(pl.chunks))
 			for i, pt := range pl.parts {
 				if pt.kind == chunkPart {
-					recs.put(quick[pt.at], pl.ranges[i].Len, chunks[pt.at].ID)
+					recs.Put(quick[pt.at], pl.ranges[i].Len, chunks[pt.at].ID)
 				}
 			}
 		}
@@ -412,7 +413,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		// A cache: made and written while the commit goes on.
 		ch.put.Go(func() error {
 			if recs != nil {
-				bs.setQuick(recs)
+				bs.SetQuick(recs)
 			}
 			r.saveBlocks(digest, size, bs, replaced...)
 			return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
@@ -200,13 +201,13 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 	// pieces are those of the version the file was, keep the chaining
 	// values the block cache holds for it. Their bytes are vouched for by
 	// the stat cache, as for a commit of an unchanged file.
-	prints := layoutPrints(lay, m.Size)
+	prints := blockcache.LayoutPrints(lay, m.Size)
 	prev := r.loadBlocks(w.digest, old.Size)
 	var gen uint32
 	var reuse func(int) (hashing.CV, bool)
 	if prev != nil {
-		gen = prev.gen + 1
-		reuse = prev.reuse(prints)
+		gen = prev.Gen + 1
+		reuse = prev.Reuse(prints)
 	}
 	digest, cvs, err := hashing.SumBlocks(ctx, f, m.Size, reuse)
 	if err != nil {
@@ -227,9 +228,9 @@ func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working
 	}
 	done = true
 	prog.Add(m.Size - n)
-	bs := &blockSet{gen: gen, prints: prints, cvs: cvs}
+	bs := &blockcache.Set{Gen: gen, Prints: prints, CVs: cvs}
 	if prev != nil { // its records name bytes, wherever they are
-		bs.seed, bs.quick = prev.seed, prev.quick
+		bs.KeepQuick(prev)
 	}
 	r.saveBlocks(m.Digest, m.Size, bs)
 	now, hashed := settled(f, m.Size, written)

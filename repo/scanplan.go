@@ -7,6 +7,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 )
 
 // errChangedWhileRead: a derived segment's bytes differ between the read
@@ -16,7 +17,7 @@ var errChangedWhileRead = errors.New("file changed while it was being read")
 // scanPlan is a file's layout as hashing.Scan reads it: the pieces the
 // manifest's layout will have (adjacent inline segments merged, as
 // manifest.Layout.Append merges them), a piece longer than the scan takes
-// cut in parts of hashing.MaxRange from its start (as layoutPrints cuts
+// cut in parts of hashing.MaxRange from its start (as blockcache.LayoutPrints cuts
 // inline pieces). It takes 32 bytes a part (two for most tiles: the tile
 // and the few bytes GDAL writes between tiles), because a commit of a
 // file of 500,000 tiles holds it whole. No part's ID is kept in it: a
@@ -133,41 +134,41 @@ func (pl *scanPlan) inlineBytes(i int) []byte {
 }
 
 // print returns the fingerprint of block i of a size-byte file, as
-// layoutPrints gives it for the layout built from the plan, once the scan
+// blockcache.LayoutPrints gives it for the layout built from the plan, once the scan
 // has hashed every part over the block. A derived piece stands in the
 // print whole, by its recorded hash (derived).
-func (pl *scanPlan) print(i int, size int64, derived map[int64]derivedHash) fingerprint {
+func (pl *scanPlan) print(i int, size int64, derived map[int64]derivedHash) blockcache.Fingerprint {
 	start, end := int64(i)*hashing.BlockLen, min(int64(i+1)*hashing.BlockLen, size)
 	j := sort.Search(len(pl.ranges), func(k int) bool { return pl.ranges[k].Off+pl.ranges[k].Len > start })
-	var ps []piece
+	var ps []blockcache.Piece
 	for k := j; k < len(pl.ranges) && pl.ranges[k].Off < end; k++ {
 		if pl.parts[k].kind == derivedPart {
 			if k > j && pl.parts[k].part > 0 {
 				continue // the piece is in already
 			}
 			seg := pl.piece(k)
-			ps = append(ps, piece{seg.Off, seg.Len, derived[seg.Off].id})
+			ps = append(ps, blockcache.Piece{Off: seg.Off, Len: seg.Len, ID: derived[seg.Off].id})
 			continue
 		}
-		ps = append(ps, piece{pl.ranges[k].Off, pl.ranges[k].Len, pl.id(k)})
+		ps = append(ps, blockcache.Piece{Off: pl.ranges[k].Off, Len: pl.ranges[k].Len, ID: pl.id(k)})
 	}
-	return blockPrint(ps, start, end)
+	return blockcache.BlockPrint(ps, start, end)
 }
 
 // prints returns the fingerprint of every block of a size-byte file, as
-// layoutPrints gives them for the layout built from the plan. made, when
+// blockcache.LayoutPrints gives them for the layout built from the plan. made, when
 // not nil, holds those already made (by Scan's Reuse, once each block's
 // pieces were done): only its zero entries are made here, in it.
-func (pl *scanPlan) prints(size int64, derived map[int64]derivedHash, made []fingerprint) []fingerprint {
+func (pl *scanPlan) prints(size int64, derived map[int64]derivedHash, made []blockcache.Fingerprint) []blockcache.Fingerprint {
 	if size <= hashing.BlockLen {
 		return nil
 	}
 	out := made
 	if out == nil {
-		out = make([]fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)
+		out = make([]blockcache.Fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)
 	}
 	for i := range out {
-		if out[i] == (fingerprint{}) {
+		if out[i] == (blockcache.Fingerprint{}) {
 			out[i] = pl.print(i, size, derived)
 		}
 	}

@@ -8,9 +8,10 @@ import (
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 )
 
-// The prints a commit computes during its scan are those layoutPrints
+// The prints a commit computes during its scan are those blockcache.LayoutPrints
 // gives for the layout it then builds, also for an inline run and a
 // derived segment longer than a scan piece, cut in parts.
 func TestScanPlanPrints(t *testing.T) {
@@ -84,9 +85,9 @@ func TestScanPlanPrints(t *testing.T) {
 		t.Fatalf("layout of %d pieces, %d bytes, plan of %d pieces, %d chunks; want 6 pieces (the inline runs merged), %d bytes, 3 chunks",
 			len(lay.Pieces), lay.Size, pl.pieces, len(pl.chunks), size)
 	}
-	prints := layoutPrints(&lay, size)
+	prints := blockcache.LayoutPrints(&lay, size)
 	for i := range prints {
-		if got := pl.print(i, size, derived); got != prints[i] || got == (fingerprint{}) {
+		if got := pl.print(i, size, derived); got != prints[i] || got == (blockcache.Fingerprint{}) {
 			t.Fatalf("block %d: scan print %x, layout print %x", i, got, prints[i])
 		}
 	}
@@ -94,8 +95,8 @@ func TestScanPlanPrints(t *testing.T) {
 		t.Fatalf("plan prints differ from the layout's")
 	}
 	// Prints made during the scan are kept; the others are made.
-	made := make([]fingerprint, len(prints))
-	made[0] = fingerprint{1}
+	made := make([]blockcache.Fingerprint, len(prints))
+	made[0] = blockcache.Fingerprint{1}
 	if all := pl.prints(size, derived, made); all[0] != made[0] || !slices.Equal(all[1:], prints[1:]) {
 		t.Fatalf("plan prints with block 0's made: %x, want %x then the layout's", all, made[0])
 	}
