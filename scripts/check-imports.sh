@@ -6,8 +6,10 @@
 # serve uses repo's exported API only and nothing but cmd/chunkvc imports it
 # (geom, internal/progress and internal/writeback are leaves anyone may
 # import); only repo/internal/gitdb imports go-git, nothing under
-# repo/internal imports repo, only store/s3 imports minio-go, only the
-# gdal build-tagged package imports godal.
+# repo/internal imports repo, repo/internal/confine imports no chunkvc
+# package, the caches (repo/internal/{statcache,blockcache}) import only
+# hashing, manifest, confine and gitdb, only store/s3 imports minio-go,
+# only the gdal build-tagged package imports godal.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
 # instead of `go list`: how scripts/check-imports_test.sh proves each rule
@@ -35,6 +37,8 @@ while read -r pkg imports; do
         internal/diffview) [[ $irel != repo && $irel != repo/* && $irel != cmd/* ]] || bad="diffview may not import repo" ;;
         formats|formats/*) [[ $irel == hashing || $irel == geom || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing and geom" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
+        repo/internal/confine) bad="repo/internal/confine is a leaf" ;;
+        repo/internal/statcache|repo/internal/blockcache) [[ $irel == hashing || $irel == manifest || $irel == repo/internal/confine || $irel == repo/internal/gitdb ]] || bad="$rel may import only hashing, manifest, repo/internal/confine and repo/internal/gitdb" ;;
         repo/internal/*) [[ $irel != cmd/* && $irel != repo && $irel != serve && $irel != serve/* ]] || bad="$rel may not import repo or what sits above it" ;;
         serve) [[ $irel == repo || $irel == manifest || $irel == formats || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, formats (names), store, hashing and geom" ;;
         scripts/*) ;;

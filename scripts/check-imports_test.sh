@@ -25,6 +25,12 @@ bad=(
   "$m/repo github.com/go-git/go-git/v5/plumbing"
   "$m/repo/internal/gitdb $m/repo"
   "$m/repo/internal/statcache $m/repo"
+  "$m/repo/internal/blockcache $m/repo"
+  "$m/repo/internal/confine $m/repo"
+  "$m/repo/internal/confine $m/hashing"
+  "$m/repo/internal/statcache $m/store"
+  "$m/repo/internal/blockcache $m/formats/tiff"
+  "$m/repo/internal/statcache $m/repo/internal/blockcache"
 )
 fail=0
 for line in "${bad[@]}"; do
@@ -42,6 +48,9 @@ good=(
   "$m/formats/tiff $m/geom $m/formats $m/hashing"
   "$m/diff $m/manifest $m/geom $m/formats $m/formats/tiff $m/hashing"
   "$m/internal/diffview $m/diff $m/geom $m/manifest $m/formats/tiff"
+  "$m/repo/internal/statcache $m/hashing $m/repo/internal/confine $m/repo/internal/gitdb"
+  "$m/repo/internal/blockcache $m/hashing $m/manifest $m/repo/internal/confine"
+  "$m/repo $m/repo/internal/confine $m/repo/internal/statcache $m/repo/internal/blockcache"
 )
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then
