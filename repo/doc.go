@@ -11,7 +11,10 @@
 //
 // It owns the pipelines (commit, checkout, status, fsck, log). It reads and
 // writes Git through repo/internal/gitdb, the only package that imports
-// the Git library.
+// the Git library; the stat cache and block cache are
+// repo/internal/statcache and repo/internal/blockcache; files are
+// written in the work tree and .git through repo/internal/confine, which
+// never follows a link.
 //
 // Commit order is the product's promise: hash → set-diff against the
 // previous commit's manifest → put only new chunks → verify → only then

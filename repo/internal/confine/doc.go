@@ -1,6 +1,6 @@
 // Package confine reads and writes files beneath one trusted directory
-// and never outside it: chunkvc's only way to touch the work tree and
-// .git/chunkvc.
+// and never outside it: how chunkvc writes in the work tree and in
+// .git/chunkvc, and reads its own state there.
 //
 // Contract:
 //   - A path is a clean, relative slash path ("a/b.tif"); anything else
