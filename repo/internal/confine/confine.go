@@ -94,6 +94,8 @@ func (t *Tree) truncate(n int) {
 	t.open = t.open[:min(n, len(t.open))]
 }
 
+// Show returns rel as the tree's errors show it: as it is for the work
+// tree, under the label (".git/rel") otherwise.
 func (t *Tree) Show(rel string) string {
 	if t.label == "" {
 		return rel
