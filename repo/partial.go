@@ -164,30 +164,15 @@ func (r *Repo) prefetchBBox(ctx context.Context, m *manifest.Manifest, box geom.
 	if err != nil {
 		return AssembleStats{}, err
 	}
-	var ranges [][2]int64
-	for i, pc := range f.lay.Pieces {
+	// One chunk at a time, each read whatever the memory budget.
+	for _, pc := range f.Pieces(0, m.Size) {
 		if pc.Chunk && want[pc.ID] {
-			ranges = append(ranges, [2]int64{f.offs[i], f.offs[i+1]})
-		}
-	}
-	for _, rg := range ranges { // one chunk at a time through Prefetch's bounded group
-		if err := f.prefetchAll(ctx, rg); err != nil {
-			return statsOf(cr), err
-		}
-	}
-	return statsOf(cr), nil
-}
-
-// prefetchAll reads every chunk in rg regardless of the memory budget.
-func (f *FileReader) prefetchAll(ctx context.Context, rg [2]int64) error {
-	for i := f.pieceAt(rg[0]); i < len(f.lay.Pieces) && f.offs[i] < rg[1]; i++ {
-		if pc := f.lay.Pieces[i]; pc.Chunk {
-			if _, err := f.cr.get(ctx, pc.ID, pc.Len); err != nil {
-				return f.chunkErr(pc, err)
+			if _, err := f.Chunk(ctx, pc); err != nil {
+				return statsOf(cr), err
 			}
 		}
 	}
-	return nil
+	return statsOf(cr), nil
 }
 
 func statsOf(cr *ChunkReader) AssembleStats {
@@ -212,8 +197,8 @@ func (r *Repo) writePartialTIFF(ctx context.Context, wt *tree, m *manifest.Manif
 	// skeleton (no chunk to leave out).
 	keep := func(a, n int64) bool {
 		chunks, wanted := 0, false
-		for j := f.pieceAt(a); j < len(f.lay.Pieces) && f.offs[j] < a+n; j++ {
-			if pc := f.lay.Pieces[j]; pc.Chunk {
+		for _, pc := range f.Pieces(a, a+n) {
+			if pc.Chunk {
 				chunks++
 				wanted = wanted || want[pc.ID]
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/generic"
+	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
 	"github.com/chunkvc/chunkvc/repo/internal/trust"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/local"
@@ -25,7 +26,7 @@ var (
 	// ErrLocalChanges means a command refused to overwrite uncommitted work.
 	ErrLocalChanges = errors.New("uncommitted changes would be overwritten")
 	// ErrIntegrity means stored data did not match what the manifests record.
-	ErrIntegrity = errors.New("integrity check failed")
+	ErrIntegrity = chunkread.ErrIntegrity
 	// ErrNotTracked means a revision has no manifest for the path asked
 	// for (errors read "<path> is not a tracked file in <rev>").
 	ErrNotTracked = errors.New("not a tracked file")
