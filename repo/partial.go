@@ -108,13 +108,8 @@ func boxIn(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error) {
 	if !epsgRE.MatchString(crs) {
 		return box, fmt.Errorf("--bbox-crs %q: want EPSG:<code>", crs)
 	}
-	var f func(x, y float64) (float64, float64)
-	switch {
-	case crs == "EPSG:4326" && fileCRS == "EPSG:3857":
-		f = geom.LonLatToWebMercator
-	case crs == "EPSG:3857" && fileCRS == "EPSG:4326":
-		f = geom.WebMercatorToLonLat
-	default:
+	f, ok := geom.Converter(crs, fileCRS)
+	if !ok {
 		return box, fmt.Errorf("%s: cannot convert a --bbox from %s to the file's %s in this build (only EPSG:4326 ↔ EPSG:3857); give the box in %s", m.Path, crs, fileCRS, fileCRS)
 	}
 	return box.Transform(f), nil
