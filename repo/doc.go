@@ -11,7 +11,10 @@
 //
 // It owns the pipelines (commit, checkout, status, fsck, log). It reads and
 // writes Git through repo/internal/gitdb, the only package that imports
-// the Git library.
+// the Git library. Self-contained mechanisms sit beside gitdb under
+// repo/internal, none of which imports repo: registry (the repositories
+// sharing a store, for gc), trust (whether the configured store may be
+// used) and chunkread (ranged reads of a stored file).
 //
 // Commit order is the product's promise: hash → set-diff against the
 // previous commit's manifest → put only new chunks → verify → only then
