@@ -69,7 +69,6 @@ func TestManifestReadPrefersMatchingWorkCopy(t *testing.T) {
 	}
 }
 
-
 // TestCommitOfManyFilesPacksManifests: a commit of packBlobsFrom files or
 // more makes a history git finds whole (every manifest in HEAD as in the
 // work tree), and so does the next one of a few of them.
