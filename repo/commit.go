@@ -10,7 +10,6 @@ import (
 	"path"
 	"slices"
 	"sort"
-	"strings"
 	"sync/atomic"
 
 	"github.com/chunkvc/chunkvc/diff"
@@ -273,6 +272,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	var remove []string
 	for _, p := range deleted {
 		remove = append(remove, manifestPath(p))
+		remove = append(remove, r.git.shardFiles(p, prev[p])...)
 		res.Files = append(res.Files, FileResult{Path: p, Status: FileDeleted})
 	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
@@ -284,13 +284,13 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		packed.Go(func() error {
 			var blobs []gitdb.PackedBlob
 			for _, j := range jobs {
-				if worktree[j.p] == nil || j.ch.encoded == nil {
-					continue // unchanged, or streamed (written loose)
+				if worktree[j.p] == nil {
+					continue // unchanged
 				}
 				if err := j.ch.named.Wait(); err != nil {
 					return err
 				}
-				blobs = append(blobs, gitdb.PackedBlob{Blob: j.ch.blob, Data: j.ch.encoded})
+				blobs = append(blobs, j.ch.packedBlobs()...)
 			}
 			if err := r.git.PutBlobsPacked(blobs); err != nil {
 				return fmt.Errorf("write the manifests into git: %w", err)
@@ -314,12 +314,13 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err := packed.Wait(); err != nil {
 		return nil, err
 	}
-	for p, ch := range worktree {
-		writes[manifestPath(p)] = ch.blob
+	for _, ch := range worktree {
+		maps.Copy(writes, ch.gitFiles())
 	}
+	remove = append(remove, r.git.staleShards(prev, worktree, writes)...)
 	wt := r.workTree()
 	defer wt.close()
-	copies, err := manifestCopies(wt, worktree, deleted)
+	copies, text, err := manifestCopies(wt, worktree, remove)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +329,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return nil, err
 	}
 	// Every chunk is stored and verified: now, and only now, Git.
-	h, err := r.git.commit(opt.Message, writes, remove, manifestsOf(prev, opt.Paths, paths, deleted))
+	h, err := r.git.commit(opt.Message, writes, remove, r.git.manifestsOf(prev, opt.Paths, paths, deleted))
 	keep := func() { // the stats of what was read, now committed or as HEAD has it
 		for _, p := range deleted {
 			cache.drop(p)
@@ -373,63 +374,44 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	// Serially: creating files in parallel costs this file system several
 	// times the CPU (measured: 20,000 manifests, 8 writers, 6 s of system
 	// time instead of 1.5 s) for no gain in time.
-	if err := writeManifestCopies(wt, h, copies, worktree); err != nil {
+	if err := writeManifestCopies(wt, h, copies, text); err != nil {
 		return res, errors.Join(err, registered())
 	}
 	return res, registered()
 }
 
 // manifestCopies returns, sorted (so that each directory is opened once),
-// the paths whose manifests commit writes to the work tree, once it has
-// checked that they and those of deleted can go there: no link on the way
-// out of the tree. It is checked before the commit is made, not after.
-func manifestCopies(wt *tree, worktree map[string]*chunked, deleted []string) ([]string, error) {
-	copies := make([]string, 0, len(worktree))
-	for p := range worktree {
-		copies = append(copies, p)
+// the paths of the manifest files (roots and shards) that commit writes to
+// the work tree, with their text, once it has checked that they and those
+// of remove can go there: no link on the way out of the tree. It is
+// checked before the commit is made, not after.
+func manifestCopies(wt *tree, worktree map[string]*chunked, remove []string) ([]string, map[string][]byte, error) {
+	text := map[string][]byte{}
+	for _, ch := range worktree {
+		maps.Copy(text, ch.files())
 	}
-	sort.Strings(copies)
-	for _, p := range slices.Concat(copies, deleted) {
+	copies := slices.Sorted(maps.Keys(text))
+	for _, p := range slices.Concat(copies, remove) {
 		// Only the folders: a folder in a manifest's place is
 		// checkManifestTree's to judge (it may be going away).
-		if err := wt.checkParents(manifestPath(p)); err != nil {
-			return nil, err
+		if err := wt.checkParents(p); err != nil {
+			return nil, nil, err
 		}
 	}
-	return copies, nil
+	return copies, text, nil
 }
 
 // writeManifestCopies writes the manifests of commit h to the work tree
 // (those of deleted files are gone already). They are copies of what Git holds
 // durably, so not synced, as Git writes its own work tree: a commit of
 // 5,000 files spent 0.4 s syncing them.
-func writeManifestCopies(wt *tree, h gitdb.Hash, copies []string, worktree map[string]*chunked) error {
+func writeManifestCopies(wt *tree, h gitdb.Hash, copies []string, text map[string][]byte) error {
 	for _, p := range copies {
-		if err := wt.writeFrom(manifestPath(p), worktree[p].writeText, false); err != nil {
+		if err := wt.writeFile(p, text[p], false); err != nil {
 			return fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
 		}
 	}
 	return nil
-}
-
-// manifestsOf is what a commit of paths (and deleted) speaks for in the
-// Git index: every manifest when it commits the whole work tree (args
-// empty), else those of the files it considered; prev is HEAD's.
-func manifestsOf(prev map[string]gitdb.Hash, args, paths, deleted []string) gitdb.Settle {
-	s := gitdb.Settle{Head: make(map[string]gitdb.Hash, len(prev))}
-	for p, h := range prev {
-		s.Head[manifestPath(p)] = h
-	}
-	if len(args) == 0 {
-		s.Scope = func(mp string) bool { return strings.HasPrefix(mp, ManifestDir+"/") }
-		return s
-	}
-	in := make(map[string]bool, len(paths)+len(deleted))
-	for _, p := range slices.Concat(paths, deleted) {
-		in[manifestPath(p)] = true
-	}
-	s.Scope = func(mp string) bool { return in[mp] }
-	return s
 }
 
 // fileWorkers is how many files a commit chunks at once. Each file's
