@@ -89,3 +89,13 @@ func safeLayout(ctx context.Context, a Adapter, r io.ReaderAt, size int64) (l *L
 	}()
 	return a.Layout(ctx, r, size)
 }
+
+// ShardOf returns the shard function of format name's adapter for a split
+// manifest, or nil when it has none (the manifest then shards by hash
+// bucket; see manifest.EncodeSplit).
+func (s Set) ShardOf(name string) func(key string) string {
+	if sh, ok := s.ByName(name).(Sharder); ok {
+		return sh.Shard
+	}
+	return nil
+}

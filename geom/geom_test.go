@@ -143,3 +143,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestConverter(t *testing.T) {
+	f, ok := Converter("EPSG:4326", "EPSG:3857")
+	if x, _ := f(180, 0); !ok || math.Abs(x-math.Pi*EarthRadius) > 1e-6 {
+		t.Errorf("4326 → 3857: ok %v, x %v", ok, x)
+	}
+	g, ok := Converter("EPSG:3857", "EPSG:4326")
+	if lon, _ := g(math.Pi*EarthRadius, 0); !ok || math.Abs(lon-180) > 1e-9 {
+		t.Errorf("3857 → 4326: ok %v, lon %v", ok, lon)
+	}
+	for _, p := range [][2]string{{"EPSG:4326", "EPSG:32633"}, {"EPSG:4326", "EPSG:4326"}, {"epsg:4326", "EPSG:3857"}} {
+		if _, ok := Converter(p[0], p[1]); ok {
+			t.Errorf("Converter(%s, %s) ok", p[0], p[1])
+		}
+	}
+}

@@ -38,3 +38,17 @@ func (b BBox) Transform(f func(x, y float64) (float64, float64)) BBox {
 	}
 	return out
 }
+
+// Converter returns the function taking coordinates in CRS from to CRS
+// to, both spelled "EPSG:<code>" in upper case, for the pairs converted
+// without GDAL: EPSG:4326 to EPSG:3857 and back. ok is false for any
+// other pair.
+func Converter(from, to string) (f func(x, y float64) (float64, float64), ok bool) {
+	switch {
+	case from == "EPSG:4326" && to == "EPSG:3857":
+		return LonLatToWebMercator, true
+	case from == "EPSG:3857" && to == "EPSG:4326":
+		return WebMercatorToLonLat, true
+	}
+	return nil, false
+}

@@ -21,6 +21,34 @@
 // and carry no file offsets: offsets live in the layout blob, so one resized
 // tile changes one chunk line, not every line after it.
 //
+// Split manifests (version 2; split.go). A file of more than SplitAt
+// (1,024) chunks has a root where the manifest would be and its chunk
+// lines in shard files, so that Git grows with an edit, not with the file,
+// and no file in Git nears a host's size limit:
+//
+//	.chunkvc/manifests/<path>            the root
+//	  chunkvc-manifest 2
+//	  path … size … digest … layout … summary …   as in version 1
+//	  chunks 521623                      every chunk of the file
+//	  shards 8321 blake3:<64 hex>        ShardsDigest of the shard files
+//	.chunkvc/shards/<path>/<shard name>  each shard
+//	  chunkvc-shard 1
+//	  path <path>
+//	  shard <name>
+//	  chunks <k>
+//	  <key> <size> <64 hex> [bbox]       version 1 chunk lines, natural order
+//
+// A chunk's shard depends on its key alone: the adapter's formats.Sharder
+// (COG: image, level and block of 8x8 tiles, e.g. z0/r8/c16; Parquet: row
+// group), else one of 16^k hash buckets (h3f) sized for about 256 chunks
+// each; a shard of more than MaxShardChunks is bucketed below its name. A
+// one-tile edit rewrites that tile's shard and the root; a chunk added
+// elsewhere touches no other shard. The root's digest binds the shards'
+// bytes, and DecodeSplit accepts only the canonical encoding.
+//
+// Glossary: root, the version 2 file under .chunkvc/manifests; shard, one
+// file of chunk lines under .chunkvc/shards; Part, a shard's name and text.
+//
 // Layout blob (content-addressed, in the store):
 //
 //	"chunkvc-layout 1\n"

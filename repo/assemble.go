@@ -13,7 +13,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
-	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
 )
 
 // AssembleStats says where a file's bytes came from.
@@ -99,34 +99,14 @@ func (r *Repo) loadLayout(ctx context.Context, id hashing.ID) (*manifest.Layout,
 // layoutOf loads m's layout, checking that its blob is as long as m
 // says. Errors do not name m's file.
 func (r *Repo) layoutOf(ctx context.Context, m *manifest.Manifest) (*manifest.Layout, error) {
-	if err := checkLayoutClaim(m); err != nil {
+	if err := chunkread.CheckLayoutClaim(m); err != nil {
 		return nil, err
 	}
 	b, _, err := r.read.get(ctx, m.Layout)
 	if err != nil {
 		return nil, fmt.Errorf("layout %s: %w", m.Layout, err)
 	}
-	return decodeLayoutOf(m, b)
-}
-
-// checkLayoutClaim refuses, before anything is read or allocated, a
-// layout length that no layout blob has: shorter than an empty file's, or
-// longer than a store object can be read (store.MaxObject).
-func checkLayoutClaim(m *manifest.Manifest) error {
-	if m.LayoutSize < int64(manifest.MinLayoutSize) || m.LayoutSize > store.MaxObject {
-		return fmt.Errorf("%w: the manifest gives layout %s a length of %d bytes, which no layout has", ErrIntegrity, m.Layout, m.LayoutSize)
-	}
-	return nil
-}
-
-// decodeLayoutOf decodes b, the blob of m's layout (verified by its hash),
-// if it is as long as m says: a manifest that misstates it was not written
-// by commit.
-func decodeLayoutOf(m *manifest.Manifest, b []byte) (*manifest.Layout, error) {
-	if int64(len(b)) != m.LayoutSize {
-		return nil, fmt.Errorf("%w: layout %s has %d bytes, the manifest says %d", ErrIntegrity, m.Layout, len(b), m.LayoutSize)
-	}
-	return manifest.DecodeLayout(b)
+	return chunkread.DecodeLayout(m, b)
 }
 
 // layoutFor loads m's layout and checks it describes m's size.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"sync"
@@ -37,55 +36,74 @@ const (
 // chunked is one file turned into a manifest whose chunks are all stored.
 type chunked struct {
 	m *manifest.Manifest
-	// encoded is the manifest's text when it has fewer than streamChunks
-	// chunks. A larger one (150 bytes a chunk: 80 MB for a COG of 500,000
-	// tiles) is never held whole: it is encoded as it is written, into
-	// Git's object store and into the work tree.
+	// encoded is the manifest's text; for a file of more than splitAt
+	// chunks, the root of its split manifest, and parts its shards.
 	encoded []byte
-	blob    gitdb.Blob     // the manifest in Git's object store, when committing: set when named's Wait returns
-	named   errgroup.Group // writing blob; Wait before a Git commit refers to it
-	put     errgroup.Group // writing the block cache's entry
+	parts   []manifest.Part
+	blob    gitdb.Blob            // the manifest (root) in Git's object store, when committing: set when named's Wait returns
+	shards  map[string]gitdb.Blob // the shards' blobs by name, likewise
+	named   errgroup.Group        // writing blob; Wait before a Git commit refers to it
+	put     errgroup.Group        // writing the block cache's entry
 	stat    statcache.Stat
 	hashed  int64
 }
 
-// streamChunks: a manifest of this many chunks or more (about 1 MB of
-// text) is encoded as it is written rather than held.
-var streamChunks = 1 << 13 // a variable for tests
+// splitAt is the chunk count above which a manifest is split (a variable
+// for tests).
+var splitAt = manifest.SplitAt
 
-// writeText writes the manifest's text to w.
-func (ch *chunked) writeText(w io.Writer) error {
-	if ch.encoded != nil {
-		_, err := w.Write(ch.encoded)
+// encode sets ch's text: one manifest, or a split one's root and shards.
+func (ch *chunked) encode(shardOf func(string) string) (err error) {
+	if len(ch.m.Chunks) <= splitAt {
+		ch.encoded, err = ch.m.Encode()
 		return err
 	}
-	_, err := ch.m.EncodeTo(w)
+	ch.encoded, ch.parts, err = ch.m.EncodeSplit(shardOf)
 	return err
 }
 
-// sameText reports whether old is the manifest's text. A text that is not
-// held is encoded again to compare, rather than wait for its blob's name.
-func (ch *chunked) sameText(old []byte) bool {
-	if ch.encoded != nil {
-		return string(old) == string(ch.encoded)
+// sameText reports whether old is the manifest's text (a split one's root,
+// which binds its shards).
+func (ch *chunked) sameText(old []byte) bool { return bytes.Equal(old, ch.encoded) }
+
+// putBlobs writes the manifest's Git objects, or with packed only names
+// them (Commit packs them with the others).
+func (ch *chunked) putBlobs(g *gitRepo, packed bool) error {
+	ch.blob = gitdb.NewBlob(ch.encoded)
+	if len(ch.parts) > 0 {
+		ch.shards = make(map[string]gitdb.Blob, len(ch.parts))
 	}
-	w := prefixWriter{rest: old}
-	n, err := ch.m.EncodeTo(&w)
-	return err == nil && n == int64(len(old))
+	for _, part := range ch.parts {
+		ch.shards[part.Name] = gitdb.NewBlob(part.Data)
+	}
+	if packed {
+		return nil
+	}
+	for _, part := range ch.parts {
+		if err := g.PutBlob(ch.shards[part.Name], part.Data); err != nil {
+			return fmt.Errorf("shard %s: %w", part.Name, err)
+		}
+	}
+	return g.PutBlob(ch.blob, ch.encoded)
 }
 
-// prefixWriter takes the bytes that rest starts with, and fails at the
-// first that differ.
-type prefixWriter struct{ rest []byte }
-
-var errDiffers = errors.New("bytes differ")
-
-func (w *prefixWriter) Write(b []byte) (int, error) {
-	if !bytes.HasPrefix(w.rest, b) {
-		return 0, errDiffers
+// packedBlobs is the manifest's Git objects for a pack.
+func (ch *chunked) packedBlobs() []gitdb.PackedBlob {
+	out := []gitdb.PackedBlob{{Blob: ch.blob, Data: ch.encoded}}
+	for _, part := range ch.parts {
+		out = append(out, gitdb.PackedBlob{Blob: ch.shards[part.Name], Data: part.Data})
 	}
-	w.rest = w.rest[len(b):]
-	return len(b), nil
+	return out
+}
+
+// files maps the work-tree path of each file of the manifest (its root and
+// shards) to its text.
+func (ch *chunked) files() map[string][]byte {
+	out := map[string][]byte{manifestPath(ch.m.Path): ch.encoded}
+	for _, part := range ch.parts {
+		out[manifest.ShardPath(ch.m.Path, part.Name)] = part.Data
+	}
+	return out
 }
 
 // chunkFile enumerates, hashes and stores file p. loadOld, when not nil,
@@ -395,14 +413,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		m.Summary = append(m.Summary, manifest.Field{Name: fld.Name, Value: manifest.SanitizeValue(fld.Value)})
 	}
 	ch := &chunked{m: m, stat: before, hashed: hashedAt}
-	var textLen int64
-	if len(m.Chunks) < streamChunks {
-		ch.encoded, err = m.Encode()
-		textLen = int64(len(ch.encoded))
-	} else {
-		textLen, err = m.EncodeTo(io.Discard) // its length, for the Git object's header
-	}
-	if err != nil {
+	if err := ch.encode(r.formats.ShardOf(m.Format)); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if !up.dryRun {
@@ -424,16 +435,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 		// to it. Unreachable until then, and git gc prunes it if the
 		// commit fails.
 		ch.named.Go(func() error {
-			var err error
-			if enc := ch.encoded; enc != nil {
-				ch.blob = gitdb.NewBlob(enc)
-				if !up.packManifests {
-					err = r.git.PutBlob(ch.blob, enc)
-				}
-			} else {
-				ch.blob, err = r.git.PutBlobFrom(int(textLen), m.EncodeTo)
-			}
-			if err != nil {
+			if err := ch.putBlobs(r.git, up.packManifests); err != nil {
 				return fmt.Errorf("%s: write git object for its manifest: %w", p, err)
 			}
 			return nil

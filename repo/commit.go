@@ -4,17 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
-	"path"
 	"slices"
 	"sort"
-	"strings"
 	"sync/atomic"
 
 	"github.com/chunkvc/chunkvc/diff"
-	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
@@ -74,364 +69,417 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return nil, err
 	}
 	defer unlock()
-	head, err := r.git.Head()
-	if err != nil {
+	j := &commitJob{r: r, opt: opt, worktree: map[string]*chunked{}, current: map[string]*manifest.Manifest{}}
+	if err := j.read(); err != nil {
 		return nil, err
-	}
-	// Three independent reads, as in Status: the stat cache, the work
-	// tree's listing (when committing all of it) and HEAD's manifest tree
-	// (Git objects, read here by this goroutine only).
-	var cache *statcache.Cache
-	var listed []string
-	var reads errgroup.Group
-	reads.Go(func() error {
-		cache = r.loadStatCache()
-		return nil
-	})
-	if len(opt.Paths) == 0 {
-		reads.Go(func() (err error) {
-			listed, err = r.trackedFiles()
-			return err
-		})
-	}
-	prev, err := r.git.manifestBlobs(head)
-	if werr := reads.Wait(); err == nil {
-		err = werr
-	}
-	if err != nil {
-		return nil, err
-	}
-	listed, refused := storable(listed)
-	un, err := r.loadUnfinished()
-	if err != nil {
-		return nil, err
-	}
-	paths, deleted, notOut, err := r.commitScope(opt.Paths, listed, prev, cache, un)
-	if err != nil {
-		return nil, err
-	}
-	partial := r.loadPartial() // once, not per path: 20,000 paths, 20,000 reads
-	for _, p := range paths {
-		if r.isPartial(partial, p) {
-			return nil, PartialError(p)
-		}
 	}
 	target := r.Store
 	if opt.Offline {
 		target = r.read.local
 	}
-	up, err := newUpload(ctx, target, opt.Verify, opt.Progress)
-	if err != nil {
+	if j.up, err = newUpload(ctx, target, opt.Verify, opt.Progress); err != nil {
 		return nil, err
 	}
-	defer up.abort()
-	res := &CommitResult{Refused: refused, NotCheckedOut: notOut}
-	writes := map[string]gitdb.Blob{} // manifest path → its blob
-	worktree := map[string]*chunked{} // same, for the work tree after the commit
-	type done struct {
-		p string
-		e statcache.Entry
+	defer j.up.abort()
+	defer j.waitFiles() // on every path: nothing may go on writing after Commit
+	j.res = &CommitResult{Refused: j.refused, NotCheckedOut: j.notOut}
+	if err := j.sortOut(); err != nil {
+		return nil, err
 	}
-	var cached []done
-	current := map[string]*manifest.Manifest{} // every considered file's manifest, for sibling checks
+	if err := j.chunkFiles(ctx); err != nil {
+		return nil, err
+	}
+	if err := j.report(); err != nil {
+		return nil, err
+	}
+	if err := j.store(ctx); err != nil {
+		return nil, err
+	}
+	wt := r.workTree()
+	defer wt.Close()
+	h, err := j.gitCommit(wt)
+	if err != nil {
+		return j.res, err
+	}
+	j.res.Commit, j.res.Branch = h.String(), r.git.Branch()
+	registered := r.registerAsync(ctx, target, "commit "+j.res.Commit+" made")
+	err = j.afterCommit(wt, h)
+	return j.res, errors.Join(err, registered())
+}
 
-	// Files whose stat or digest shows them unchanged are settled first;
-	// the others are chunked, several at once (a tree of many small files
-	// would otherwise leave cores idle between files), then reported in
-	// path order.
-	type job struct {
-		p        string
-		base     version    // the version chunkvc last wrote or hashed at p
-		prev     gitdb.Hash // HEAD's manifest blob; zero if none
-		old      *manifest.Manifest
-		oldBytes []byte
-		ch       *chunked
-		cached   int // its entry in cached, whose Manifest is set once its blob is named
+// commitJob is one Commit, its steps in the order Commit calls them: read
+// what is committed and cached, sort the files out into unchanged and
+// to-chunk, chunk them, report them, store the chunks and the manifests'
+// Git objects, make the Git commit, then bring the work tree and the stat
+// cache up to it.
+type commitJob struct {
+	r   *Repo
+	opt CommitOptions
+	up  *upload
+	res *CommitResult
+
+	cache   *statcache.Cache
+	prev    map[string]gitdb.Hash // HEAD's manifests (roots) by data path
+	paths   []string              // the tracked files considered
+	deleted []string              // HEAD's files gone from the work tree
+	refused []Refused
+	notOut  []string // HEAD's files a checkout did not write
+
+	files    []*commitFile                 // to chunk, in path order
+	cached   []cachedStat                  // stats to keep once committed
+	current  map[string]*manifest.Manifest // every considered file's manifest, for sibling checks
+	worktree map[string]*chunked           // changed files: their manifests go to Git and the work tree
+	remove   []string                      // manifest files (roots, shards) the commit removes
+	copies   []string                      // manifest files the commit writes to the work tree, sorted
+	text     map[string][]byte             // their text
+}
+
+// commitFile is one file a commit chunks.
+type commitFile struct {
+	p        string
+	base     version    // the version chunkvc last wrote or hashed at p
+	prev     gitdb.Hash // HEAD's manifest blob, to read when chunking; zero if none or read
+	old      *manifest.Manifest
+	oldBytes []byte
+	ch       *chunked
+	cached   int // its entry in cached, whose Manifest is set once its blob is named
+}
+
+// cachedStat is a stat cache entry to put once the commit is made.
+type cachedStat struct {
+	p string
+	e statcache.Entry
+}
+
+// read loads, as in Status, three independent things at once: the stat
+// cache, the work tree's listing (when committing all of it) and HEAD's
+// manifest tree (Git objects, read here by this goroutine only); then the
+// scope of the commit.
+func (j *commitJob) read() error {
+	r := j.r
+	head, err := r.git.Head()
+	if err != nil {
+		return err
 	}
-	var jobs []*job
-	defer func() { // on every path: nothing may go on writing after Commit
-		for _, j := range jobs {
-			if j.ch != nil {
-				_, _ = j.ch.put.Wait(), j.ch.named.Wait()
-			}
+	var listed []string
+	var reads errgroup.Group
+	reads.Go(func() error {
+		j.cache = r.loadStatCache()
+		return nil
+	})
+	if len(j.opt.Paths) == 0 {
+		reads.Go(func() (err error) {
+			listed, err = r.trackedFiles()
+			return err
+		})
+	}
+	j.prev, err = r.git.manifestBlobs(head)
+	if werr := reads.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	listed, j.refused = storable(listed)
+	un, err := r.loadUnfinished()
+	if err != nil {
+		return err
+	}
+	if j.paths, j.deleted, j.notOut, err = r.commitScope(j.opt.Paths, listed, j.prev, j.cache, un); err != nil {
+		return err
+	}
+	partial := r.loadPartial() // once, not per path: 20,000 paths, 20,000 reads
+	for _, p := range j.paths {
+		if r.isPartial(partial, p) {
+			return PartialError(p)
 		}
-	}()
+	}
+	return nil
+}
+
+// sortOut settles the files whose stat or digest shows them unchanged and
+// queues the others to be chunked.
+func (j *commitJob) sortOut() error {
 	var total int64
-	stats := r.statFiles(paths, true)
-	for i, p := range paths {
-		var old *manifest.Manifest
-		var oldBytes []byte
+	stats := j.r.statFiles(j.paths, true)
+	for i, p := range j.paths {
 		fi, err := stats[i].fi, stats[i].err
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
+			return fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
 		}
-		h, inPrev := prev[p]
-		e, hit := cache.Lookup(p, statcache.StatOf(fi))
+		h, inPrev := j.prev[p]
+		e, hit := j.cache.Lookup(p, statcache.StatOf(fi))
 		if hit && inPrev && e.DescribedBy(h) {
 			// Same stat as when HEAD's manifest was made: not even read
 			// (so no format or chunk count to report).
-			res.Files = append(res.Files, FileResult{Path: p, Status: FileUnchanged, Size: fi.Size()})
+			j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileUnchanged, Size: fi.Size()})
 			continue
 		}
+		f := &commitFile{p: p}
 		if hit && inPrev {
 			// Same stat as a file hashed before, but HEAD's manifest is
 			// another: the digest decides.
-			if old, oldBytes, err = r.git.readManifestBlob(h, p); err != nil {
-				return nil, err
+			if f.old, f.oldBytes, err = j.r.git.readManifestBlob(h, p); err != nil {
+				return err
+			}
+			if e.Digest == f.old.Digest {
+				j.current[p] = f.old
+				e.Manifest = h.String()
+				j.cached = append(j.cached, cachedStat{p, e})
+				j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileUnchanged, Format: f.old.Format, Fallback: f.old.Fallback, Size: f.old.Size, Chunks: len(f.old.Chunks)})
+				continue
 			}
 		}
-		if hit && old != nil && e.Digest == old.Digest {
-			current[p] = old
-			e.Manifest = h.String()
-			cached = append(cached, done{p, e})
-			res.Files = append(res.Files, FileResult{Path: p, Status: FileUnchanged, Format: old.Format, Fallback: old.Fallback, Size: old.Size, Chunks: len(old.Chunks)})
-			continue
+		if e, ok := j.cache.Last(p); ok {
+			f.base = version{e.Digest, e.Size}
 		}
-		j := &job{p: p, old: old, oldBytes: oldBytes}
-		if e, ok := cache.Last(p); ok {
-			j.base = version{e.Digest, e.Size}
+		if inPrev && f.old == nil {
+			f.prev = h
 		}
-		if inPrev && old == nil {
-			j.prev = h
-		}
-		jobs = append(jobs, j)
+		j.files = append(j.files, f)
 		total += fi.Size()
 	}
-	if len(jobs) > 0 {
-		label := jobs[0].p
-		if len(jobs) > 1 {
-			label = fmt.Sprintf("%d files", len(jobs))
+	if len(j.files) > 0 {
+		label := j.files[0].p
+		if len(j.files) > 1 {
+			label = fmt.Sprintf("%d files", len(j.files))
 		}
-		up.progress.Start(label, total)
-		up.packManifests = len(jobs) >= packBlobsFrom
-		// A few long-lived workers rather than a goroutine per file: each
-		// new goroutine grows its stack again through the hashing code
-		// (8% of a 20,000-file commit).
-		g, gctx := errgroup.WithContext(ctx)
-		var next atomic.Int64
-		for range min(fileWorkers, len(jobs)) {
-			g.Go(func() error {
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= len(jobs) {
-						return nil
-					}
-					if err := gctx.Err(); err != nil {
-						return err // a file left unchunked must fail the commit
-					}
-					j := jobs[i]
-					load := func() (*manifest.Manifest, error) {
-						if !j.prev.IsZero() {
-							var err error
-							j.old, j.oldBytes, err = r.git.readManifestBlob(j.prev, j.p)
-							return j.old, err
-						}
-						return j.old, nil
-					}
-					var err error
-					if j.ch, err = r.chunkFile(gctx, j.p, load, j.base, up, opt.Workers); err != nil {
-						return err
-					}
+		j.up.progress.Start(label, total)
+		j.up.packManifests = len(j.files) >= packBlobsFrom
+	}
+	return nil
+}
+
+// chunkFiles chunks the queued files, several at once (a tree of many
+// small files would otherwise leave cores idle between files), with a few
+// long-lived workers rather than a goroutine per file: each new goroutine
+// grows its stack again through the hashing code (8% of a 20,000-file
+// commit).
+func (j *commitJob) chunkFiles(ctx context.Context) error {
+	if len(j.files) == 0 {
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	var next atomic.Int64
+	for range min(fileWorkers, len(j.files)) {
+		g.Go(func() error {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(j.files) {
+					return nil
 				}
-			})
+				if err := gctx.Err(); err != nil {
+					return err // a file left unchunked must fail the commit
+				}
+				if err := j.chunkFile(gctx, j.files[i]); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	err := g.Wait()
+	j.up.progress.Done()
+	return err
+}
+
+// chunkFile chunks one queued file, reading HEAD's manifest of it first
+// when sortOut did not.
+func (j *commitJob) chunkFile(ctx context.Context, f *commitFile) (err error) {
+	load := func() (*manifest.Manifest, error) {
+		if !f.prev.IsZero() {
+			var err error
+			f.old, f.oldBytes, err = j.r.git.readManifestBlob(f.prev, f.p)
+			return f.old, err
 		}
-		err := g.Wait()
-		up.progress.Done()
-		if err != nil {
-			return nil, err
+		return f.old, nil
+	}
+	f.ch, err = j.r.chunkFile(ctx, f.p, load, f.base, j.up, j.opt.Workers)
+	return err
+}
+
+// waitFiles waits for the Git objects and cache entries the chunked files
+// are still writing.
+func (j *commitJob) waitFiles() {
+	for _, f := range j.files {
+		if f.ch != nil {
+			_, _ = f.ch.put.Wait(), f.ch.named.Wait()
 		}
 	}
-	for _, j := range jobs { // in path order
-		p, old, oldBytes, ch := j.p, j.old, j.oldBytes, j.ch
-		newChunks, newBytes := up.credit(ch.m)
-		current[p] = ch.m
-		j.cached = len(cached)
-		cached = append(cached, done{p, statcache.Entry{Stat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed}})
-		fr := FileResult{Path: p, Format: ch.m.Format, Fallback: ch.m.Fallback, Size: ch.m.Size, Chunks: len(ch.m.Chunks),
+}
+
+// report makes the chunked files' results, in path order, with their
+// warnings and the deleted files'.
+func (j *commitJob) report() error {
+	for _, f := range j.files {
+		ch := f.ch
+		newChunks, newBytes := j.up.credit(ch.m)
+		j.current[f.p] = ch.m
+		f.cached = len(j.cached)
+		j.cached = append(j.cached, cachedStat{f.p, statcache.Entry{Stat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed}})
+		fr := FileResult{Path: f.p, Format: ch.m.Format, Fallback: ch.m.Fallback, Size: ch.m.Size, Chunks: len(ch.m.Chunks),
 			NewChunks: newChunks, NewBytes: newBytes}
 		switch {
-		case old == nil:
+		case f.old == nil:
 			fr.Status = FileAdded
 			fr.Changed = len(ch.m.Chunks)
-		case ch.sameText(oldBytes):
+		case ch.sameText(f.oldBytes):
 			fr.Status = FileUnchanged
 		default:
 			fr.Status = FileModified
-			d := manifest.Diff(old, ch.m)
+			d := manifest.Diff(f.old, ch.m)
 			fr.Changed = d.Added + d.Removed + d.Changed
-			fr.Warnings = diff.Warnings(old, ch.m, d)
+			fr.Warnings = diff.Warnings(f.old, ch.m, d)
 		}
 		if fr.Status != FileUnchanged {
-			worktree[p] = ch
+			j.worktree[f.p] = ch
 		}
-		res.Files = append(res.Files, fr)
+		j.res.Files = append(j.res.Files, fr)
 	}
-	if err := r.siblingWarnings(res.Files, current, prev); err != nil {
-		return nil, err
+	if err := j.r.siblingWarnings(j.res.Files, j.current, j.prev); err != nil {
+		return err
 	}
-	var remove []string
-	for _, p := range deleted {
-		remove = append(remove, manifestPath(p))
-		res.Files = append(res.Files, FileResult{Path: p, Status: FileDeleted})
+	for _, p := range j.deleted {
+		j.remove = append(j.remove, manifestPath(p))
+		j.remove = append(j.remove, j.r.git.shardFiles(p, j.prev[p])...)
+		j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileDeleted})
 	}
-	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
-	res.ChunksUploaded, res.BytesUploaded = up.chunks.Load(), up.bytes.Load()
-	// Many manifests go into Git in one pack, while the store's batch is
-	// made durable.
+	sort.Slice(j.res.Files, func(a, b int) bool { return j.res.Files[a].Path < j.res.Files[b].Path })
+	j.res.ChunksUploaded, j.res.BytesUploaded = j.up.chunks.Load(), j.up.bytes.Load()
+	return nil
+}
+
+// store makes the store's batch durable and, meanwhile, the manifests'
+// Git objects: many go into Git in one pack; a large one is deflated
+// while the batch is made durable.
+func (j *commitJob) store(ctx context.Context) error {
 	var packed errgroup.Group
-	if up.packManifests {
+	if j.up.packManifests {
 		packed.Go(func() error {
 			var blobs []gitdb.PackedBlob
-			for _, j := range jobs {
-				if worktree[j.p] == nil || j.ch.encoded == nil {
-					continue // unchanged, or streamed (written loose)
+			for _, f := range j.files {
+				if j.worktree[f.p] == nil {
+					continue // unchanged
 				}
-				if err := j.ch.named.Wait(); err != nil {
+				if err := f.ch.named.Wait(); err != nil {
 					return err
 				}
-				blobs = append(blobs, gitdb.PackedBlob{Blob: j.ch.blob, Data: j.ch.encoded})
+				blobs = append(blobs, f.ch.packedBlobs()...)
 			}
-			if err := r.git.PutBlobsPacked(blobs); err != nil {
+			if err := j.r.git.PutBlobsPacked(blobs); err != nil {
 				return fmt.Errorf("write the manifests into git: %w", err)
 			}
 			return nil
 		})
 	}
-	if err := up.finish(ctx); err != nil {
+	if err := j.up.finish(ctx); err != nil {
 		_ = packed.Wait()
-		return nil, err
+		return err
 	}
-	// The manifests' Git objects were written meanwhile (a large one is
-	// deflated while the store's batch is made durable).
-	for _, j := range jobs {
-		if err := errors.Join(j.ch.named.Wait(), j.ch.put.Wait()); err != nil {
+	for _, f := range j.files {
+		if err := errors.Join(f.ch.named.Wait(), f.ch.put.Wait()); err != nil {
 			_ = packed.Wait()
-			return nil, err
+			return err
 		}
-		cached[j.cached].e.Manifest = j.ch.blob.Hash.String()
+		j.cached[f.cached].e.Manifest = f.ch.blob.Hash.String()
 	}
-	if err := packed.Wait(); err != nil {
-		return nil, err
-	}
-	for p, ch := range worktree {
-		writes[manifestPath(p)] = ch.blob
-	}
-	wt := r.workTree()
-	defer wt.Close()
-	copies, err := manifestCopies(wt, worktree, deleted)
-	if err != nil {
-		return nil, err
-	}
+	return packed.Wait()
+}
 
-	if err := r.checkManifestTree(slices.Sorted(maps.Keys(writes)), remove); err != nil {
-		return nil, err
+// gitCommit makes the Git commit of the changed manifests, once it has
+// checked that their work-tree copies have a place. With nothing to commit
+// it keeps the stats it read and returns ErrNothingToCommit.
+func (j *commitJob) gitCommit(wt *confine.Tree) (gitdb.Hash, error) {
+	writes := map[string]gitdb.Blob{} // manifest file → its blob
+	for _, ch := range j.worktree {
+		maps.Copy(writes, ch.gitFiles())
+	}
+	j.remove = append(j.remove, j.r.git.staleShards(j.prev, j.worktree, writes)...)
+	if err := j.checkCopies(wt); err != nil {
+		return gitdb.ZeroHash, err
+	}
+	if err := j.r.checkManifestTree(slices.Sorted(maps.Keys(writes)), j.remove); err != nil {
+		return gitdb.ZeroHash, err
 	}
 	// Every chunk is stored and verified: now, and only now, Git.
-	h, err := r.git.commit(opt.Message, writes, remove, manifestsOf(prev, opt.Paths, paths, deleted))
-	keep := func() { // the stats of what was read, now committed or as HEAD has it
-		for _, p := range deleted {
-			cache.Drop(p)
-		}
-		for _, d := range cached {
-			cache.Put(d.p, d.e)
-		}
-	}
+	h, err := j.r.git.commit(j.opt.Message, writes, j.remove, j.r.git.manifestsOf(j.prev, j.opt.Paths, j.paths, j.deleted))
 	if errors.Is(err, ErrNothingToCommit) {
 		// Every file matches HEAD: the stats seen of those that were
 		// read (touched, not changed) hold, and spare the next commit
 		// reading them again.
-		keep()
-		_ = cache.Save()
-		if len(refused) > 0 {
-			err = fmt.Errorf("%w; not committed, as a manifest cannot name them: %s", err, refusedNames(refused))
+		j.keepStats()
+		_ = j.cache.Save()
+		if len(j.refused) > 0 {
+			err = fmt.Errorf("%w; not committed, as a manifest cannot name them: %s", err, refusedNames(j.refused))
 		}
-		if len(notOut) > 0 {
-			err = fmt.Errorf("%w; %s", err, NotCheckedOutNote(notOut))
+		if len(j.notOut) > 0 {
+			err = fmt.Errorf("%w; %s", err, NotCheckedOutNote(j.notOut))
 		}
 	}
-	if err != nil {
-		return res, err
-	}
-	res.Commit, res.Branch = h.String(), r.git.Branch()
-	registered := r.registerAsync(ctx, target, "commit "+res.Commit+" made")
+	return h, err
+}
 
-	// The stat cache, which describes the data files as committed, is
-	// saved while their manifests are written to the work tree.
-	keep()
+// keepStats puts the stats of what was read, now committed or as HEAD has
+// it, into the stat cache.
+func (j *commitJob) keepStats() {
+	for _, p := range j.deleted {
+		j.cache.Drop(p)
+	}
+	for _, d := range j.cached {
+		j.cache.Put(d.p, d.e)
+	}
+}
+
+// afterCommit brings the work tree's manifest copies up to commit h and
+// saves the stat cache, which describes the data files as committed,
+// while they are written.
+func (j *commitJob) afterCommit(wt *confine.Tree, h gitdb.Hash) error {
+	j.keepStats()
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)
-		_ = cache.Save()
+		_ = j.cache.Save()
 	}()
 	defer func() { <-saved }()
 	// Deleted files' manifests go first: a new one may take the place of
 	// their folder, or a folder of new ones the place of one of them.
-	if err := removeManifests(wt, remove); err != nil {
-		return res, errors.Join(fmt.Errorf("commit %s made, but removing the manifests of deleted files from the work tree failed: %w", h, err), registered())
+	if err := removeManifests(wt, j.remove); err != nil {
+		return fmt.Errorf("commit %s made, but removing the manifests of deleted files from the work tree failed: %w", h, err)
 	}
 	// Serially: creating files in parallel costs this file system several
 	// times the CPU (measured: 20,000 manifests, 8 writers, 6 s of system
 	// time instead of 1.5 s) for no gain in time.
-	if err := writeManifestCopies(wt, h, copies, worktree); err != nil {
-		return res, errors.Join(err, registered())
-	}
-	return res, registered()
-}
-
-// manifestCopies returns, sorted (so that each directory is opened once),
-// the paths whose manifests commit writes to the work tree, once it has
-// checked that they and those of deleted can go there: no link on the way
-// out of the tree. It is checked before the commit is made, not after.
-func manifestCopies(wt *confine.Tree, worktree map[string]*chunked, deleted []string) ([]string, error) {
-	copies := make([]string, 0, len(worktree))
-	for p := range worktree {
-		copies = append(copies, p)
-	}
-	sort.Strings(copies)
-	for _, p := range slices.Concat(copies, deleted) {
-		// Only the folders: a folder in a manifest's place is
-		// checkManifestTree's to judge (it may be going away).
-		if err := wt.CheckParents(manifestPath(p)); err != nil {
-			return nil, err
-		}
-	}
-	return copies, nil
-}
-
-// writeManifestCopies writes the manifests of commit h to the work tree
-// (those of deleted files are gone already). They are copies of what Git holds
-// durably, so not synced, as Git writes its own work tree: a commit of
-// 5,000 files spent 0.4 s syncing them.
-func writeManifestCopies(wt *confine.Tree, h gitdb.Hash, copies []string, worktree map[string]*chunked) error {
-	for _, p := range copies {
-		if err := wt.WriteFrom(manifestPath(p), worktree[p].writeText, false); err != nil {
+	for _, p := range j.copies {
+		if err := wt.WriteFile(p, j.text[p], false); err != nil {
 			return fmt.Errorf("commit %s made, but writing its manifest to the work tree failed: %w", h, err)
 		}
 	}
 	return nil
 }
 
-// manifestsOf is what a commit of paths (and deleted) speaks for in the
-// Git index: every manifest when it commits the whole work tree (args
-// empty), else those of the files it considered; prev is HEAD's.
-func manifestsOf(prev map[string]gitdb.Hash, args, paths, deleted []string) gitdb.Settle {
-	s := gitdb.Settle{Head: make(map[string]gitdb.Hash, len(prev))}
-	for p, h := range prev {
-		s.Head[manifestPath(p)] = h
+// checkCopies sorts (so that each directory is opened once) the manifest
+// files (roots and shards) the commit writes to the work tree, with their
+// text, and checks that they and those it removes can go there: no link
+// on the way out of the tree. It is checked before the commit is made, not
+// after. The manifest copies are copies of what Git holds durably, so not
+// synced, as Git writes its own work tree: a commit of 5,000 files spent
+// 0.4 s syncing them.
+func (j *commitJob) checkCopies(wt *confine.Tree) error {
+	j.text = map[string][]byte{}
+	for _, ch := range j.worktree {
+		maps.Copy(j.text, ch.files())
 	}
-	if len(args) == 0 {
-		s.Scope = func(mp string) bool { return strings.HasPrefix(mp, ManifestDir+"/") }
-		return s
+	j.copies = slices.Sorted(maps.Keys(j.text))
+	for _, p := range slices.Concat(j.copies, j.remove) {
+		// Only the folders: a folder in a manifest's place is
+		// checkManifestTree's to judge (it may be going away).
+		if err := wt.CheckParents(p); err != nil {
+			return err
+		}
 	}
-	in := make(map[string]bool, len(paths)+len(deleted))
-	for _, p := range slices.Concat(paths, deleted) {
-		in[manifestPath(p)] = true
-	}
-	s.Scope = func(mp string) bool { return in[mp] }
-	return s
+	return nil
 }
 
 // fileWorkers is how many files a commit chunks at once. Each file's
@@ -439,88 +487,3 @@ func manifestsOf(prev map[string]gitdb.Hash, args, paths, deleted []string) gitd
 // between files (opening, parsing, manifests), which dominate when files
 // are small.
 const fileWorkers = 2
-
-// commitScope returns the tracked files to consider, the previously
-// committed ones that are gone from the work tree, and those missing
-// because a checkout did not write them (un; not deleted): of args, or
-// with no args of listed, the tracked files of the whole work tree.
-func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, cache *statcache.Cache, un *unfinished) (paths, deleted, notOut []string, err error) {
-	if len(args) == 0 {
-		deleted, notOut = goneFrom(listed, prev, cache, un)
-		return listed, deleted, notOut, nil
-	}
-	present := map[string]bool{}
-	for _, p := range args {
-		if err := manifest.CheckPath(p); err != nil {
-			return nil, nil, nil, err
-		}
-		_, inPrev := prev[p]
-		if _, err := os.Lstat(r.abs(p)); errors.Is(err, fs.ErrNotExist) {
-			switch {
-			case inPrev && cache.IsLazy(p):
-				return nil, nil, nil, fmt.Errorf("%s is not checked out (lazy clone): chunkvc checkout -- %s first", p, p)
-			case inPrev && un.has(p):
-				return nil, nil, nil, fmt.Errorf("%s is not checked out (a checkout did not finish), so it cannot be committed as deleted: chunkvc checkout -- %s first", p, p)
-			case inPrev:
-				deleted = append(deleted, p)
-				continue
-			}
-			return nil, nil, nil, fmt.Errorf("%s: no such file, and not in HEAD", p)
-		}
-		if !r.Config.IsTracked(p) && !inPrev {
-			return nil, nil, nil, fmt.Errorf("%s is not tracked (add a pattern with chunkvc track)", p)
-		}
-		if !present[p] {
-			present[p] = true
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	return paths, deleted, nil, nil
-}
-
-// siblingWarnings flags added or modified Parquet files whose schema, CRS or
-// geometry types differ from another Parquet file in the same directory:
-// the classic "two incompatible schemas in one partitioned lake" mistake.
-// Siblings not read during this commit are read from HEAD on demand.
-func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.Manifest, prev map[string]gitdb.Hash) error {
-	byDir := map[string][]string{}
-	for _, f := range files {
-		byDir[path.Dir(f.Path)] = append(byDir[path.Dir(f.Path)], f.Path)
-	}
-	load := func(q string) (*manifest.Manifest, error) {
-		if m, ok := current[q]; ok || prev[q].IsZero() {
-			return m, nil
-		}
-		m, _, err := r.git.readManifestBlob(prev[q], q)
-		current[q] = m
-		return m, err
-	}
-	for i := range files {
-		f := &files[i]
-		m := current[f.Path]
-		if m == nil || m.Format != formats.Parquet || (f.Status != FileAdded && f.Status != FileModified) {
-			continue
-		}
-		// Not the whole geo block: its bbox differs between partitions.
-		for _, field := range []string{"schema", "crs", "geometry_types"} {
-			for _, q := range byDir[path.Dir(f.Path)] {
-				if q == f.Path {
-					continue
-				}
-				sib, err := load(q)
-				if err != nil {
-					return err
-				}
-				if sib == nil || sib.Format != formats.Parquet {
-					continue
-				}
-				if a, b := m.SummaryValue(field), sib.SummaryValue(field); a != b {
-					f.Warnings = append(f.Warnings, fmt.Sprintf("%s %s differs from sibling %s (%s): one dataset, two incompatible layouts?", field, a, q, b))
-					break
-				}
-			}
-		}
-	}
-	return nil
-}

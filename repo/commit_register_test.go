@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chunkvc/chunkvc/repo/internal/registry"
 	"github.com/chunkvc/chunkvc/store/local"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestCommitReportsRegistryAfterManifestFailure(t *testing.T) {
 	r := testRepo(t, randomData(100000, 1))
 	// The entry cannot be written: a file where its folder goes.
-	repos := filepath.Join(r.gitDir(), "chunkvc", "store", local.NamedDir, registryDir)
+	repos := filepath.Join(r.gitDir(), "chunkvc", "store", local.NamedDir, registry.Dir)
 	if err := os.RemoveAll(repos); err != nil {
 		t.Fatal(err)
 	}

@@ -46,15 +46,52 @@ func (r *Repo) Diff(ctx context.Context, opt DiffOptions) (*diff.Result, error) 
 	if err := r.settlePatch(); err != nil {
 		return nil, err
 	}
-	res := &diff.Result{From: opt.From, To: opt.To, Files: []diff.FileDiff{}}
-	if res.From == "" {
-		res.From = "HEAD"
+	j := &diffJob{r: r, opt: opt, res: &diff.Result{From: opt.From, To: opt.To, Files: []diff.FileDiff{}}}
+	if j.res.From == "" {
+		j.res.From = "HEAD"
 	}
-	if res.To == "" {
-		res.To = diff.WorkTree
+	if j.res.To == "" {
+		j.res.To = diff.WorkTree
 	}
-	scope := make([]string, 0, len(opt.Paths))
-	for _, p := range opt.Paths {
+	var err error
+	if j.opt.Paths, err = diffScope(opt.Paths); err != nil {
+		return nil, err
+	}
+	if err := j.resolveFrom(); err != nil {
+		return nil, err
+	}
+	var pairs []diffPair
+	if opt.To != "" {
+		pairs, err = j.revisionPairs()
+	} else {
+		pairs, err = j.worktreePairs(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range pairRenames(pairs) {
+		j.compare(ctx, pr)
+	}
+	sort.Slice(j.res.Files, func(i, k int) bool { return j.res.Files[i].Path < j.res.Files[k].Path })
+	return j.res, nil
+}
+
+// diffJob is one Diff: resolveFrom reads the old side, revisionPairs or
+// worktreePairs find the files that differ, compare describes each.
+type diffJob struct {
+	r        *Repo
+	opt      DiffOptions // Paths cleaned by diffScope
+	res      *diff.Result
+	oldBlobs map[string]gitdb.Hash // the old side's manifests by path
+}
+
+// diffPair is one file's old and current manifests; nil where it is not.
+type diffPair struct{ old, cur *manifest.Manifest }
+
+// diffScope returns paths without trailing slashes, each checked.
+func diffScope(paths []string) ([]string, error) {
+	scope := make([]string, 0, len(paths))
+	for _, p := range paths {
 		p = strings.TrimSuffix(p, "/")
 		if p != "." && p != "" {
 			if err := manifest.CheckPath(p); err != nil {
@@ -63,74 +100,75 @@ func (r *Repo) Diff(ctx context.Context, opt DiffOptions) (*diff.Result, error) 
 		}
 		scope = append(scope, p)
 	}
-	opt.Paths = scope
+	return scope, nil
+}
+
+// resolveFrom reads the old side's commit and manifest tree.
+func (j *diffJob) resolveFrom() error {
 	var fromC *gitdb.Commit
 	var err error
-	if opt.From == "" {
-		fromC, err = r.git.Head()
+	if j.opt.From == "" {
+		fromC, err = j.r.git.Head()
 	} else {
-		fromC, err = r.git.Resolve(opt.From)
+		fromC, err = j.r.git.Resolve(j.opt.From)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if fromC != nil {
-		res.FromCommit = fromC.Hash.String()
+		j.res.FromCommit = fromC.Hash.String()
 	}
-	oldBlobs, err := r.git.manifestBlobs(fromC)
+	j.oldBlobs, err = j.r.git.manifestBlobs(fromC)
+	return err
+}
+
+// readOld returns the old side's manifest of p.
+func (j *diffJob) readOld(p string) (*manifest.Manifest, error) {
+	m, _, err := j.r.git.readManifestBlob(j.oldBlobs[p], p)
+	return m, err
+}
+
+// revisionPairs returns the files in scope whose manifests differ between
+// the old side and revision To.
+func (j *diffJob) revisionPairs() ([]diffPair, error) {
+	toC, err := j.r.git.Resolve(j.opt.To)
 	if err != nil {
 		return nil, err
 	}
-	readOld := func(p string) (*manifest.Manifest, error) {
-		m, _, err := r.git.readManifestBlob(oldBlobs[p], p)
-		return m, err
+	j.res.ToCommit = toC.Hash.String()
+	newBlobs, err := j.r.git.manifestBlobs(toC)
+	if err != nil {
+		return nil, err
 	}
-
-	type pair struct{ old, cur *manifest.Manifest }
-	var pairs []pair
-	if opt.To != "" {
-		toC, err := r.git.Resolve(opt.To)
-		if err != nil {
-			return nil, err
+	var pairs []diffPair
+	for _, p := range unionKeys(j.oldBlobs, newBlobs) {
+		if !inScope(p, j.opt.Paths) {
+			continue
 		}
-		res.ToCommit = toC.Hash.String()
-		newBlobs, err := r.git.manifestBlobs(toC)
-		if err != nil {
-			return nil, err
+		ho, inOld := j.oldBlobs[p]
+		hn, inNew := newBlobs[p]
+		if inOld && inNew && ho == hn {
+			continue
 		}
-		for _, p := range unionKeys(oldBlobs, newBlobs) {
-			if !inScope(p, opt.Paths) {
-				continue
+		var pr diffPair
+		if inOld {
+			if pr.old, err = j.readOld(p); err != nil {
+				return nil, err
 			}
-			ho, inOld := oldBlobs[p]
-			hn, inNew := newBlobs[p]
-			if inOld && inNew && ho == hn {
-				continue
-			}
-			var pr pair
-			if inOld {
-				if pr.old, err = readOld(p); err != nil {
-					return nil, err
-				}
-			}
-			if inNew {
-				if pr.cur, _, err = r.git.readManifestBlob(hn, p); err != nil {
-					return nil, err
-				}
-			}
-			pairs = append(pairs, pr)
 		}
-	} else {
-		wt, err := r.worktreeManifests(ctx, opt, oldBlobs, readOld)
-		if err != nil {
-			return nil, err
+		if inNew {
+			if pr.cur, _, err = j.r.git.readManifestBlob(hn, p); err != nil {
+				return nil, err
+			}
 		}
-		for _, p := range wt.order {
-			pairs = append(pairs, pair{wt.old[p], wt.cur[p]})
-		}
+		pairs = append(pairs, pr)
 	}
+	return pairs, nil
+}
 
-	// A deleted and an added file with the same bytes are a rename.
+// pairRenames returns pairs with each added file paired, in order, with a
+// deleted one of the same bytes (a rename), and that deleted one dropped.
+func pairRenames(pairs []diffPair) []diffPair {
 	deleted := map[hashing.ID][]int{}
 	for i, pr := range pairs {
 		if pr.cur == nil {
@@ -147,118 +185,130 @@ func (r *Repo) Diff(ctx context.Context, opt DiffOptions) (*diff.Result, error) 
 		pairs[i].old = pairs[j].old
 		drop[j] = true
 	}
+	out := make([]diffPair, 0, len(pairs)-len(drop))
 	for i, pr := range pairs {
-		if drop[i] {
-			continue
+		if !drop[i] {
+			out = append(out, pr)
 		}
-		fd := diff.Compare(pr.old, pr.cur)
-		if opt.Features && fd.Status == diff.Modified && pr.old.Format == formats.FlatGeobuf && pr.cur.Format == formats.FlatGeobuf {
-			if err := r.compareFeatures(ctx, &fd, res.FromCommit, res.ToCommit); err != nil {
-				fd.Warnings = append(fd.Warnings, "features not compared: "+err.Error())
-			}
-		}
-		res.Files = append(res.Files, fd)
 	}
-	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
-	return res, nil
+	return out
 }
 
-type wtManifests struct {
-	order    []string
-	old, cur map[string]*manifest.Manifest
+// compare adds the difference of pr to the result, feature by feature
+// for FlatGeobuf files when asked.
+func (j *diffJob) compare(ctx context.Context, pr diffPair) {
+	fd := diff.Compare(pr.old, pr.cur)
+	if j.opt.Features && fd.Status == diff.Modified && pr.old.Format == formats.FlatGeobuf && pr.cur.Format == formats.FlatGeobuf {
+		if err := j.r.compareFeatures(ctx, &fd, j.res.FromCommit, j.res.ToCommit); err != nil {
+			fd.Warnings = append(fd.Warnings, "features not compared: "+err.Error())
+		}
+	}
+	j.res.Files = append(j.res.Files, fd)
 }
 
-// worktreeManifests returns the old and current manifests of every tracked
-// file in scope whose working bytes differ from the old side.
-func (r *Repo) worktreeManifests(ctx context.Context, opt DiffOptions, oldBlobs map[string]gitdb.Hash, readOld func(string) (*manifest.Manifest, error)) (*wtManifests, error) {
-	out := &wtManifests{old: map[string]*manifest.Manifest{}, cur: map[string]*manifest.Manifest{}}
-	files, err := r.trackedFiles()
+// worktreePairs returns the files in scope whose working bytes differ
+// from the old side: tracked files, then the old side's files that are no
+// longer tracked.
+func (j *diffJob) worktreePairs(ctx context.Context) ([]diffPair, error) {
+	files, err := j.r.trackedFiles()
 	if err != nil {
 		return nil, err
 	}
+	w := &worktreeScan{cache: j.r.loadStatCache()}
 	// HEAD's manifests name bytes we know without reading, when From is
 	// another revision.
-	var headBlobs map[string]gitdb.Hash
-	if opt.From != "" {
-		head, err := r.git.Head()
+	if j.opt.From != "" {
+		head, err := j.r.git.Head()
 		if err != nil {
 			return nil, err
 		}
-		if headBlobs, err = r.git.manifestBlobs(head); err != nil {
+		if w.headBlobs, err = j.r.git.manifestBlobs(head); err != nil {
 			return nil, err
 		}
 	}
-	cache := r.loadStatCache()
-	dirty := false
+	var pairs []diffPair
 	seen := map[string]bool{}
 	for _, p := range files {
-		if !inScope(p, opt.Paths) {
+		if !inScope(p, j.opt.Paths) {
 			continue
 		}
 		seen[p] = true
 		var old *manifest.Manifest
-		if _, ok := oldBlobs[p]; ok {
-			if old, err = readOld(p); err != nil {
+		if _, ok := j.oldBlobs[p]; ok {
+			if old, err = j.readOld(p); err != nil {
 				return nil, err
 			}
 		}
-		fi, err := os.Lstat(r.abs(p))
+		cur, err := j.working(ctx, w, p, old)
 		if err != nil {
 			return nil, err
 		}
-		st := statcache.StatOf(fi)
-		var cur *manifest.Manifest
-		if e, ok := cache.Lookup(p, st); ok {
-			if old != nil && e.Digest == old.Digest {
-				continue
-			}
-			if h, ok := headBlobs[p]; ok {
-				hm, _, err := r.git.readManifestBlob(h, p)
-				if err != nil {
-					return nil, err
-				}
-				if hm.Digest == e.Digest {
-					cur = hm
-				}
-			}
+		if cur == nil || (old != nil && cur.Digest == old.Digest) {
+			continue
 		}
-		if cur == nil {
-			m, st, hashed, err := r.peekFile(ctx, p, opt.Workers)
+		pairs = append(pairs, diffPair{old, cur})
+	}
+	for _, p := range sortedKeys(j.oldBlobs) {
+		if seen[p] || !inScope(p, j.opt.Paths) {
+			continue
+		}
+		old, err := j.readOld(p)
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, diffPair{old: old})
+	}
+	if w.dirty {
+		_ = w.cache.Save()
+	}
+	return pairs, nil
+}
+
+// worktreeScan is what worktreePairs knows beyond the old side.
+type worktreeScan struct {
+	cache     *statcache.Cache
+	dirty     bool                  // cache changed
+	headBlobs map[string]gitdb.Hash // HEAD's manifests, when From is not HEAD
+}
+
+// working returns the manifest of working file p, or nil when the stat
+// cache vouches that its bytes are old's: from HEAD's manifest when the
+// cache says it holds those bytes, else by chunking and hashing it (and
+// telling the cache).
+func (j *diffJob) working(ctx context.Context, w *worktreeScan, p string, old *manifest.Manifest) (*manifest.Manifest, error) {
+	fi, err := os.Lstat(j.r.abs(p))
+	if err != nil {
+		return nil, err
+	}
+	st := statcache.StatOf(fi)
+	if e, ok := w.cache.Lookup(p, st); ok {
+		if old != nil && e.Digest == old.Digest {
+			return nil, nil
+		}
+		if h, ok := w.headBlobs[p]; ok {
+			hm, _, err := j.r.git.readManifestBlob(h, p)
 			if err != nil {
 				return nil, err
 			}
-			e := statcache.Entry{Stat: st, Digest: m.Digest, Hashed: hashed}
-			if prev, ok := cache.LayoutOf(p, st); ok && prev.Digest == m.Digest {
-				e.Layout = prev.Layout
+			if hm.Digest == e.Digest {
+				return hm, nil
 			}
-			if old != nil && old.Digest == m.Digest {
-				e.Layout = old.Layout
-			}
-			cache.Put(p, e)
-			dirty = true
-			cur = m
 		}
-		if old != nil && cur.Digest == old.Digest {
-			continue
-		}
-		out.order = append(out.order, p)
-		out.old[p], out.cur[p] = old, cur
 	}
-	for _, p := range sortedKeys(oldBlobs) {
-		if seen[p] || !inScope(p, opt.Paths) {
-			continue
-		}
-		old, err := readOld(p)
-		if err != nil {
-			return nil, err
-		}
-		out.order = append(out.order, p)
-		out.old[p] = old
+	m, st, hashed, err := j.r.peekFile(ctx, p, j.opt.Workers)
+	if err != nil {
+		return nil, err
 	}
-	if dirty {
-		_ = cache.Save()
+	e := statcache.Entry{Stat: st, Digest: m.Digest, Hashed: hashed}
+	if prev, ok := w.cache.LayoutOf(p, st); ok && prev.Digest == m.Digest {
+		e.Layout = prev.Layout
 	}
-	return out, nil
+	if old != nil && old.Digest == m.Digest {
+		e.Layout = old.Layout
+	}
+	w.cache.Put(p, e)
+	w.dirty = true
+	return m, nil
 }
 
 // peekFile is chunkFile without the store: it enumerates and hashes working

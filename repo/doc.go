@@ -11,10 +11,12 @@
 //
 // It owns the pipelines (commit, checkout, status, fsck, log). It reads and
 // writes Git through repo/internal/gitdb, the only package that imports
-// the Git library; the stat cache and block cache are
-// repo/internal/statcache and repo/internal/blockcache; files are
-// written in the work tree and .git through repo/internal/confine, which
-// never follows a link.
+// the Git library. Self-contained mechanisms sit beside gitdb under
+// repo/internal, none of which imports repo: registry (the repositories
+// sharing a store, for gc), trust (whether the configured store may be
+// used), chunkread (ranged reads of a stored file), statcache (the stat
+// cache), blockcache (the block cache) and confine (the work tree and
+// .git, written and read without ever following a link).
 //
 // Commit order is the product's promise: hash → set-diff against the
 // previous commit's manifest → put only new chunks → verify → only then

@@ -57,117 +57,158 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 	if err := r.settlePatch(); err != nil {
 		return nil, err
 	}
-	prog := progress.OrNoop(opt.Progress)
-	full := opt.Full
-	res := &FsckResult{Problems: []Problem{}}
+	j := &fsckJob{r: r, opt: opt, res: &FsckResult{Problems: []Problem{}},
+		chunks: map[hashing.ID]chunkUser{}, sizes: map[hashing.ID]int64{}}
 	commits, err := r.git.Reachable()
 	if err != nil {
 		return nil, err
 	}
-	res.Commits = len(commits)
-	type use struct{ commit, path, key string }
-	chunks := map[hashing.ID]use{}
-	sizes := map[hashing.ID]int64{}
+	j.res.Commits = len(commits)
 	seenBlob := map[gitdb.Hash]bool{}
 	for _, c := range commits {
-		blobs, err := r.git.manifestBlobs(c)
-		if err != nil {
-			res.Problems = append(res.Problems, Problem{Commit: c.Hash.String(), Error: err.Error()})
+		if err := j.checkCommit(ctx, c, seenBlob); err != nil {
+			return nil, err
+		}
+	}
+	if err := j.verifyChunks(ctx, progress.OrNoop(opt.Progress)); err != nil {
+		return nil, err
+	}
+	return j.res, nil
+}
+
+// fsckJob is one Fsck: checkCommit and checkManifest check the manifests
+// and gather the chunks they use, verifyChunks checks those in the store.
+type fsckJob struct {
+	r      *Repo
+	opt    FsckOptions
+	res    *FsckResult
+	chunks map[hashing.ID]chunkUser // each chunk's first user, for problems
+	sizes  map[hashing.ID]int64
+}
+
+// chunkUser names where fsck met a chunk first.
+type chunkUser struct{ commit, path, key string }
+
+// checkCommit checks the manifests of commit c not seen before (by blob).
+// Problems go into the result; the error is one that stops fsck.
+func (j *fsckJob) checkCommit(ctx context.Context, c *gitdb.Commit, seenBlob map[gitdb.Hash]bool) error {
+	blobs, err := j.r.git.manifestBlobs(c)
+	if err != nil {
+		j.res.Problems = append(j.res.Problems, Problem{Commit: c.Hash.String(), Error: err.Error()})
+		return nil
+	}
+	paths := make([]string, 0, len(blobs))
+	for p := range blobs {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		h := blobs[p]
+		if seenBlob[h] {
 			continue
 		}
-		paths := make([]string, 0, len(blobs))
-		for p := range blobs {
-			paths = append(paths, p)
-		}
-		sort.Strings(paths)
-		for _, p := range paths {
-			h := blobs[p]
-			if seenBlob[h] {
-				continue
-			}
-			seenBlob[h] = true
-			res.Manifests++
-			bad := func(key, hash string, err error) {
-				res.Problems = append(res.Problems, Problem{Commit: c.Hash.String(), Path: p, Key: key, Hash: hash, Error: err.Error()})
-			}
-			m, _, err := r.git.readManifestBlob(h, p)
-			if err != nil {
-				bad("", "", err)
-				continue
-			}
-			if opt.Remote {
-				if err := store.Verify(ctx, r.Store, m.Layout, m.LayoutSize, full); err != nil {
-					if errors.Is(err, store.ErrUnavailable) {
-						return nil, unavailable(r, err)
-					}
-					bad("(layout)", m.Layout.String(), err)
-					continue
-				}
-			}
-			lay, err := r.layoutOf(ctx, m)
-			if err != nil {
-				if errors.Is(err, store.ErrUnavailable) {
-					return nil, unavailable(r, err)
-				}
-				bad("(layout)", m.Layout.String(), err)
-				continue
-			}
-			if err := checkLayoutAgrees(m, lay); err != nil {
-				bad("(layout)", m.Layout.String(), err)
-			} else if full {
-				// Rebuild the file and check its digest: a manifest whose
-				// chunks are all fine can still describe other bytes.
-				if err := r.verifyDigest(ctx, m, lay); err != nil {
-					bad("(file)", m.Digest.String(), err)
-				}
-			}
-			for _, ch := range m.Chunks {
-				if _, ok := chunks[ch.ID]; !ok {
-					chunks[ch.ID] = use{c.Hash.String(), p, ch.Key}
-					sizes[ch.ID] = ch.Size
-				}
-			}
+		seenBlob[h] = true
+		j.res.Manifests++
+		if err := j.checkManifest(ctx, c, p, h); err != nil {
+			return err
 		}
 	}
-	ids := make([]hashing.ID, 0, len(chunks))
+	return nil
+}
+
+// checkManifest checks the manifest of p in commit c, blob h: it decodes,
+// its layout agrees with it (and is in the configured store, with Remote),
+// and with Full its chunks rebuild its digest. Then its chunks are
+// gathered for verifyChunks.
+func (j *fsckJob) checkManifest(ctx context.Context, c *gitdb.Commit, p string, h gitdb.Hash) error {
+	r := j.r
+	bad := func(key, hash string, err error) {
+		j.res.Problems = append(j.res.Problems, Problem{Commit: c.Hash.String(), Path: p, Key: key, Hash: hash, Error: err.Error()})
+	}
+	m, _, err := r.git.readManifestBlob(h, p)
+	if err != nil {
+		bad("", "", err)
+		return nil
+	}
+	if j.opt.Remote {
+		if err := store.Verify(ctx, r.Store, m.Layout, m.LayoutSize, j.opt.Full); err != nil {
+			if errors.Is(err, store.ErrUnavailable) {
+				return unavailable(r, err)
+			}
+			bad("(layout)", m.Layout.String(), err)
+			return nil
+		}
+	}
+	lay, err := r.layoutOf(ctx, m)
+	if err != nil {
+		if errors.Is(err, store.ErrUnavailable) {
+			return unavailable(r, err)
+		}
+		bad("(layout)", m.Layout.String(), err)
+		return nil
+	}
+	if err := checkLayoutAgrees(m, lay); err != nil {
+		bad("(layout)", m.Layout.String(), err)
+	} else if j.opt.Full {
+		// Rebuild the file and check its digest: a manifest whose
+		// chunks are all fine can still describe other bytes.
+		if err := r.verifyDigest(ctx, m, lay); err != nil {
+			bad("(file)", m.Digest.String(), err)
+		}
+	}
+	for _, ch := range m.Chunks {
+		if _, ok := j.chunks[ch.ID]; !ok {
+			j.chunks[ch.ID] = chunkUser{c.Hash.String(), p, ch.Key}
+			j.sizes[ch.ID] = ch.Size
+		}
+	}
+	return nil
+}
+
+// verifyChunks checks every gathered chunk, in ID order, in the store
+// (or, without Remote, the embedded one), repairing with Repair.
+func (j *fsckJob) verifyChunks(ctx context.Context, prog progress.Counter) error {
+	r := j.r
+	ids := make([]hashing.ID, 0, len(j.chunks))
 	var total int64
-	for id := range chunks {
+	for id := range j.chunks {
 		ids = append(ids, id)
-		total += sizes[id]
+		total += j.sizes[id]
 	}
-	sort.Slice(ids, func(i, j int) bool { return string(ids[i][:]) < string(ids[j][:]) })
+	sort.Slice(ids, func(a, b int) bool { return string(ids[a][:]) < string(ids[b][:]) })
 	prog.Start("verify chunks", total)
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		err := store.Verify(ctx, r.Store, id, sizes[id], full)
-		if err != nil && errors.Is(err, store.ErrNotFound) && !opt.Remote && r.read.local != r.Store {
-			err = store.Verify(ctx, r.read.local, id, sizes[id], full)
+		size := j.sizes[id]
+		err := store.Verify(ctx, r.Store, id, size, j.opt.Full)
+		if err != nil && errors.Is(err, store.ErrNotFound) && !j.opt.Remote && r.read.local != r.Store {
+			err = store.Verify(ctx, r.read.local, id, size, j.opt.Full)
 		}
 		if errors.Is(err, store.ErrUnavailable) {
-			return nil, unavailable(r, err)
+			return unavailable(r, err)
 		}
-		if err != nil && opt.Repair {
+		if err != nil && j.opt.Repair {
 			if rerr := r.repair(ctx, id); rerr == nil {
-				res.Repaired++
+				j.res.Repaired++
 				err = nil
 			}
 		}
 		if err != nil {
-			u := chunks[id]
+			u := j.chunks[id]
 			msg := err.Error()
 			if errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrCorrupt) {
 				msg = "missing from store " + r.Store.String()
 			}
-			res.Problems = append(res.Problems, Problem{Commit: u.commit, Path: u.path, Key: u.key, Hash: id.String(), Error: msg})
+			j.res.Problems = append(j.res.Problems, Problem{Commit: u.commit, Path: u.path, Key: u.key, Hash: id.String(), Error: msg})
 		}
-		res.Chunks++
-		res.Bytes += sizes[id]
-		prog.Add(sizes[id])
+		j.res.Chunks++
+		j.res.Bytes += size
+		prog.Add(size)
 	}
 	prog.Done()
-	return res, nil
+	return nil
 }
 
 // unavailable is fsck's error when the store cannot be reached: no chunk

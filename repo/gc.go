@@ -68,36 +68,77 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 		return nil, err
 	}
 	defer unlock()
-	want := func(name string) bool { return len(opt.Stores) == 0 || contains(opt.Stores, name) }
-	if want("remote") && !r.storeInfo.Trusted {
+	j := &gcJob{r: r, opt: opt}
+	if j.want("remote") && !r.storeInfo.Trusted {
 		return nil, r.untrustedError(r.storeInfo) // nothing of an untrusted store is read or deleted
 	}
 	var others []RepoEntry
-	if want("remote") {
+	if j.want("remote") {
 		if others, err = r.registered(ctx, opt); err != nil {
 			return nil, err
 		}
 	}
-	if !opt.NoFetch && r.read.local != r.Store && want("remote") {
+	if !opt.NoFetch && r.read.local != r.Store && j.want("remote") {
 		if err := r.fetchAll(ctx); err != nil {
 			return nil, fmt.Errorf("gc needs every remote's commits before it collects the shared store %s: %w (use --no-fetch to skip)", r.Store, err)
 		}
 	}
-	commits, err := r.git.Reachable()
-	if err != nil {
+	if err := j.findNeeded(others); err != nil {
 		return nil, err
 	}
-	extra, err := r.git.ReflogCommits(time.Now().Add(-opt.Grace))
+	res := &GCResult{DryRun: opt.DryRun, Referenced: len(j.need), OtherRepos: len(others)}
+	j.cutoff = time.Now().Add(-opt.Grace)
+	for _, t := range j.targets() {
+		st, err := j.collect(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		res.Stores = append(res.Stores, st)
+	}
+	return res, nil
+}
+
+// gcJob is one GC: findNeeded finds what to keep, collect deletes the
+// rest from each of the targets.
+type gcJob struct {
+	r      *Repo
+	opt    GCOptions
+	need   map[hashing.ID]chunkUse // the objects to keep
+	cutoff time.Time               // objects modified after it are young
+}
+
+// gcTarget is a store to collect, by its GCOptions.Stores name.
+type gcTarget struct {
+	name string
+	s    store.Store
+}
+
+// want reports whether opt.Stores selects the store called name.
+func (j *gcJob) want(name string) bool {
+	return len(j.opt.Stores) == 0 || contains(j.opt.Stores, name)
+}
+
+// findNeeded sets need: the objects of the commits reachable from any
+// ref or a reflog entry within the grace period, those the other
+// registered repositories need, and the layouts of working files. Unless
+// DryRun it also prunes the block cache to the working files' versions.
+func (j *gcJob) findNeeded(others []RepoEntry) error {
+	r := j.r
+	commits, err := r.git.Reachable()
 	if err != nil {
-		return nil, err
+		return err
+	}
+	extra, err := r.git.ReflogCommits(time.Now().Add(-j.opt.Grace))
+	if err != nil {
+		return err
 	}
 	commits = append(commits, extra...)
 	need, err := r.referenced(commits)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := r.othersNeed(others, time.Now().Add(-opt.Grace), need); err != nil {
-		return nil, err
+	if err := r.othersNeed(others, time.Now().Add(-j.opt.Grace), need); err != nil {
+		return err
 	}
 	// Working files reference their layout and chunks through the stat
 	// cache (a checkout of a version no ref names any more still reads
@@ -109,67 +150,71 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 		}
 		current[e.Digest] = true
 	}
-	if !opt.DryRun {
+	if !j.opt.DryRun {
 		r.pruneBlocks(current)
 	}
-	res := &GCResult{DryRun: opt.DryRun, Referenced: len(need), OtherRepos: len(others)}
-	type target struct {
-		name string
-		s    store.Store
+	j.need = need
+	return nil
+}
+
+// targets returns the selected stores, each once.
+func (j *gcJob) targets() []gcTarget {
+	r := j.r
+	var targets []gcTarget
+	if j.want("remote") {
+		targets = append(targets, gcTarget{"remote", r.Store})
 	}
-	var targets []target
-	if want("remote") {
-		targets = append(targets, target{"remote", r.Store})
+	if j.want("local") && r.read.local != r.Store {
+		targets = append(targets, gcTarget{"local", r.read.local})
 	}
-	if want("local") && r.read.local != r.Store {
-		targets = append(targets, target{"local", r.read.local})
+	if j.want("cache") && r.read.cache != nil {
+		targets = append(targets, gcTarget{"cache", r.read.cache})
 	}
-	if want("cache") && r.read.cache != nil {
-		targets = append(targets, target{"cache", r.read.cache})
+	return targets
+}
+
+// collect deletes from t the objects not needed and not young, sweeps
+// its debris and repacks it where it can, and reports what it found.
+func (j *gcJob) collect(ctx context.Context, t gcTarget) (GCStore, error) {
+	st := GCStore{Store: t.s.String()}
+	var garbage []store.Info
+	err := t.s.List(ctx, func(i store.Info) error {
+		st.Objects++
+		switch {
+		case hasID(j.need, i.ID):
+			st.Kept++
+		case j.opt.Grace > 0 && (i.Modified.IsZero() || i.Modified.After(j.cutoff)):
+			st.Young++
+		default:
+			garbage = append(garbage, i)
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
 	}
-	cutoff := time.Now().Add(-opt.Grace)
-	for _, t := range targets {
-		st := GCStore{Store: t.s.String()}
-		var garbage []store.Info
-		err := t.s.List(ctx, func(i store.Info) error {
-			st.Objects++
-			switch {
-			case hasID(need, i.ID):
-				st.Kept++
-			case opt.Grace > 0 && (i.Modified.IsZero() || i.Modified.After(cutoff)):
-				st.Young++
-			default:
-				garbage = append(garbage, i)
-			}
-			return nil
-		})
+	if err := deleteAll(ctx, t.s, garbage, j.opt.DryRun); err != nil {
+		return st, err
+	}
+	if sw, ok := t.s.(store.Sweeper); ok {
+		d, err := sw.Sweep(ctx, j.cutoff, j.opt.DryRun)
+		st.Debris, st.DebrisBytes = d.Files, d.Bytes
 		if err != nil {
-			return nil, err
+			return st, err
 		}
-		if err := deleteAll(ctx, t.s, garbage, opt.DryRun); err != nil {
-			return nil, err
-		}
-		if sw, ok := t.s.(store.Sweeper); ok {
-			d, err := sw.Sweep(ctx, cutoff, opt.DryRun)
-			st.Debris, st.DebrisBytes = d.Files, d.Bytes
-			if err != nil {
-				return nil, err
-			}
-		}
-		if rp, ok := t.s.(store.Repacker); ok && !opt.DryRun {
-			n, err := rp.Repack(ctx)
-			if err != nil {
-				return nil, err
-			}
-			st.PacksMerged = n
-		}
-		for _, g := range garbage {
-			st.Deleted++
-			st.BytesDeleted += g.Size
-		}
-		res.Stores = append(res.Stores, st)
 	}
-	return res, nil
+	if rp, ok := t.s.(store.Repacker); ok && !j.opt.DryRun {
+		n, err := rp.Repack(ctx)
+		if err != nil {
+			return st, err
+		}
+		st.PacksMerged = n
+	}
+	for _, g := range garbage {
+		st.Deleted++
+		st.BytesDeleted += g.Size
+	}
+	return st, nil
 }
 
 // deleteAll deletes the garbage objects, all at once where the store can

@@ -3,12 +3,12 @@ package repo
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/registry"
 )
 
 // registered records this repository in the configured store's registry
@@ -19,7 +19,7 @@ func (r *Repo) registered(ctx context.Context, opt GCOptions) ([]RepoEntry, erro
 	if err != nil {
 		return nil, err
 	}
-	entries, err := registry(ctx, r.Store)
+	entries, err := readRegistry(ctx, r.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -29,9 +29,8 @@ func (r *Repo) registered(ctx context.Context, opt GCOptions) ([]RepoEntry, erro
 			others = append(others, e)
 		}
 	}
-	if len(others) > 0 && opt.Grace < MinSharedGrace && !opt.Force {
-		return nil, fmt.Errorf("%w: --grace %v is below %v on store %s, which %d other repositories use (%s): a commit in flight in one of them has stored chunks its registry entry does not name yet; use a longer --grace, or --force if none of them is committing or pushing now",
-			ErrShortGrace, brief(opt.Grace), brief(MinSharedGrace), r.Store, len(others), shortIDs(others))
+	if err := registry.CheckGrace(opt.Grace, opt.Force, r.Store, others); err != nil {
+		return nil, err
 	}
 	return others, nil
 }
@@ -51,7 +50,7 @@ func (r *Repo) othersNeed(others []RepoEntry, since time.Time, need map[hashing.
 	for _, e := range others {
 		got, why := r.otherReferenced(e, since)
 		if why != "" {
-			unknown = append(unknown, describe(e, why))
+			unknown = append(unknown, registry.Describe(e, why))
 			continue
 		}
 		for id, u := range got {
@@ -60,12 +59,7 @@ func (r *Repo) othersNeed(others []RepoEntry, since time.Time, need map[hashing.
 			}
 		}
 	}
-	if len(unknown) > 0 {
-		return fmt.Errorf("%w: store %s is shared with repositories whose commits this gc cannot read, so it cannot tell their chunks from garbage:\n  %s\n"+
-			"Push their commits and fetch them here, or run gc where their work trees are readable; retire a repository that no longer exists with: chunkvc store forget ID",
-			ErrUnknownRepos, r.Store, strings.Join(unknown, "\n  "))
-	}
-	return nil
+	return registry.Unknown(r.Store, unknown)
 }
 
 // otherReferenced returns the chunks repository e references, or why they
@@ -113,60 +107,4 @@ func (r *Repo) otherReferenced(e RepoEntry, since time.Time) (map[hashing.ID]chu
 		}
 	}
 	return nil, fmt.Sprintf("reading its tips in this repository failed: %v", err)
-}
-
-// describe names a registry entry for a refusal: id, where its Git was,
-// its remotes, its tips and when they were recorded, and why gc cannot
-// use it.
-func describe(e RepoEntry, why string) string {
-	var tips []string
-	for ref, h := range e.Tips {
-		tips = append(tips, strings.TrimPrefix(ref, "refs/heads/")+"="+shortHash(h))
-	}
-	sort.Strings(tips)
-	if len(tips) > 6 {
-		tips = append(tips[:6], fmt.Sprintf("and %d more", len(tips)-6))
-	}
-	var remotes []string
-	for n, u := range e.Remotes {
-		remotes = append(remotes, n+"="+u)
-	}
-	sort.Strings(remotes)
-	s := fmt.Sprintf("%s: %s on %s", e.ID, e.Root, e.Host)
-	if len(remotes) > 0 {
-		s += " (remotes " + strings.Join(remotes, ", ") + ")"
-	}
-	return fmt.Sprintf("%s, tips %s recorded %s: %s", s, strings.Join(tips, " "), e.Updated.Format(time.RFC3339), why)
-}
-
-func shortHash(h string) string {
-	if len(h) > 10 {
-		return h[:10]
-	}
-	return h
-}
-
-// shortIDs lists the ids of entries, for messages.
-func shortIDs(es []RepoEntry) string {
-	var ids []string
-	for _, e := range es {
-		ids = append(ids, e.ID)
-	}
-	if len(ids) > 5 {
-		ids = append(ids[:5], "…")
-	}
-	return strings.Join(ids, ", ")
-}
-
-// brief writes d as a flag would take it: 1h, 59m, 90s rather than
-// 1h0m0s.
-func brief(d time.Duration) string {
-	s := d.String()
-	if d%time.Minute == 0 && d != 0 {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if d%time.Hour == 0 && d != 0 {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

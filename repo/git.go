@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
@@ -54,6 +55,13 @@ type gitRepo struct {
 	// Its directories stay open between reads: one that has moved since
 	// only makes a copy miss, as every copy is checked against its blob.
 	work *confine.Tree
+
+	// shards holds, by the blob of a split manifest's root, its shards'
+	// blobs by shard name, as manifestBlobs found them beside the root.
+	// The root's digest binds its shards' bytes, so a root blob has one
+	// set of shards in any commit that holds it whole.
+	mu     sync.Mutex
+	shards map[gitdb.Hash]map[string]gitdb.Hash
 }
 
 func openGit(dir string) (*gitRepo, error) {
@@ -64,7 +72,7 @@ func openGit(dir string) (*gitRepo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gitRepo{Repo: g, work: confine.New(g.Root(), "")}, nil
+	return &gitRepo{Repo: g, work: confine.New(g.Root(), ""), shards: map[gitdb.Hash]map[string]gitdb.Hash{}}, nil
 }
 
 func initGit(dir string) (*gitRepo, error) {
@@ -75,22 +83,67 @@ func initGit(dir string) (*gitRepo, error) {
 }
 
 // manifestBlobs maps each manifest's data path to its blob hash in commit c
-// (nil c: no manifests).
+// (nil c: no manifests): the manifest, or the root of a split one, whose
+// shards it notes for readManifestBlob.
 func (g *gitRepo) manifestBlobs(c *gitdb.Commit) (map[string]gitdb.Hash, error) {
-	return g.ManifestBlobs(c, ManifestDir)
+	roots, err := g.ManifestBlobs(c, ManifestDir)
+	if err != nil {
+		return nil, err
+	}
+	shards, err := g.ManifestBlobs(c, manifest.ShardDir)
+	if err != nil || len(shards) == 0 {
+		return roots, err
+	}
+	found := map[gitdb.Hash]map[string]gitdb.Hash{}
+	for sp, h := range shards {
+		// The shard's file is at <path>/<name>: path is the nearest
+		// folder that a manifest names (a file's path is never a folder
+		// of another file's).
+		p := path.Dir(sp)
+		for ; p != "."; p = path.Dir(p) {
+			if _, ok := roots[p]; ok {
+				break
+			}
+		}
+		if p == "." {
+			continue // a stray shard; fsck reports what it is missing from
+		}
+		root := roots[p]
+		if found[root] == nil {
+			found[root] = map[string]gitdb.Hash{}
+		}
+		found[root][sp[len(p)+1:]] = h
+	}
+	g.mu.Lock()
+	for root, s := range found {
+		g.shards[root] = s
+	}
+	g.mu.Unlock()
+	return roots, nil
+}
+
+// shardsOf returns the shards noted for the root blob h, nil if none.
+func (g *gitRepo) shardsOf(h gitdb.Hash) map[string]gitdb.Hash {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.shards[h]
 }
 
 // readManifestBlob reads and decodes a manifest blob, checking that it
-// describes the path it is stored under.
+// describes the path it is stored under; a split manifest's root is read
+// with its shards. The bytes returned are the blob's (a split manifest's
+// root).
 func (g *gitRepo) readManifestBlob(h gitdb.Hash, p string) (*manifest.Manifest, []byte, error) {
-	b, ok := g.readWorkCopy(h, p)
-	if !ok {
-		var err error
-		if b, err = g.ReadBlob(h, manifest.MaxManifest); err != nil {
-			return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
-		}
+	b, err := g.readText(h, manifestPath(p))
+	if err != nil {
+		return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
 	}
-	m, err := manifest.Decode(b)
+	var m *manifest.Manifest
+	if manifest.IsSplit(b) {
+		m, err = g.readSplit(h, p, b)
+	} else {
+		m, err = manifest.Decode(b)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
 	}
@@ -100,10 +153,34 @@ func (g *gitRepo) readManifestBlob(h gitdb.Hash, p string) (*manifest.Manifest, 
 	return m, b, nil
 }
 
-// readWorkCopy returns the work tree's copy of p's manifest if it is blob
-// h: a file read and a SHA-1 instead of an object lookup and an inflate.
-func (g *gitRepo) readWorkCopy(h gitdb.Hash, p string) ([]byte, bool) {
-	f, err := g.work.OpenFile(manifestPath(p), os.O_RDONLY) // no FIFO, nothing outside
+// readSplit reads the shards of the split manifest whose root (blob h) is
+// root, and decodes it.
+func (g *gitRepo) readSplit(h gitdb.Hash, p string, root []byte) (*manifest.Manifest, error) {
+	shards := g.shardsOf(h)
+	parts := make([]manifest.Part, 0, len(shards))
+	for name, sh := range shards {
+		b, err := g.readText(sh, manifest.ShardPath(p, name))
+		if err != nil {
+			return nil, fmt.Errorf("shard %s: %w", name, err)
+		}
+		parts = append(parts, manifest.Part{Name: name, Data: b})
+	}
+	return manifest.DecodeSplit(root, parts)
+}
+
+// readText returns blob h, the text of the tree's file rel: the work
+// tree's copy when it is that blob, else the object.
+func (g *gitRepo) readText(h gitdb.Hash, rel string) ([]byte, error) {
+	if b, ok := g.readWorkCopy(h, rel); ok {
+		return b, nil
+	}
+	return g.ReadBlob(h, manifest.MaxManifest)
+}
+
+// readWorkCopy returns the work tree's copy of file rel if it is blob h:
+// a file read and a SHA-1 instead of an object lookup and an inflate.
+func (g *gitRepo) readWorkCopy(h gitdb.Hash, rel string) ([]byte, bool) {
+	f, err := g.work.OpenFile(rel, os.O_RDONLY) // no FIFO, nothing outside
 	if err != nil {
 		return nil, false
 	}
@@ -131,6 +208,13 @@ func (g *gitRepo) commit(msg string, files map[string]gitdb.Blob, remove []strin
 
 // manifestPath maps a data path to its manifest's path in the tree.
 func manifestPath(p string) string { return path.Join(ManifestDir, p) }
+
+// isManifestRoot reports whether d is a folder under which manifest
+// files (or shard files) are kept by path: the folders commit stops at
+// when it removes emptied ones.
+func isManifestRoot(d string) bool {
+	return d == ManifestDir || d == manifest.ShardDir || d == "." || d == "/"
+}
 
 // isInternal reports whether a work-tree path belongs to chunkvc or git.
 func isInternal(p string) bool {

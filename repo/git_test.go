@@ -3,14 +3,12 @@ package repo
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -65,62 +63,9 @@ func TestManifestReadPrefersMatchingWorkCopy(t *testing.T) {
 		if err != nil || !bytes.Equal(got, enc) {
 			t.Errorf("work copy %q: read %q, %v; want HEAD's blob", copyBytes, got, err)
 		}
-		if _, ok := g.readWorkCopy(b.Hash, "a.bin"); ok != bytes.Equal(copyBytes, enc) {
+		if _, ok := g.readWorkCopy(b.Hash, manifestPath("a.bin")); ok != bytes.Equal(copyBytes, enc) {
 			t.Errorf("work copy %q: readWorkCopy ok = %v", copyBytes, ok)
 		}
-	}
-}
-
-// TestStreamedManifest: a manifest encoded as it is written, not held
-// (streamChunks), is the one Git holds and the work tree gets, byte for
-// byte, and a re-commit of the same bytes finds it unchanged.
-func TestStreamedManifest(t *testing.T) {
-	old := streamChunks
-	streamChunks = 1
-	t.Cleanup(func() { streamChunks = old })
-	r := testRepo(t, randomData(3<<20, 5))
-	m, err := r.Manifest("", "sub/x.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := m.Encode()
-	if err != nil || len(m.Chunks) < 2 {
-		t.Fatalf("manifest of %d chunks, %v", len(m.Chunks), err)
-	}
-	work, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(manifestPath("sub/x.bin"))))
-	if err != nil || !bytes.Equal(work, want) {
-		t.Fatalf("work tree manifest: %d bytes (%v), want the %d of its encoding", len(work), err, len(want))
-	}
-	if got := gitCLI(t, r.Root, nil, "cat-file", "blob", "HEAD:"+manifestPath("sub/x.bin")); !bytes.Equal(got, want) {
-		t.Fatalf("git's manifest: %d bytes, want the %d of its encoding", len(got), len(want))
-	}
-	later := time.Now().Add(time.Hour)
-	if err := os.Chtimes(filepath.Join(r.Root, "sub", "x.bin"), later, later); err != nil {
-		t.Fatal(err)
-	}
-	res, err := r.Commit(t.Context(), CommitOptions{Message: "touched"})
-	if !errors.Is(err, ErrNothingToCommit) || res == nil || len(res.Files) != 1 || res.Files[0].Status != "unchanged" {
-		t.Fatalf("re-commit of the same bytes: %+v, %v; want the file unchanged, nothing to commit", res, err)
-	}
-	edited := randomData(3<<20, 5)
-	edited[2<<20] ^= 1
-	if err := os.WriteFile(filepath.Join(r.Root, "sub", "x.bin"), edited, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err = r.Commit(t.Context(), CommitOptions{Message: "edited"})
-	if err != nil || len(res.Files) != 1 || res.Files[0].Status != "modified" {
-		t.Fatalf("re-commit of an edited file: %+v, %v; want it modified", res, err)
-	}
-	m, err = r.Manifest("", "sub/x.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want, err = m.Encode(); err != nil {
-		t.Fatal(err)
-	}
-	work, err = os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(manifestPath("sub/x.bin"))))
-	if err != nil || !bytes.Equal(work, want) {
-		t.Fatalf("work tree manifest after the edit: %d bytes (%v), want the %d of its encoding", len(work), err, len(want))
 	}
 }
 

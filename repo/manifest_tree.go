@@ -27,7 +27,7 @@ func (r *Repo) checkManifestTree(write, remove []string) error {
 		return fmt.Errorf("%w: cannot write %s: %s is in the way (move it)", ErrLocalChanges, p, what)
 	}
 	for _, p := range write {
-		for d := path.Dir(p); d != ManifestDir && d != "." && d != "/"; d = path.Dir(d) {
+		for d := path.Dir(p); !isManifestRoot(d); d = path.Dir(d) {
 			fi, err := os.Lstat(r.abs(d))
 			switch {
 			case errors.Is(err, fs.ErrNotExist), err == nil && fi.IsDir():
@@ -69,7 +69,7 @@ func removeManifests(wt *confine.Tree, remove []string) error {
 		if err := wt.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		for d := path.Dir(p); d != ManifestDir && d != "." && d != "/"; d = path.Dir(d) {
+		for d := path.Dir(p); !isManifestRoot(d); d = path.Dir(d) {
 			if wt.Remove(d) != nil {
 				break // not empty, or already gone
 			}

@@ -109,13 +109,8 @@ func boxIn(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error) {
 	if !epsgRE.MatchString(crs) {
 		return box, fmt.Errorf("--bbox-crs %q: want EPSG:<code>", crs)
 	}
-	var f func(x, y float64) (float64, float64)
-	switch {
-	case crs == "EPSG:4326" && fileCRS == "EPSG:3857":
-		f = geom.LonLatToWebMercator
-	case crs == "EPSG:3857" && fileCRS == "EPSG:4326":
-		f = geom.WebMercatorToLonLat
-	default:
+	f, ok := geom.Converter(crs, fileCRS)
+	if !ok {
 		return box, fmt.Errorf("%s: cannot convert a --bbox from %s to the file's %s in this build (only EPSG:4326 ↔ EPSG:3857); give the box in %s", m.Path, crs, fileCRS, fileCRS)
 	}
 	return box.Transform(f), nil
@@ -165,30 +160,15 @@ func (r *Repo) prefetchBBox(ctx context.Context, m *manifest.Manifest, box geom.
 	if err != nil {
 		return AssembleStats{}, err
 	}
-	var ranges [][2]int64
-	for i, pc := range f.lay.Pieces {
+	// One chunk at a time, each read whatever the memory budget.
+	for _, pc := range f.Pieces(0, m.Size) {
 		if pc.Chunk && want[pc.ID] {
-			ranges = append(ranges, [2]int64{f.offs[i], f.offs[i+1]})
-		}
-	}
-	for _, rg := range ranges { // one chunk at a time through Prefetch's bounded group
-		if err := f.prefetchAll(ctx, rg); err != nil {
-			return statsOf(cr), err
-		}
-	}
-	return statsOf(cr), nil
-}
-
-// prefetchAll reads every chunk in rg regardless of the memory budget.
-func (f *FileReader) prefetchAll(ctx context.Context, rg [2]int64) error {
-	for i := f.pieceAt(rg[0]); i < len(f.lay.Pieces) && f.offs[i] < rg[1]; i++ {
-		if pc := f.lay.Pieces[i]; pc.Chunk {
-			if _, err := f.cr.get(ctx, pc.ID, pc.Len); err != nil {
-				return f.chunkErr(pc, err)
+			if _, err := f.Chunk(ctx, pc); err != nil {
+				return statsOf(cr), err
 			}
 		}
 	}
-	return nil
+	return statsOf(cr), nil
 }
 
 func statsOf(cr *ChunkReader) AssembleStats {
@@ -213,8 +193,8 @@ func (r *Repo) writePartialTIFF(ctx context.Context, wt *confine.Tree, m *manife
 	// skeleton (no chunk to leave out).
 	keep := func(a, n int64) bool {
 		chunks, wanted := 0, false
-		for j := f.pieceAt(a); j < len(f.lay.Pieces) && f.offs[j] < a+n; j++ {
-			if pc := f.lay.Pieces[j]; pc.Chunk {
+		for _, pc := range f.Pieces(a, a+n) {
+			if pc.Chunk {
 				chunks++
 				wanted = wanted || want[pc.ID]
 			}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/generic"
+	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
+	"github.com/chunkvc/chunkvc/repo/internal/trust"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/local"
 	"github.com/chunkvc/chunkvc/store/s3"
@@ -25,7 +27,7 @@ var (
 	// ErrLocalChanges means a command refused to overwrite uncommitted work.
 	ErrLocalChanges = errors.New("uncommitted changes would be overwritten")
 	// ErrIntegrity means stored data did not match what the manifests record.
-	ErrIntegrity = errors.New("integrity check failed")
+	ErrIntegrity = chunkread.ErrIntegrity
 	// ErrNotTracked means a revision has no manifest for the path asked
 	// for (errors read "<path> is not a tracked file in <rev>").
 	ErrNotTracked = errors.New("not a tracked file")
@@ -107,7 +109,7 @@ func Init(dir, storeURL string, native Adapters) (*Repo, error) {
 		return nil, err
 	}
 	if storeURL != "" && !info.Trusted {
-		if info, err = r.recordTrust(info); err != nil {
+		if info, err = trust.Record(r.Root, info); err != nil {
 			return nil, err
 		}
 	}
@@ -183,7 +185,7 @@ func (r *Repo) Track(patterns []string) ([]string, error) {
 	return added, r.saveConfig()
 }
 
-// openStore turns a store URL into a Store; see localStorePath for local
+// openStore turns a store URL into a Store; see trust.StorePath for local
 // ones. S3 endpoint and credentials come from the usual AWS/MinIO
 // environment and profile files; CHUNKVC_S3_TIMEOUT and
 // CHUNKVC_S3_RETRY_TIME (Go durations) bound how long an unreachable
@@ -210,7 +212,7 @@ func (r *Repo) openStore(u string, create bool) (store.Store, error) {
 		}
 		return st, nil
 	}
-	p, _, err := r.localStorePath(u)
+	p, _, err := trust.StorePath(r.Root, u)
 	if err != nil {
 		return nil, err
 	}

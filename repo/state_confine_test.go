@@ -102,7 +102,7 @@ func TestWorkCopyNotReadThroughLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := r.git.readWorkCopy(blobs["sub/x.bin"], "sub/x.bin"); ok {
+	if _, ok := r.git.readWorkCopy(blobs["sub/x.bin"], manifestPath("sub/x.bin")); ok {
 		t.Fatal("the work-tree manifest copy was read through a linked directory")
 	}
 	// Through the object store instead, the same bytes.

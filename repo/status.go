@@ -61,27 +61,7 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	if err := r.settlePatch(); err != nil {
 		return nil, err
 	}
-	head, err := r.git.Head()
-	if err != nil {
-		return nil, err
-	}
-	// Three independent reads: the work tree's listing, the stat cache and
-	// HEAD's manifest tree (Git objects, read here by this goroutine only).
-	var files []string
-	var cache *statcache.Cache
-	var g errgroup.Group
-	g.Go(func() (err error) {
-		files, err = r.trackedFiles()
-		return err
-	})
-	g.Go(func() error {
-		cache = r.loadStatCache()
-		return nil
-	})
-	prev, err := r.git.manifestBlobs(head)
-	if werr := g.Wait(); err == nil {
-		err = werr
-	}
+	j, files, err := r.startStatus()
 	if err != nil {
 		return nil, err
 	}
@@ -91,72 +71,118 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []StatusEntry
 	for _, f := range refused {
 		e := StatusEntry{Path: f.Path, Status: FileRefused, Reason: f.Reason}
 		if fi, err := os.Stat(r.abs(f.Path)); err == nil {
 			e.Size = fi.Size()
 		}
-		out = append(out, e)
+		j.out = append(j.out, e)
 	}
-	dirty := false
 	stats := r.statFiles(files, false)
 	for i, p := range files {
-		h, committed := prev[p]
-		if _, ok := partial.Entries[p]; ok {
-			if stats[i].err != nil {
-				return nil, stats[i].err
-			}
-			out = append(out, StatusEntry{Path: p, Status: FilePartial, Size: stats[i].fi.Size()})
-			continue
-		}
-		if !committed {
-			if stats[i].err != nil {
-				return nil, stats[i].err
-			}
-			out = append(out, StatusEntry{Path: p, Status: FileAdded, Size: stats[i].fi.Size()})
-			continue
-		}
-		if fi, err := stats[i].fi, stats[i].err; err == nil {
-			if e, ok := cache.Lookup(p, statcache.StatOf(fi)); ok && e.DescribedBy(h) {
-				continue // same stat as when HEAD's manifest was made: unchanged, nothing read
-			}
-		}
-		old, _, err := r.git.readManifestBlob(h, p)
-		if err != nil {
+		if err := j.checkFile(ctx, p, stats[i], partial); err != nil {
 			return nil, err
-		}
-		digest, size, fresh, err := r.fileDigest(ctx, cache, p, old)
-		if err != nil {
-			return nil, err
-		}
-		if digest == old.Digest {
-			// Remember which manifest these bytes match, for next time.
-			if fi, err := os.Stat(r.abs(p)); err == nil {
-				if e, ok := cache.Lookup(p, statcache.StatOf(fi)); ok && e.Manifest != h.String() {
-					e.Manifest = h.String()
-					cache.Put(p, e)
-					fresh = true
-				}
-			}
-		}
-		dirty = dirty || fresh
-		if digest != old.Digest {
-			out = append(out, StatusEntry{Path: p, Status: FileModified, Size: size})
 		}
 	}
-	gone, notOut := goneFrom(files, prev, cache, un)
+	gone, notOut := goneFrom(files, j.prev, j.cache, un)
 	for _, p := range gone {
-		out = append(out, StatusEntry{Path: p, Status: FileDeleted})
+		j.out = append(j.out, StatusEntry{Path: p, Status: FileDeleted})
 	}
 	for _, p := range notOut {
-		out = append(out, StatusEntry{Path: p, Status: FileNotCheckedOut})
+		j.out = append(j.out, StatusEntry{Path: p, Status: FileNotCheckedOut})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	if dirty {
-		_ = cache.Save()
+	sort.Slice(j.out, func(a, b int) bool { return j.out[a].Path < j.out[b].Path })
+	if j.dirty {
+		_ = j.cache.Save()
 	}
-	return out, nil
+	return j.out, nil
+}
+
+// statusJob is one Status: startStatus reads what it compares, checkFile
+// classifies each listed file.
+type statusJob struct {
+	r     *Repo
+	cache *statcache.Cache
+	dirty bool                  // cache changed
+	prev  map[string]gitdb.Hash // HEAD's manifests by path
+	out   []StatusEntry
+}
+
+// startStatus returns the job and the work tree's tracked files, reading
+// them, the stat cache and HEAD's manifest tree at once (Git objects are
+// read by this goroutine only).
+func (r *Repo) startStatus() (*statusJob, []string, error) {
+	head, err := r.git.Head()
+	if err != nil {
+		return nil, nil, err
+	}
+	j := &statusJob{r: r}
+	var files []string
+	var g errgroup.Group
+	g.Go(func() (err error) {
+		files, err = r.trackedFiles()
+		return err
+	})
+	g.Go(func() error {
+		j.cache = r.loadStatCache()
+		return nil
+	})
+	j.prev, err = r.git.manifestBlobs(head)
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return j, files, nil
+}
+
+// checkFile adds tracked file p, stat st, to the result unless it holds
+// the bytes of HEAD's manifest: read only when the stat cache cannot say.
+func (j *statusJob) checkFile(ctx context.Context, p string, st fileInfo, partial *partialFile) error {
+	h, committed := j.prev[p]
+	if _, ok := partial.Entries[p]; ok {
+		if st.err != nil {
+			return st.err
+		}
+		j.out = append(j.out, StatusEntry{Path: p, Status: FilePartial, Size: st.fi.Size()})
+		return nil
+	}
+	if !committed {
+		if st.err != nil {
+			return st.err
+		}
+		j.out = append(j.out, StatusEntry{Path: p, Status: FileAdded, Size: st.fi.Size()})
+		return nil
+	}
+	if st.err == nil {
+		if e, ok := j.cache.Lookup(p, statcache.StatOf(st.fi)); ok && e.DescribedBy(h) {
+			return nil // same stat as when HEAD's manifest was made: unchanged, nothing read
+		}
+	}
+	old, _, err := j.r.git.readManifestBlob(h, p)
+	if err != nil {
+		return err
+	}
+	digest, size, fresh, err := j.r.fileDigest(ctx, j.cache, p, old)
+	if err != nil {
+		return err
+	}
+	if digest == old.Digest {
+		// Remember which manifest these bytes match, for next time.
+		if fi, err := os.Stat(j.r.abs(p)); err == nil {
+			if e, ok := j.cache.Lookup(p, statcache.StatOf(fi)); ok && e.Manifest != h.String() {
+				e.Manifest = h.String()
+				j.cache.Put(p, e)
+				fresh = true
+			}
+		}
+	}
+	j.dirty = j.dirty || fresh
+	if digest != old.Digest {
+		j.out = append(j.out, StatusEntry{Path: p, Status: FileModified, Size: size})
+	}
+	return nil
 }
 
 // fileDigest returns the BLAKE3 digest of work-tree file p, from the stat

@@ -156,33 +156,3 @@ func TestInitStoreIsTrusted(t *testing.T) {
 		t.Fatal("init --store .git/objects accepted")
 	}
 }
-
-// The cost Open pays on every command (status included) to read
-// chunkvc's keys from .git/config, two ways (gitdb's BenchmarkConfig
-// compares its parser with a full read of the config).
-func BenchmarkReadLocalSettings(b *testing.B) {
-	dir := b.TempDir()
-	r, err := Init(dir, "", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("decoder", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := r.readLocalSettings(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("resolveStore", func(b *testing.B) { // all Open adds: the read and the symlink walks
-		for b.Loop() {
-			if _, err := r.resolveStore(""); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("git-config-exec", func(b *testing.B) {
-		for b.Loop() {
-			_ = exec.Command("git", "-C", dir, "config", "--get-all", "chunkvc.trustedStore").Run()
-		}
-	})
-}

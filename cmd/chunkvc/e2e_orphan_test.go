@@ -137,19 +137,21 @@ func TestKilledCommitToS3LeavesNothingGCCannotSee(t *testing.T) {
 	data := randomBytes(192<<20, 2) // three 64 MiB packs
 	r.write("big.bin", data)
 
-	// readyAfter: a pack the commit stored since before is there with its
-	// index, or (without indexes as packs complete) two such packs have
-	// been there for a second without one.
+	// readyAfter: packs the commit stored since before are there with
+	// their index, at least min bytes of them, or (min 0: without indexes
+	// as packs complete) two such packs have been there for a second
+	// without one.
 	var atKill map[string]int64
-	readyAfter := func(before map[string]int64) func() bool {
+	readyAfter := func(before map[string]int64, min int64) func() bool {
 		var orphansSince time.Time
 		return func() bool {
 			objs := minioObjects(t, srv, bucket, prefix)
 			idx, orphans := packObjects(objs)
-			newIdx, newOrphans := 0, 0
-			for k := range idx {
+			var newIdx int64
+			newOrphans := 0
+			for k, n := range idx {
 				if _, old := before[k]; !old {
-					newIdx++
+					newIdx += n
 				}
 			}
 			for k := range orphans {
@@ -162,7 +164,7 @@ func TestKilledCommitToS3LeavesNothingGCCannotSee(t *testing.T) {
 			} else if orphansSince.IsZero() {
 				orphansSince = time.Now()
 			}
-			if newIdx > 0 || !orphansSince.IsZero() && time.Since(orphansSince) > time.Second {
+			if newIdx > 0 && newIdx >= min || min == 0 && !orphansSince.IsZero() && time.Since(orphansSince) > time.Second {
 				atKill = objs
 				return true
 			}
@@ -170,7 +172,7 @@ func TestKilledCommitToS3LeavesNothingGCCannotSee(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	if !r.killWhen(t, readyAfter(base), "commit", "-q", "-m", "v1") {
+	if !r.killWhen(t, readyAfter(base, 0), "commit", "-q", "-m", "v1") {
 		t.Fatal("the commit finished before it could be killed: the test proves nothing")
 	}
 	after := minioObjects(t, srv, bucket, prefix)
@@ -200,9 +202,11 @@ func TestKilledCommitToS3LeavesNothingGCCannotSee(t *testing.T) {
 		t.Fatal("v0 does not restore after gc")
 	}
 
-	// Killed again; the retry reuses the packs the killed commit completed.
+	// Killed again once a 64 MiB pack of big.bin is indexed (the first
+	// pack indexed may be a small one: killed then, the retry has nothing
+	// to reuse); the retry reuses the packs the killed commit completed.
 	rx0 := settledTraffic(t, srv)
-	if !r.killWhen(t, readyAfter(minioObjects(t, srv, bucket, prefix)), "commit", "-q", "-m", "v1") {
+	if !r.killWhen(t, readyAfter(minioObjects(t, srv, bucket, prefix), 32<<20), "commit", "-q", "-m", "v1") {
 		t.Fatal("the second commit finished before it could be killed")
 	}
 	rx1 := settledTraffic(t, srv)

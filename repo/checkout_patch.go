@@ -1,0 +1,455 @@
+package repo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/internal/progress"
+	"github.com/chunkvc/chunkvc/internal/writeback"
+	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
+)
+
+// A checkout whose target differs from the working file in a few pieces
+// at the same offsets (GDAL's update mode, a tile replaced, rows appended)
+// patches the file in place: it writes those pieces only, so its cost
+// follows the tiles, not the file. It is crash-safe through an undo
+// journal, .git/chunkvc/patch, written and synced before the file is
+// touched, with the old bytes of every piece to be written and of the tail
+// a shorter version cuts off:
+//
+//	"chunkvc-patch 1\n"
+//	path          uvarint length, bytes (slash path in the work tree)
+//	old size      uvarint
+//	ranges        uvarint count; per range: offset uvarint, length uvarint, old bytes
+//	BLAKE3 of everything above [32]byte
+//
+// The next command that takes the repository lock finds a journal left by
+// a crash and writes the old bytes back: the file is again the version it
+// was. The patched file's digest is verified like any checkout's, from the
+// blocks it wrote and, for the others, the block cache's chaining values of
+// the version it was (whose bytes the stat cache vouches for); a mismatch
+// rolls the patch back and the file is written whole instead.
+const patchMagic = "chunkvc-patch 1\n"
+
+// Patch limits: below inPlaceMin bytes a new file costs little, and more
+// than a quarter of the file or maxPatch bytes to write is not "a few
+// tiles" (the journal holds their old bytes in memory).
+var (
+	inPlaceMin int64 = 8 << 20
+	maxPatch   int64 = 64 << 20
+)
+
+// testHookPatchWrite, when set, runs after each piece is written (i its
+// index) and after the file is cut or grown to size (i -1); it may change
+// f, and returning true stops the patch there as a crash would: without
+// undoing it.
+var testHookPatchWrite func(i int, f *os.File) (crash bool)
+
+// working is what the stat cache knows of a working file: its bytes are
+// those of the version with this digest and layout.
+type working struct {
+	stat   statcache.Stat
+	digest hashing.ID
+	layout hashing.ID
+}
+
+// patchInPlace turns the working file at m.Path, holding version w, into
+// m by writing the pieces that differ. done is false, with nothing
+// changed (or all of it undone), when the file does not lend itself to it
+// (see the limits) or a piece cannot be had: the caller then writes the
+// file whole.
+func (r *Repo) patchInPlace(ctx context.Context, m *manifest.Manifest, w working, cache *statcache.Cache, prog progress.Counter) (_ AssembleStats, done bool, err error) {
+	j, err := r.planPatch(ctx, m, w, prog)
+	if j == nil || err != nil {
+		return AssembleStats{}, false, err
+	}
+	defer j.f.Close()
+	if !j.fetch(ctx) {
+		return j.st, false, nil
+	}
+	if err := j.saveJournal(); err != nil {
+		return j.st, false, err
+	}
+	// From here on a failure puts the old bytes back.
+	crashed := false
+	defer func() {
+		// Bytes that were not the version the stat cache said (the
+		// digest told) stay wrong after the undo; the caller's whole
+		// write replaces them all the same.
+		if (err != nil || !done) && !crashed {
+			if rerr := r.recoverPatch(); rerr != nil && !errors.Is(rerr, errNotRestored) {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}()
+	if crashed, err = j.write(ctx); err != nil {
+		return j.st, false, err
+	}
+	if ok, err := j.verify(ctx); !ok || err != nil {
+		return j.st, false, err // undone; the caller writes it whole
+	}
+	if err := j.finish(); err != nil {
+		return j.st, false, err
+	}
+	j.record(cache)
+	return j.st, true, nil
+}
+
+// patchJob is one patch in place, a role to a method: planPatch decides
+// that the file lends itself to it, fetch gets the new chunks, saveJournal
+// makes the undo journal durable, write changes the file, verify checks
+// its digest, finish makes it final and record tells the caches.
+type patchJob struct {
+	r      *Repo
+	m      *manifest.Manifest // the version to write
+	w      working            // the version the file is
+	lay    *manifest.Layout   // m's layout
+	old    *manifest.Layout   // w's layout
+	f      *os.File           // the working file, open for writing
+	writes []write            // the pieces of lay that old lacks
+	n      int64              // their bytes
+	cut    int64              // the bytes the truncate drops
+	prog   progress.Counter
+
+	jpath   string          // the undo journal, once written
+	written statcache.Stat  // the file's stat after the last write
+	blocks  *blockcache.Set // the block cache's record of m, once verified
+	st      AssembleStats
+}
+
+// planPatch returns the job that patches the working file at m.Path,
+// holding version w, into m; nil when the file does not lend itself to it
+// (see the limits) or changed meanwhile.
+func (r *Repo) planPatch(ctx context.Context, m *manifest.Manifest, w working, prog progress.Counter) (*patchJob, error) {
+	if m.Size < inPlaceMin || w.layout.IsZero() {
+		return nil, nil
+	}
+	lay, err := r.layoutFor(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	old, err := r.loadLayout(ctx, w.layout)
+	if err != nil || old.Size != w.stat.Size {
+		return nil, nil // not worth failing for: write the file whole
+	}
+	writes, n := differing(old, lay)
+	cut := max(old.Size-m.Size, 0) // bytes the truncate drops: journaled too
+	if n+cut > maxPatch || (n+cut)*4 > m.Size {
+		return nil, nil
+	}
+	wt := r.workTree()
+	f, err := wt.OpenFile(m.Path, os.O_RDWR)
+	wt.Close()
+	if err != nil {
+		return nil, nil
+	}
+	fi, err := f.Stat()
+	if err != nil || statcache.StatOf(fi) != w.stat || !fi.Mode().IsRegular() || !statcache.SingleLink(fi) {
+		f.Close()
+		return nil, nil // changed meanwhile, or other names share its bytes
+	}
+	return &patchJob{r: r, m: m, w: w, lay: lay, old: old, f: f, writes: writes, n: n, cut: cut, prog: prog}, nil
+}
+
+// fetch reads every new chunk (verified by hash) before the file is
+// touched, so that one the stores cannot give leaves the file untouched
+// and the caller writes it whole (it may find the chunk elsewhere in the
+// working file). It reports whether it had them all.
+func (j *patchJob) fetch(ctx context.Context) bool {
+	for i, wr := range j.writes {
+		if !wr.pc.Chunk {
+			continue
+		}
+		b, src, err := j.r.read.get(ctx, wr.pc.ID)
+		if err != nil || int64(len(b)) != wr.pc.Len {
+			return false
+		}
+		if src == fromRemote {
+			j.st.ChunksFetched++
+			j.st.BytesFetched += wr.pc.Len
+		} else {
+			j.st.ChunksLocal++
+		}
+		j.writes[i].data = b
+	}
+	return true
+}
+
+// saveJournal makes the undo journal durable before the first byte
+// changes: the old bytes of each piece to be written, and of the tail a
+// shorter version cuts off.
+func (j *patchJob) saveJournal() error {
+	m, old, f := j.m, j.old, j.f
+	jn := journal{path: m.Path, ino: j.w.stat.Ino, oldSize: old.Size, newSize: m.Size, digest: j.w.digest, layout: j.w.layout}
+	for _, wr := range j.writes {
+		if wr.off >= old.Size {
+			continue // beyond the old end: undone by the truncate
+		}
+		b := make([]byte, min(wr.pc.Len, old.Size-wr.off))
+		if _, err := f.ReadAt(b, wr.off); err != nil {
+			return fmt.Errorf("%s: read bytes %d..%d: %w", m.Path, wr.off, wr.off+int64(len(b)), err)
+		}
+		jn.undo = append(jn.undo, span{wr.off, b})
+	}
+	if j.cut > 0 {
+		b := make([]byte, j.cut)
+		if _, err := f.ReadAt(b, m.Size); err != nil {
+			return fmt.Errorf("%s: read bytes %d..%d: %w", m.Path, m.Size, old.Size, err)
+		}
+		jn.undo = append(jn.undo, span{m.Size, b})
+	}
+	var err error
+	j.jpath, err = j.r.writeJournal(&jn)
+	return err
+}
+
+// write puts the new pieces into the file and cuts or grows it to size,
+// then regenerates the derived pieces from them. crashed reports that
+// testHookPatchWrite stopped it as a crash would.
+func (j *patchJob) write(ctx context.Context) (crashed bool, err error) {
+	m, f := j.m, j.f
+	var derived []write
+	for i, wr := range j.writes {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		data := wr.data
+		switch {
+		case wr.pc.Derive != "":
+			derived = append(derived, wr)
+			continue
+		case !wr.pc.Chunk:
+			data = wr.pc.Inline
+		}
+		if _, err := f.WriteAt(data, wr.off); err != nil {
+			return false, fmt.Errorf("%s: %w", m.Path, err)
+		}
+		j.prog.Add(wr.pc.Len)
+		if testHookPatchWrite != nil && testHookPatchWrite(i, f) {
+			return true, errors.New("simulated crash")
+		}
+	}
+	if m.Size != j.old.Size {
+		if err := f.Truncate(m.Size); err != nil {
+			return false, fmt.Errorf("%s: %w", m.Path, err)
+		}
+	}
+	if testHookPatchWrite != nil && testHookPatchWrite(-1, f) {
+		return true, errors.New("simulated crash")
+	}
+	if err := j.r.deriveInto(ctx, m, f, derived); err != nil {
+		return false, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", m.Path, err)
+	}
+	j.written = statcache.StatOf(fi) // after our last write: a later one moves the mtime
+	return false, nil
+}
+
+// verify reports whether the patched file has m's digest. The blocks the
+// patch wrote are read; the others, whose pieces are those of the version
+// the file was, keep the chaining values the block cache holds for it.
+// Their bytes are vouched for by the stat cache, as for a commit of an
+// unchanged file.
+func (j *patchJob) verify(ctx context.Context) (bool, error) {
+	m := j.m
+	prints := blockcache.LayoutPrints(j.lay, m.Size)
+	prev := j.r.loadBlocks(j.w.digest, j.old.Size)
+	var gen uint32
+	var reuse func(int) (hashing.CV, bool)
+	if prev != nil {
+		gen = prev.Gen + 1
+		reuse = prev.Reuse(prints)
+	}
+	digest, cvs, err := hashing.SumBlocks(ctx, j.f, m.Size, reuse)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", m.Path, err)
+	}
+	if digest != m.Digest {
+		return false, nil
+	}
+	j.blocks = &blockcache.Set{Gen: gen, Prints: prints, CVs: cvs}
+	if prev != nil { // its records name bytes, wherever they are
+		j.blocks.KeepQuick(prev)
+	}
+	return true, nil
+}
+
+// finish makes the patch final: the file synced, then the journal removed
+// and its removal synced.
+func (j *patchJob) finish() error {
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", j.m.Path, err)
+	}
+	if err := j.r.removeJournal(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", j.jpath, err)
+	}
+	// Else a journal back after a power loss would undo a finished patch.
+	return writeback.SyncDir(filepath.Dir(j.jpath))
+}
+
+// record tells the progress counter, the block cache and the stat cache
+// what the finished patch left, and its stats what it did.
+func (j *patchJob) record(cache *statcache.Cache) {
+	m := j.m
+	j.prog.Add(m.Size - j.n)
+	j.r.saveBlocks(m.Digest, m.Size, j.blocks)
+	now, hashed := settled(j.f, m.Size, j.written)
+	cache.Put(m.Path, statcache.Entry{Stat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
+	j.st.InPlace, j.st.BytesWritten = true, j.n
+	j.st.ChunksReused = chunkPieces(j.lay.Pieces) - j.st.ChunksLocal - j.st.ChunksFetched // left where they were
+}
+
+// write is a piece of the new layout that the file does not hold yet.
+type write struct {
+	off  int64
+	pc   manifest.Piece
+	data []byte // a chunk's bytes, once fetched
+}
+
+type span struct {
+	off  int64
+	data []byte
+}
+
+// differing returns the pieces of lay that old does not have at the same
+// offset, and their total length.
+func differing(old, lay *manifest.Layout) ([]write, int64) {
+	at := make(map[int64]manifest.Piece, len(old.Pieces))
+	var off int64
+	for _, pc := range old.Pieces {
+		at[off] = pc
+		off += pc.Len
+	}
+	var out []write
+	var n int64
+	off = 0
+	for _, pc := range lay.Pieces {
+		if o, ok := at[off]; !ok || !samePiece(o, pc) {
+			out = append(out, write{off: off, pc: pc})
+			n += pc.Len
+		}
+		off += pc.Len
+	}
+	return out, n
+}
+
+func chunkPieces(ps []manifest.Piece) (n int) {
+	for _, p := range ps {
+		if p.Chunk {
+			n++
+		}
+	}
+	return n
+}
+
+func samePiece(a, b manifest.Piece) bool {
+	return a.Len == b.Len && a.Chunk == b.Chunk && a.Derive == b.Derive && a.ID == b.ID && bytes.Equal(a.Inline, b.Inline)
+}
+
+// deriveInto regenerates the derived pieces ws of m into f, each checked
+// against its recorded hash.
+func (r *Repo) deriveInto(ctx context.Context, m *manifest.Manifest, f *os.File, ws []write) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	d, ok := r.formats.ByName(m.Format).(formats.Deriver)
+	if !ok {
+		return fmt.Errorf("%s: format %q has derived bytes but this chunkvc cannot regenerate them", m.Path, m.Format)
+	}
+	mismatch := func(w write) error {
+		return fmt.Errorf("%s: %w: regenerated %s at byte %d does not match its recorded hash %s", m.Path, ErrIntegrity, w.pc.Derive, w.off, w.pc.ID)
+	}
+	for _, w := range ws {
+		seg := formats.Segment{Off: w.off, Len: w.pc.Len, Derive: w.pc.Derive}
+		if sd, ok := d.(formats.StreamDeriver); ok {
+			// Written in place as it is made (the recipe reads none of
+			// the segment's bytes), then read back and hashed: no copy of
+			// it is held. A failure leaves bytes that the caller undoes
+			// (the patch journal) or throws away (a temp file).
+			if err := sd.DeriveTo(ctx, f, m.Size, seg, &sectionWriter{f: f, off: w.off, n: w.pc.Len}); err != nil {
+				return fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, w.pc.Derive, w.off, err)
+			}
+			id, err := hashing.SumReaderAt(ctx, io.NewSectionReader(f, w.off, w.pc.Len), w.pc.Len)
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.Path, err)
+			}
+			if id != w.pc.ID {
+				return mismatch(w)
+			}
+			continue
+		}
+		b, err := d.Derive(ctx, f, m.Size, seg)
+		if err != nil {
+			return fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, w.pc.Derive, w.off, err)
+		}
+		if int64(len(b)) != w.pc.Len || hashing.Sum(b) != w.pc.ID {
+			return mismatch(w)
+		}
+		if _, err := f.WriteAt(b, w.off); err != nil {
+			return fmt.Errorf("%s: %w", m.Path, err)
+		}
+	}
+	return nil
+}
+
+// sectionWriter writes n bytes of f from off; writes outside them fail.
+type sectionWriter struct {
+	f      *os.File
+	off, n int64
+}
+
+func (w *sectionWriter) WriteAt(p []byte, at int64) (int, error) {
+	if at < 0 || at > w.n || int64(len(p)) > w.n-at {
+		return 0, fmt.Errorf("write of %d bytes at %d is outside the %d-byte segment", len(p), at, w.n)
+	}
+	return w.f.WriteAt(p, w.off+at)
+}
+
+// settleMin is the size from which reading a file again (about 1 GB/s)
+// costs more than waiting out a 50 ms racy window.
+var settleMin int64 = 64 << 20
+
+// settled returns the stat cache's view of f, size bytes whose last write
+// left them with the stat written: the stat, and the time to record as
+// hashed. A large file's is taken once that write is older than the racy
+// window of its file system (waiting out a short one), so that the entry
+// is trusted, a later write moving the mtime; if the stat moved meanwhile
+// the entry matches nothing. A small file, or one on a file system with a
+// long window (network), gets a racily clean entry: the next status reads
+// it once.
+//
+// Where times move after a stat (multigrain timestamps), nothing is
+// waited: written came from a stat after our last write, so a later write
+// changes the stat, and the entry is recorded as past the window.
+func settled(f *os.File, size int64, written statcache.Stat) (statcache.Stat, int64) {
+	dir := filepath.Dir(f.Name())
+	w := statcache.FSWindow(dir)
+	if statcache.TimesMoveAfterStat(dir) {
+		return written, max(time.Now().UnixNano(), written.Mtime+w+1)
+	}
+	if size < settleMin || w > int64(100*time.Millisecond) {
+		return written, written.Mtime // racy: Mtime+window >= Hashed
+	}
+	if wait := time.Duration(written.Mtime + w + 1 - time.Now().UnixNano()); wait > 0 {
+		time.Sleep(wait)
+	}
+	fi, err := f.Stat()
+	if err != nil || statcache.StatOf(fi) != written {
+		return statcache.Stat{}, 0
+	}
+	return written, time.Now().UnixNano()
+}
