@@ -85,7 +85,7 @@ func decodeJournal(b []byte) (*journal, error) {
 		return &journal{}, bad
 	}
 	body := b[:len(b)-32]
-	d := &scDecoder{b: body[len(patchMagic):]}
+	d := &journalDecoder{b: body[len(patchMagic):]}
 	id := func() (out hashing.ID) {
 		copy(out[:], d.bytes(32))
 		return out
@@ -107,6 +107,34 @@ func decodeJournal(b []byte) (*journal, error) {
 		return j, bad
 	}
 	return j, nil
+}
+
+// journalDecoder reads the journal's fields, uvarints and bytes as the
+// stat cache encodes them; a short or malformed field sets bad and
+// yields zeros.
+type journalDecoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *journalDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *journalDecoder) bytes(n uint64) []byte {
+	if d.bad || n > uint64(len(d.b)) {
+		d.bad = true
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
 }
 
 // hasJournal reports whether a patch journal waits to be undone.

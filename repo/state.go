@@ -1,8 +1,6 @@
 package repo
 
 import (
-	"encoding/binary"
-
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
@@ -54,41 +52,3 @@ var (
 	testHookBlocksReused func(p string, reused int)
 	testHookPiecesKnown  func(p string, known int)
 )
-
-// scDecoder reads the fields of the patch journal, which are encoded as
-// the stat cache's (statcache has its own copy); a short or malformed
-// field sets bad and yields zeros.
-type scDecoder struct {
-	b   []byte
-	bad bool
-}
-
-func (d *scDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad = true
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *scDecoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.bad = true
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *scDecoder) bytes(n uint64) []byte {
-	if d.bad || n > uint64(len(d.b)) {
-		d.bad = true
-		return nil
-	}
-	v := d.b[:n]
-	d.b = d.b[n:]
-	return v
-}
