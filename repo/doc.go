@@ -28,6 +28,6 @@
 // Checkout writes a new file and renames it over the old one once its
 // digest is verified, or, when the target differs from the working file in
 // a few pieces at the same offsets, patches the working file under an undo
-// journal (patch.go) that the next command taking the lock replays if the
-// checkout did not finish.
+// journal (checkout_patch_journal.go) that the next command taking the
+// lock replays if the checkout did not finish.
 package repo
