@@ -145,31 +145,42 @@ func ShardsDigest(parts []Part) hashing.ID {
 	return hashing.Sum(b)
 }
 
-// DecodeSplit reads a split manifest from its root and its shards, in any
-// order, and accepts only the canonical encoding: the shards the root's
-// digest names, each canonical, every key once.
-func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
+// DecodeRoot parses the root of a split manifest alone: the manifest
+// without its chunks, how many chunks its shards hold, and the shards line
+// ("shards <m> blake3:<digest>"), which DecodeSplit checks against them.
+func DecodeRoot(root []byte) (m *Manifest, chunks int, shardsLine string, err error) {
 	if !IsSplit(root) || len(root) > MaxManifest {
-		return nil, fmt.Errorf("%w: not a split manifest root", ErrInvalid)
+		return nil, 0, "", fmt.Errorf("%w: not a split manifest root", ErrInvalid)
 	}
 	// The root without its shards line is version 1's text of the file
 	// with no chunk lines, which parse knows.
-	body, shardsLine, ok := cutLastLine(root[len("chunkvc-manifest 2\n"):])
-	if !ok {
-		return nil, fmt.Errorf("%w: root has no shards line", ErrInvalid)
+	body, last, ok := cutLastLine(root[len("chunkvc-manifest 2\n"):])
+	if !ok || !bytes.HasPrefix(last, []byte("shards ")) {
+		return nil, 0, "", fmt.Errorf("%w: root has no shards line", ErrInvalid)
 	}
 	body, countLine, ok := cutLastLine(body)
 	count, err := strconv.Atoi(strings.TrimPrefix(string(countLine), "chunks "))
 	if !ok || !bytes.HasPrefix(countLine, []byte("chunks ")) || err != nil || count < 0 {
-		return nil, fmt.Errorf("%w: root has no chunk count", ErrInvalid)
+		return nil, 0, "", fmt.Errorf("%w: root has no chunk count", ErrInvalid)
 	}
-	m, err := parse(slices.Concat([]byte("chunkvc-manifest 1\n"), body, []byte("chunks 0\n")))
+	m, err = parse(slices.Concat([]byte("chunkvc-manifest 1\n"), body, []byte("chunks 0\n")))
+	if err != nil {
+		return nil, 0, "", err
+	}
+	return m, count, string(last), nil
+}
+
+// DecodeSplit reads a split manifest from its root and its shards, in any
+// order, and accepts only the canonical encoding: the shards the root's
+// digest names, each canonical, every key once.
+func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
+	m, count, shardsLine, err := DecodeRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(parts, func(a, b Part) int { return strings.Compare(a.Name, b.Name) })
 	want := fmt.Sprintf("shards %d %s", len(parts), ShardsDigest(parts).Tagged())
-	if string(shardsLine) != want {
+	if shardsLine != want {
 		return nil, fmt.Errorf("%w: %s's shards do not match its root (%q, have %q)", ErrInvalid, m.Path, shardsLine, want)
 	}
 	m.Chunks = make([]Chunk, 0, min(count, MaxManifest/70))
@@ -200,6 +211,26 @@ func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
 		return nil, fmt.Errorf("%w: %s: root not in canonical form (line %d)", ErrInvalid, m.Path, firstDiffLine(again, root))
 	}
 	return m, nil
+}
+
+// DecodeShard parses a shard file on its own, its path and name read from
+// its header, and checks that it is canonical.
+func DecodeShard(data []byte) (path, name string, chunks []Chunk, err error) {
+	var head [3]string
+	rest := string(data)
+	for i, want := range []string{"chunkvc-shard 1", "path ", "shard "} {
+		var line string
+		var ok bool
+		if line, rest, ok = strings.Cut(rest, "\n"); !ok || !strings.HasPrefix(line, want) {
+			return "", "", nil, fmt.Errorf("%w: not a shard (line %d)", ErrInvalid, i+1)
+		}
+		head[i] = strings.TrimPrefix(line, want)
+	}
+	if err := CheckPath(head[1]); err != nil {
+		return "", "", nil, err
+	}
+	chunks, err = decodeShard(head[1], Part{Name: head[2], Data: data})
+	return head[1], head[2], chunks, err
 }
 
 // decodeShard parses one shard of path p's manifest and checks that it is

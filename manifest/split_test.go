@@ -211,3 +211,54 @@ func FuzzDecodeSplit(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeRootAndShard: a root and each shard decode on their own (as
+// Git's textconv driver sees them, one file at a time), and give back what
+// the split manifest holds.
+func TestDecodeRootAndShard(t *testing.T) {
+	m := tiledManifest(40, 30)
+	root, parts, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, count, shards, err := DecodeRoot(root)
+	if err != nil || count != len(m.Chunks) || head.Path != m.Path || head.Digest != m.Digest || len(head.Chunks) != 0 ||
+		shards != fmt.Sprintf("shards %d %s", len(parts), ShardsDigest(parts).Tagged()) {
+		t.Fatalf("DecodeRoot: %+v, %d chunks, %q, %v", head, count, shards, err)
+	}
+	var all []Chunk
+	for _, p := range parts {
+		path, name, cs, err := DecodeShard(p.Data)
+		if err != nil || path != m.Path || name != p.Name {
+			t.Fatalf("DecodeShard(%s): %q %q, %v", p.Name, path, name, err)
+		}
+		all = append(all, cs...)
+	}
+	sortChunks(all)
+	if fmt.Sprint(all) != fmt.Sprint(m.Chunks) {
+		t.Fatal("the shards decoded one by one do not hold the manifest's chunks")
+	}
+	for _, bad := range [][]byte{root, []byte("chunkvc-shard 1\npath a\n"), append(bytes.Clone(parts[0].Data), '\n')} {
+		if _, _, _, err := DecodeShard(bad); err == nil {
+			t.Errorf("DecodeShard accepted %.40q", bad)
+		}
+	}
+	if _, _, _, err := DecodeRoot(parts[0].Data); err == nil {
+		t.Error("DecodeRoot accepted a shard")
+	}
+}
+
+func FuzzDecodeShard(f *testing.F) {
+	_, parts, _ := tiledManifest(20, 20).EncodeSplit(byBlock)
+	f.Add(parts[0].Data)
+	f.Add([]byte("chunkvc-shard 1\npath a\nshard h0\nchunks 0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path, name, cs, err := DecodeShard(data)
+		if err != nil {
+			return
+		}
+		if again := encodeShard(path, name, cs); !bytes.Equal(again, data) {
+			t.Fatalf("accepted a non-canonical shard")
+		}
+	})
+}
