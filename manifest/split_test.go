@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,7 +170,7 @@ func TestDecodeSplitRefuses(t *testing.T) {
 }
 
 func mustShard(t *testing.T, path string, p Part) []Chunk {
-	cs, err := decodeShard(path, p)
+	cs, err := decodeShard(path, p, &chunkParser{coords: map[string]float64{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +260,47 @@ func FuzzDecodeShard(f *testing.F) {
 		}
 		if again := encodeShard(path, name, cs); !bytes.Equal(again, data) {
 			t.Fatalf("accepted a non-canonical shard")
+		}
+	})
+}
+
+// TestShardsDigestIsDocumented: ShardsDigest is the BLAKE3 of the shards as
+// the format's documentation spells them, one after the other.
+func TestShardsDigestIsDocumented(t *testing.T) {
+	_, parts, err := tiledManifest(30, 30).EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	for _, p := range parts {
+		b = fmt.Appendf(b, "%s\n%d\n%s", p.Name, len(p.Data), p.Data)
+	}
+	if got, want := ShardsDigest(parts), hashing.Sum(b); got != want {
+		t.Fatalf("ShardsDigest = %s, want %s", got, want)
+	}
+}
+
+// BenchmarkSplit500k: a split manifest of about 546,000 tiles (a 640x640
+// tile grid and its overviews, as make bench's tiles-big.tif) encoded, and
+// decoded from its root and shards.
+func BenchmarkSplit500k(b *testing.B) {
+	m := tiledManifest(640, 640)
+	root, parts, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := m.EncodeSplit(byBlock); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := DecodeSplit(root, slices.Clone(parts)); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
