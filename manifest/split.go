@@ -66,25 +66,30 @@ func (m *Manifest) EncodeSplit(shardOf func(key string) string) (root []byte, pa
 		shardOf = func(string) string { return "" }
 	}
 	buckets := BucketShards(len(m.Chunks))
-	groups := map[string][]Chunk{}
-	for _, c := range m.Chunks {
+	groups := map[string][]int32{} // chunks by index: no copy of 500,000 of them
+	for i, c := range m.Chunks {
 		n := shardOf(c.Key)
 		if checkShardName(n) != nil {
 			n = buckets(c.Key) // a name no path may hold: a bucket instead
 		}
-		groups[n] = append(groups[n], c)
+		groups[n] = append(groups[n], int32(i))
 	}
-	names := make([]string, 0, len(groups))
+	var big []string
 	for n, cs := range groups {
 		if len(cs) > MaxShardChunks {
-			sub := BucketShards(len(cs))
-			for _, c := range cs {
-				k := n + "/" + sub(c.Key)
-				groups[k] = append(groups[k], c)
-			}
-			delete(groups, n)
+			big = append(big, n)
 		}
 	}
+	for _, n := range big {
+		cs := groups[n]
+		delete(groups, n)
+		sub := BucketShards(len(cs))
+		for _, i := range cs {
+			k := n + "/" + sub(m.Chunks[i].Key)
+			groups[k] = append(groups[k], i)
+		}
+	}
+	names := make([]string, 0, len(groups))
 	for n := range groups {
 		if err := checkShardName(n); err != nil {
 			return nil, nil, err
@@ -98,8 +103,13 @@ func (m *Manifest) EncodeSplit(shardOf func(key string) string) (root []byte, pa
 		}
 	}
 	parts = make([]Part, len(names))
+	var cs []Chunk
 	for i, n := range names {
-		parts[i] = Part{Name: n, Data: encodeShard(m.Path, n, groups[n])}
+		cs = cs[:0]
+		for _, at := range groups[n] {
+			cs = append(cs, m.Chunks[at])
+		}
+		parts[i] = Part{Name: n, Data: encodeShard(m.Path, n, cs)}
 	}
 	root, err = m.encodeRoot(len(parts), ShardsDigest(parts))
 	return root, parts, err
@@ -134,47 +144,69 @@ func encodeShard(p, name string, chunks []Chunk) []byte {
 // in name order, each as its name, a newline, its length in decimal, a
 // newline and its bytes. parts must be sorted by name.
 func ShardsDigest(parts []Part) hashing.ID {
-	var b []byte
+	d := hashing.New() // streamed: the shards of a 500,000-chunk file are 50 MB
+	var num []byte
 	for _, p := range parts {
-		b = append(b, p.Name...)
-		b = append(b, '\n')
-		b = strconv.AppendInt(b, int64(len(p.Data)), 10)
-		b = append(b, '\n')
-		b = append(b, p.Data...)
+		num = strconv.AppendInt(num[:0], int64(len(p.Data)), 10)
+		_, _ = d.Write([]byte(p.Name))
+		_, _ = d.Write([]byte{'\n'})
+		_, _ = d.Write(num)
+		_, _ = d.Write([]byte{'\n'})
+		_, _ = d.Write(p.Data)
 	}
-	return hashing.Sum(b)
+	return d.ID()
+}
+
+// DecodeRoot parses the root of a split manifest alone: the manifest
+// without its chunks, how many chunks its shards hold, and the shards line
+// ("shards <m> blake3:<digest>"), which DecodeSplit checks against them.
+func DecodeRoot(root []byte) (m *Manifest, chunks int, shardsLine string, err error) {
+	if !IsSplit(root) || len(root) > MaxManifest {
+		return nil, 0, "", fmt.Errorf("%w: not a split manifest root", ErrInvalid)
+	}
+	// The root without its shards line is version 1's text of the file
+	// with no chunk lines, which parse knows.
+	body, last, ok := cutLastLine(root[len("chunkvc-manifest 2\n"):])
+	if !ok || !bytes.HasPrefix(last, []byte("shards ")) {
+		return nil, 0, "", fmt.Errorf("%w: root has no shards line", ErrInvalid)
+	}
+	body, countLine, ok := cutLastLine(body)
+	count, err := strconv.Atoi(strings.TrimPrefix(string(countLine), "chunks "))
+	if !ok || !bytes.HasPrefix(countLine, []byte("chunks ")) || err != nil || count < 0 {
+		return nil, 0, "", fmt.Errorf("%w: root has no chunk count", ErrInvalid)
+	}
+	m, err = parse(slices.Concat([]byte("chunkvc-manifest 1\n"), body, []byte("chunks 0\n")))
+	if err != nil {
+		return nil, 0, "", err
+	}
+	return m, count, string(last), nil
 }
 
 // DecodeSplit reads a split manifest from its root and its shards, in any
 // order, and accepts only the canonical encoding: the shards the root's
 // digest names, each canonical, every key once.
 func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
-	if !IsSplit(root) || len(root) > MaxManifest {
-		return nil, fmt.Errorf("%w: not a split manifest root", ErrInvalid)
-	}
-	// The root without its shards line is version 1's text of the file
-	// with no chunk lines, which parse knows.
-	body, shardsLine, ok := cutLastLine(root[len("chunkvc-manifest 2\n"):])
-	if !ok {
-		return nil, fmt.Errorf("%w: root has no shards line", ErrInvalid)
-	}
-	body, countLine, ok := cutLastLine(body)
-	count, err := strconv.Atoi(strings.TrimPrefix(string(countLine), "chunks "))
-	if !ok || !bytes.HasPrefix(countLine, []byte("chunks ")) || err != nil || count < 0 {
-		return nil, fmt.Errorf("%w: root has no chunk count", ErrInvalid)
-	}
-	m, err := parse(slices.Concat([]byte("chunkvc-manifest 1\n"), body, []byte("chunks 0\n")))
+	m, count, shardsLine, err := DecodeRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(parts, func(a, b Part) int { return strings.Compare(a.Name, b.Name) })
 	want := fmt.Sprintf("shards %d %s", len(parts), ShardsDigest(parts).Tagged())
-	if string(shardsLine) != want {
+	if shardsLine != want {
 		return nil, fmt.Errorf("%w: %s's shards do not match its root (%q, have %q)", ErrInvalid, m.Path, shardsLine, want)
 	}
-	m.Chunks = make([]Chunk, 0, min(count, MaxManifest/70))
+	// count is checked against the shards below; bounded here by what
+	// they could hold.
+	total := 0
 	for _, p := range parts {
-		cs, err := decodeShard(m.Path, p)
+		total += len(p.Data)
+	}
+	m.Chunks = make([]Chunk, 0, min(count, total/70+1))
+	// One parser for every shard: its bboxes are allocated in slabs, and
+	// a slab a shard of 64 chunks would waste most of 8,000 times over.
+	cp := &chunkParser{coords: map[string]float64{}}
+	for _, p := range parts {
+		cs, err := decodeShard(m.Path, p, cp)
 		if err != nil {
 			return nil, err
 		}
@@ -202,9 +234,29 @@ func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
 	return m, nil
 }
 
+// DecodeShard parses a shard file on its own, its path and name read from
+// its header, and checks that it is canonical.
+func DecodeShard(data []byte) (path, name string, chunks []Chunk, err error) {
+	var head [3]string
+	rest := string(data)
+	for i, want := range []string{"chunkvc-shard 1", "path ", "shard "} {
+		var line string
+		var ok bool
+		if line, rest, ok = strings.Cut(rest, "\n"); !ok || !strings.HasPrefix(line, want) {
+			return "", "", nil, fmt.Errorf("%w: not a shard (line %d)", ErrInvalid, i+1)
+		}
+		head[i] = strings.TrimPrefix(line, want)
+	}
+	if err := CheckPath(head[1]); err != nil {
+		return "", "", nil, err
+	}
+	chunks, err = decodeShard(head[1], Part{Name: head[2], Data: data}, &chunkParser{coords: map[string]float64{}})
+	return head[1], head[2], chunks, err
+}
+
 // decodeShard parses one shard of path p's manifest and checks that it is
 // canonical.
-func decodeShard(p string, part Part) ([]Chunk, error) {
+func decodeShard(p string, part Part, cp *chunkParser) ([]Chunk, error) {
 	if err := checkShardName(part.Name); err != nil {
 		return nil, err
 	}
@@ -215,7 +267,6 @@ func decodeShard(p string, part Part) ([]Chunk, error) {
 	if !ok || !ok2 || err != nil || count < 0 || count > len(lines)/70+1 {
 		return nil, fmt.Errorf("%w: shard %s of %s: bad header", ErrInvalid, part.Name, p)
 	}
-	cp := chunkParser{coords: map[string]float64{}}
 	cs := make([]Chunk, 0, count)
 	text := string(lines)
 	for i := 0; i < count; i++ {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,7 +170,7 @@ func TestDecodeSplitRefuses(t *testing.T) {
 }
 
 func mustShard(t *testing.T, path string, p Part) []Chunk {
-	cs, err := decodeShard(path, p)
+	cs, err := decodeShard(path, p, &chunkParser{coords: map[string]float64{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +209,98 @@ func FuzzDecodeSplit(f *testing.F) {
 		r2, p2, err := m.EncodeSplit(func(string) string { return name })
 		if err == nil && len(p2) == 1 && (!bytes.Equal(r2, root) || !bytes.Equal(p2[0].Data, data)) {
 			t.Fatalf("accepted a non-canonical split manifest")
+		}
+	})
+}
+
+// TestDecodeRootAndShard: a root and each shard decode on their own (as
+// Git's textconv driver sees them, one file at a time), and give back what
+// the split manifest holds.
+func TestDecodeRootAndShard(t *testing.T) {
+	m := tiledManifest(40, 30)
+	root, parts, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, count, shards, err := DecodeRoot(root)
+	if err != nil || count != len(m.Chunks) || head.Path != m.Path || head.Digest != m.Digest || len(head.Chunks) != 0 ||
+		shards != fmt.Sprintf("shards %d %s", len(parts), ShardsDigest(parts).Tagged()) {
+		t.Fatalf("DecodeRoot: %+v, %d chunks, %q, %v", head, count, shards, err)
+	}
+	var all []Chunk
+	for _, p := range parts {
+		path, name, cs, err := DecodeShard(p.Data)
+		if err != nil || path != m.Path || name != p.Name {
+			t.Fatalf("DecodeShard(%s): %q %q, %v", p.Name, path, name, err)
+		}
+		all = append(all, cs...)
+	}
+	sortChunks(all)
+	if fmt.Sprint(all) != fmt.Sprint(m.Chunks) {
+		t.Fatal("the shards decoded one by one do not hold the manifest's chunks")
+	}
+	for _, bad := range [][]byte{root, []byte("chunkvc-shard 1\npath a\n"), append(bytes.Clone(parts[0].Data), '\n')} {
+		if _, _, _, err := DecodeShard(bad); err == nil {
+			t.Errorf("DecodeShard accepted %.40q", bad)
+		}
+	}
+	if _, _, _, err := DecodeRoot(parts[0].Data); err == nil {
+		t.Error("DecodeRoot accepted a shard")
+	}
+}
+
+func FuzzDecodeShard(f *testing.F) {
+	_, parts, _ := tiledManifest(20, 20).EncodeSplit(byBlock)
+	f.Add(parts[0].Data)
+	f.Add([]byte("chunkvc-shard 1\npath a\nshard h0\nchunks 0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path, name, cs, err := DecodeShard(data)
+		if err != nil {
+			return
+		}
+		if again := encodeShard(path, name, cs); !bytes.Equal(again, data) {
+			t.Fatalf("accepted a non-canonical shard")
+		}
+	})
+}
+
+// TestShardsDigestIsDocumented: ShardsDigest is the BLAKE3 of the shards as
+// the format's documentation spells them, one after the other.
+func TestShardsDigestIsDocumented(t *testing.T) {
+	_, parts, err := tiledManifest(30, 30).EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b []byte
+	for _, p := range parts {
+		b = fmt.Appendf(b, "%s\n%d\n%s", p.Name, len(p.Data), p.Data)
+	}
+	if got, want := ShardsDigest(parts), hashing.Sum(b); got != want {
+		t.Fatalf("ShardsDigest = %s, want %s", got, want)
+	}
+}
+
+// BenchmarkSplit500k: a split manifest of about 546,000 tiles (a 640x640
+// tile grid and its overviews, as make bench's tiles-big.tif) encoded, and
+// decoded from its root and shards.
+func BenchmarkSplit500k(b *testing.B) {
+	m := tiledManifest(640, 640)
+	root, parts, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := m.EncodeSplit(byBlock); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := DecodeSplit(root, slices.Clone(parts)); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -76,8 +76,14 @@ func (ch *chunked) putBlobs(g *gitRepo, packed bool) error {
 	for _, part := range ch.parts {
 		ch.shards[part.Name] = gitdb.NewBlob(part.Data)
 	}
-	if packed {
+	switch {
+	case packed:
 		return nil
+	case len(ch.parts) >= packBlobsFrom:
+		// The thousands of shards of a large file go into one pack, as
+		// a commit of many files does: a loose object each cost 2–3 ms
+		// (8,000 shards: 20 s of a 521,623-tile commit).
+		return g.PutBlobsPacked(ch.packedBlobs())
 	}
 	for _, part := range ch.parts {
 		if err := g.PutBlob(ch.shards[part.Name], part.Data); err != nil {

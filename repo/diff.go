@@ -20,7 +20,7 @@ import (
 // `git diff` and `git log -p` show `chunkvc diff-textconv` listings.
 const (
 	TextconvDriver    = "chunkvc"
-	TextconvAttribute = ManifestDir + "/** diff=" + TextconvDriver
+	TextconvAttribute = ".chunkvc/** diff=" + TextconvDriver // manifests, roots and shards
 	TextconvConfigKey = "diff." + TextconvDriver + ".textconv"
 	TextconvCommand   = "chunkvc diff-textconv"
 )

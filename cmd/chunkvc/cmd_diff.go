@@ -199,37 +199,55 @@ func newDiffTextconvCmd(g *globalOptions) *cobra.Command {
 
 // writeTextconv prints a manifest header in words and one line per chunk:
 // key, size, short hash, bbox. Lines depend only on their own chunk, so a
-// one-tile edit is a one-line diff. Anything that is not a manifest is
+// one-tile edit is a one-line diff. A split manifest's root prints its
+// header and counts; each shard prints its chunk lines. Anything else is
 // printed as it is.
 func writeTextconv(w io.Writer, data []byte) error {
-	m, err := manifest.Decode(data)
-	if err != nil {
+	var b strings.Builder
+	if m, err := manifest.Decode(data); err == nil {
+		textconvHeader(&b, m)
+		fmt.Fprintf(&b, "chunks  %d\n", len(m.Chunks))
+		textconvChunks(&b, m.Chunks)
+	} else if m, count, shards, err := manifest.DecodeRoot(data); err == nil {
+		textconvHeader(&b, m)
+		n, _, _ := strings.Cut(strings.TrimPrefix(shards, "shards "), " ")
+		fmt.Fprintf(&b, "chunks  %d in %s shards (.chunkvc/shards/%s/)\n", count, n, m.Path)
+	} else if p, name, chunks, err := manifest.DecodeShard(data); err == nil {
+		fmt.Fprintf(&b, "shard   %s of %s, %d chunks\n", name, p, len(chunks))
+		textconvChunks(&b, chunks)
+	} else {
 		_, err := w.Write(data)
 		return err
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "file    %s\n", m.Path)
-	fmt.Fprintf(&b, "format  %s (adapter version %d)\n", m.Format, m.FormatVersion)
+	_, err := w.Write([]byte(b.String()))
+	return err
+}
+
+// textconvHeader prints a manifest's header lines in words.
+func textconvHeader(b *strings.Builder, m *manifest.Manifest) {
+	fmt.Fprintf(b, "file    %s\n", m.Path)
+	fmt.Fprintf(b, "format  %s (adapter version %d)\n", m.Format, m.FormatVersion)
 	if m.Params != "" {
-		fmt.Fprintf(&b, "params  %s\n", m.Params)
+		fmt.Fprintf(b, "params  %s\n", m.Params)
 	}
 	if m.Fallback != "" {
-		fmt.Fprintf(&b, "fallback %s\n", m.Fallback)
+		fmt.Fprintf(b, "fallback %s\n", m.Fallback)
 	}
-	fmt.Fprintf(&b, "size    %d (%s)\n", m.Size, diffview.HumanBytes(m.Size))
-	fmt.Fprintf(&b, "digest  %s\n", m.Digest.Short())
-	fmt.Fprintf(&b, "layout  %s (%d bytes)\n", m.Layout.Short(), m.LayoutSize)
+	fmt.Fprintf(b, "size    %d (%s)\n", m.Size, diffview.HumanBytes(m.Size))
+	fmt.Fprintf(b, "digest  %s\n", m.Digest.Short())
+	fmt.Fprintf(b, "layout  %s (%d bytes)\n", m.Layout.Short(), m.LayoutSize)
 	for _, f := range m.Summary {
-		fmt.Fprintf(&b, "%-7s %s\n", f.Name, f.Value)
+		fmt.Fprintf(b, "%-7s %s\n", f.Name, f.Value)
 	}
-	fmt.Fprintf(&b, "chunks  %d\n", len(m.Chunks))
-	for _, ch := range m.Chunks {
-		fmt.Fprintf(&b, "%-16s %10d  %s", ch.Key, ch.Size, ch.ID.Short())
+}
+
+// textconvChunks prints one line per chunk.
+func textconvChunks(b *strings.Builder, chunks []manifest.Chunk) {
+	for _, ch := range chunks {
+		fmt.Fprintf(b, "%-16s %10d  %s", ch.Key, ch.Size, ch.ID.Short())
 		if ch.BBox != nil {
 			b.WriteString("  " + manifest.FormatBBox(*ch.BBox))
 		}
 		b.WriteByte('\n')
 	}
-	_, err = w.Write([]byte(b.String()))
-	return err
 }

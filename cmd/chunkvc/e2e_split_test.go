@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chunkvc/chunkvc/formats/formattest"
+	"github.com/chunkvc/chunkvc/repo"
 )
 
 // gitObjectBytes is the size of every file under .git/objects of dir.
@@ -73,6 +75,19 @@ func TestSplitManifestCOGWindowEdit(t *testing.T) {
 	}
 	if out := r.git("status", "--porcelain"); out != "" {
 		t.Fatalf("git status after the commit:\n%s", out)
+	}
+
+	// Git's textconv shows the root and each shard in words: the
+	// changed tiles as key lines, no 64-hex hashes.
+	r.git("config", repo.TextconvConfigKey, binary+" diff-textconv")
+	r.write(".gitattributes", []byte(repo.TextconvAttribute+"\n"))
+	tc := r.git("diff", "HEAD~1", "HEAD")
+	if !strings.Contains(tc, "+z0/r29/c29 ") || !strings.Contains(tc, "-z0/r29/c29 ") || strings.Contains(tc, "blake3:") {
+		t.Fatalf("textconv diff of a split manifest:\n%s", tc)
+	}
+	want := fmt.Sprintf("chunks  %d in %d shards (.chunkvc/shards/dem.tif/)\n", len(l1.Chunks), len(shards))
+	if root := r.cv("diff-textconv", r.path(".chunkvc/manifests/dem.tif")); !strings.Contains(root, want) {
+		t.Fatalf("textconv of the root lacks %q:\n%s", want, root)
 	}
 
 	r.cv("fsck", "--verify=full")
