@@ -38,6 +38,7 @@ func (g *Repo) setIndex(idx *index.Index) error {
 type indexLock struct {
 	f           *os.File // nil once committed or aborted
 	lock, final string
+	disown      func() // removes the owner record (indexlock.go)
 }
 
 // lockIndex takes index.lock.
@@ -45,13 +46,18 @@ func (g *Repo) lockIndex() (*indexLock, error) {
 	final := filepath.Join(g.gitDir, "index")
 	lock := final + ".lock"
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) && g.clearStaleIndexLock(lock) {
+		// A killed chunkvc's (see indexlock.go): once, not in a loop.
+		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
 	if errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("%s exists: %w; if none is running, remove the file and try again", lock, ErrGitLocked)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &indexLock{f: f, lock: lock, final: final}, nil
+	g.ownIndexLock(f)
+	return &indexLock{f: f, lock: lock, final: final, disown: g.disownIndexLock}, nil
 }
 
 // commit writes idx into the lock and renames it over the index.
@@ -71,6 +77,9 @@ func (lk *indexLock) commit(idx *index.Index) error {
 	}
 	if err != nil {
 		os.Remove(lk.lock)
+	}
+	lk.disown()
+	if err != nil {
 		return fmt.Errorf("write %s: %w", lk.final, err)
 	}
 	return nil
@@ -81,6 +90,7 @@ func (lk *indexLock) abort() {
 	if lk.f != nil {
 		lk.f.Close()
 		os.Remove(lk.lock)
+		lk.disown()
 		lk.f = nil
 	}
 }
