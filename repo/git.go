@@ -62,6 +62,10 @@ type gitRepo struct {
 	// set of shards in any commit that holds it whole.
 	mu     sync.Mutex
 	shards map[gitdb.Hash]map[string]gitdb.Hash
+	// read holds, by data path, the shards of the split manifest last read
+	// for it: a commit's new manifest writes again only the shards that
+	// differ from those of the version it replaces.
+	read map[string]map[string]gitdb.Hash
 }
 
 func openGit(dir string) (*gitRepo, error) {
@@ -72,7 +76,7 @@ func openGit(dir string) (*gitRepo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &gitRepo{Repo: g, work: confine.New(g.Root(), ""), shards: map[gitdb.Hash]map[string]gitdb.Hash{}}, nil
+	return &gitRepo{Repo: g, work: confine.New(g.Root(), ""), shards: map[gitdb.Hash]map[string]gitdb.Hash{}, read: map[string]map[string]gitdb.Hash{}}, nil
 }
 
 func initGit(dir string) (*gitRepo, error) {
@@ -165,7 +169,21 @@ func (g *gitRepo) readSplit(h gitdb.Hash, p string, root []byte) (*manifest.Mani
 		}
 		parts = append(parts, manifest.Part{Name: name, Data: b})
 	}
-	return manifest.DecodeSplit(root, parts)
+	m, err := manifest.DecodeSplit(root, parts)
+	if err == nil {
+		g.mu.Lock()
+		g.read[p] = shards
+		g.mu.Unlock()
+	}
+	return m, err
+}
+
+// readShards returns the shards of the split manifest last read for p
+// (nil if none), whose blobs are in Git already.
+func (g *gitRepo) readShards(p string) map[string]gitdb.Hash {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.read[p]
 }
 
 // readText returns blob h, the text of the tree's file rel: the work
