@@ -521,7 +521,10 @@ func TestSoakKilledCommandsLoseNothing(t *testing.T) {
 				"%d refusals, %d stale locks cleared; %d versions checked, %d lost",
 				st.name, stats.Elapsed.Round(time.Second), stats.Runs, stats.Kills, strings.Join(ops, ", "), stats.CommitsReported,
 				stats.CommitsLandedKilled, stats.Refusals, stats.LocksCleared, stats.VersionsChecked, stats.Losses)
-			if stats.Kills < min(soakKills*2/3, int(stats.Elapsed/(200*time.Millisecond))) {
+			// A floor that tells a harness that kills nothing from a slow
+			// machine: make test runs the packages' tests side by side on
+			// two cores, and a loaded MinIO run killed 89 in its 100 s.
+			if stats.Kills < min(soakKills/3, int(stats.Elapsed/(time.Second))) {
 				t.Errorf("only %d commands were killed: the soak proves too little", stats.Kills)
 			}
 		})
