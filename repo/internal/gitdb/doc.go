@@ -63,7 +63,7 @@
 //
 // The index is replaced under "index.lock", taken exclusively as git
 // takes it: while a git holds it, a write fails with ErrGitLocked. One a
-// killed chunkvc left is taken over (indexlock.go: an owner record of pid,
+// killed chunkvc left is taken over (lockowner.go: an owner record of pid,
 // host and inode in chunkvc/index-lock-owner).
 //
 // # Loose objects

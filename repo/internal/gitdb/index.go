@@ -38,26 +38,22 @@ func (g *Repo) setIndex(idx *index.Index) error {
 type indexLock struct {
 	f           *os.File // nil once committed or aborted
 	lock, final string
-	disown      func() // removes the owner record (indexlock.go)
+	disown      func() // removes the owner record (lockowner.go)
 }
 
 // lockIndex takes index.lock.
 func (g *Repo) lockIndex() (*indexLock, error) {
 	final := filepath.Join(g.gitDir, "index")
 	lock := final + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) && g.clearStaleIndexLock(lock) {
-		// A killed chunkvc's (see indexlock.go): once, not in a loop.
-		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	}
+	owners := lockOwners{g.gitDir}
+	f, err := owners.createLock(lock) // a killed chunkvc's is taken over (lockowner.go)
 	if errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("%s exists: %w; if none is running, remove the file and try again", lock, ErrGitLocked)
 	}
 	if err != nil {
 		return nil, err
 	}
-	g.ownIndexLock(f)
-	return &indexLock{f: f, lock: lock, final: final, disown: g.disownIndexLock}, nil
+	return &indexLock{f: f, lock: lock, final: final, disown: func() { owners.disown(lock) }}, nil
 }
 
 // commit writes idx into the lock and renames it over the index.

@@ -186,7 +186,8 @@ func (rs *Refs) Update(u Update) (err error) {
 		return fmt.Errorf("update %s: %w", u.Name, err)
 	}
 	lock := p + ".lock"
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	owners := lockOwners{rs.dir}
+	f, err := owners.createLock(lock) // a killed chunkvc's is taken over (lockowner.go)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("update %s: %w: %s exists; if no git or chunkvc process is running, remove it", u.Name, ErrRefLocked, lock)
 	}
@@ -198,6 +199,7 @@ func (rs *Refs) Update(u Update) (err error) {
 			f.Close()
 			os.Remove(lock)
 		}
+		owners.disown(lock) // renamed or removed
 	}()
 	if err := rs.checkOld(u); err != nil {
 		return err

@@ -49,7 +49,8 @@ func TestKilledChunkvcIndexLockIsTakenOver(t *testing.T) {
 				t.Fatal(err)
 			}
 			lk.f.Close() // killed: the lock and its record stay
-			rec, err := os.ReadFile(g.indexLockOwner())
+			owners := lockOwners{g.gitDir}
+			rec, err := os.ReadFile(owners.record(lock))
 			if err != nil {
 				t.Fatalf("no owner record: %v", err)
 			}
@@ -58,7 +59,7 @@ func TestKilledChunkvcIndexLockIsTakenOver(t *testing.T) {
 				t.Fatalf("owner record %q", rec)
 			}
 			f[0] = fmt.Sprint(tc.pid(t))
-			if err := os.WriteFile(g.indexLockOwner(), []byte(strings.Join(f, " ")+"\n"), 0o644); err != nil {
+			if err := os.WriteFile(owners.record(lock), []byte(strings.Join(f, " ")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if tc.replace {
@@ -76,7 +77,7 @@ func TestKilledChunkvcIndexLockIsTakenOver(t *testing.T) {
 				if err != nil || !errors.Is(lockErr, os.ErrNotExist) {
 					t.Fatalf("setIndex = %v, index.lock: %v; want the stale lock taken over and released", err, lockErr)
 				}
-				if _, err := os.Stat(g.indexLockOwner()); !errors.Is(err, os.ErrNotExist) {
+				if _, err := os.Stat(owners.record(lock)); !errors.Is(err, os.ErrNotExist) {
 					t.Fatalf("owner record left: %v", err)
 				}
 				return
@@ -85,5 +86,45 @@ func TestKilledChunkvcIndexLockIsTakenOver(t *testing.T) {
 				t.Fatalf("setIndex = %v, index.lock: %v; want ErrGitLocked and the lock left alone", err, lockErr)
 			}
 		})
+	}
+}
+
+// TestKilledChunkvcRefLockIsTakenOver: a ref's lock left by a chunkvc that
+// is gone does not stop the next update; one git left (no record) does.
+func TestKilledChunkvcRefLockIsTakenOver(t *testing.T) {
+	dir, hs := newRepo(t)
+	gitDir := filepath.Join(dir, ".git")
+	rs := NewRefs(gitDir)
+	lock := filepath.Join(gitDir, "refs", "heads", "main.lock")
+	owners := lockOwners{gitDir}
+	f, err := owners.createLock(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close() // killed: the lock and its record stay
+	rec, err := os.ReadFile(owners.record(lock))
+	if err != nil {
+		t.Fatalf("no owner record: %v", err)
+	}
+	fs := strings.Fields(string(rec))
+	fs[0] = fmt.Sprint(deadPid(t))
+	if err := os.WriteFile(owners.record(lock), []byte(strings.Join(fs, " ")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Update(Update{Name: "refs/heads/main", Old: hs[1], New: hs[0], Message: "commit: x", Who: who}); err != nil {
+		t.Fatalf("update over a killed chunkvc's lock: %v", err)
+	}
+	if got := git(t, dir, "rev-parse", "main"); got != hs[0].String() {
+		t.Fatalf("main = %s, want %s", got, hs[0])
+	}
+	if _, err := os.Stat(owners.record(lock)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("owner record left: %v", err)
+	}
+	// git's own lock (no record) still refuses.
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Update(Update{Name: "refs/heads/main", Old: hs[0], New: hs[1], Message: "commit: y", Who: who}); !errors.Is(err, ErrRefLocked) {
+		t.Fatalf("update over git's lock = %v, want ErrRefLocked", err)
 	}
 }
