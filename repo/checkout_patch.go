@@ -17,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
+	"github.com/chunkvc/chunkvc/repo/internal/journal"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
@@ -26,13 +27,8 @@ import (
 // follows the tiles, not the file. It is crash-safe through an undo
 // journal, .git/chunkvc/patch, written and synced before the file is
 // touched, with the old bytes of every piece to be written and of the tail
-// a shorter version cuts off:
-//
-//	"chunkvc-patch 1\n"
-//	path          uvarint length, bytes (slash path in the work tree)
-//	old size      uvarint
-//	ranges        uvarint count; per range: offset uvarint, length uvarint, old bytes
-//	BLAKE3 of everything above [32]byte
+// a shorter version cuts off (its byte layout is in package
+// repo/internal/journal).
 //
 // The next command that takes the repository lock finds a journal left by
 // a crash and writes the old bytes back: the file is again the version it
@@ -40,7 +36,6 @@ import (
 // blocks it wrote and, for the others, the block cache's chaining values of
 // the version it was (whose bytes the stat cache vouches for); a mismatch
 // rolls the patch back and the file is written whole instead.
-const patchMagic = "chunkvc-patch 1\n"
 
 // Patch limits: below inPlaceMin bytes a new file costs little, and more
 // than a quarter of the file or maxPatch bytes to write is not "a few
@@ -191,7 +186,7 @@ func (j *patchJob) fetch(ctx context.Context) bool {
 // shorter version cuts off.
 func (j *patchJob) saveJournal() error {
 	m, old, f := j.m, j.old, j.f
-	jn := journal{path: m.Path, ino: j.w.stat.Ino, oldSize: old.Size, newSize: m.Size, digest: j.w.digest, layout: j.w.layout}
+	jn := journal.Journal{Path: m.Path, Ino: j.w.stat.Ino, OldSize: old.Size, NewSize: m.Size, Digest: j.w.digest, Layout: j.w.layout}
 	for _, wr := range j.writes {
 		if wr.off >= old.Size {
 			continue // beyond the old end: undone by the truncate
@@ -200,14 +195,14 @@ func (j *patchJob) saveJournal() error {
 		if _, err := f.ReadAt(b, wr.off); err != nil {
 			return fmt.Errorf("%s: read bytes %d..%d: %w", m.Path, wr.off, wr.off+int64(len(b)), err)
 		}
-		jn.undo = append(jn.undo, span{wr.off, b})
+		jn.Spans = append(jn.Spans, journal.Span{Off: wr.off, Data: b})
 	}
 	if j.cut > 0 {
 		b := make([]byte, j.cut)
 		if _, err := f.ReadAt(b, m.Size); err != nil {
 			return fmt.Errorf("%s: read bytes %d..%d: %w", m.Path, m.Size, old.Size, err)
 		}
-		jn.undo = append(jn.undo, span{m.Size, b})
+		jn.Spans = append(jn.Spans, journal.Span{Off: m.Size, Data: b})
 	}
 	var err error
 	j.jpath, err = j.r.writeJournal(&jn)
@@ -318,11 +313,6 @@ type write struct {
 	off  int64
 	pc   manifest.Piece
 	data []byte // a chunk's bytes, once fetched
-}
-
-type span struct {
-	off  int64
-	data []byte
 }
 
 // differing returns the pieces of lay that old does not have at the same

@@ -31,6 +31,8 @@ bad=(
   "$m/repo/internal/statcache $m/store"
   "$m/repo/internal/blockcache $m/formats/tiff"
   "$m/repo/internal/statcache $m/repo/internal/blockcache"
+  "$m/repo/internal/journal $m/repo"
+  "$m/repo/internal/journal $m/manifest"
 )
 fail=0
 for line in "${bad[@]}"; do
@@ -51,6 +53,7 @@ good=(
   "$m/repo/internal/statcache $m/hashing $m/repo/internal/confine $m/repo/internal/gitdb"
   "$m/repo/internal/blockcache $m/hashing $m/manifest $m/repo/internal/confine"
   "$m/repo $m/repo/internal/confine $m/repo/internal/statcache $m/repo/internal/blockcache"
+  "$m/repo/internal/journal $m/hashing $m/repo/internal/statcache"
 )
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then
