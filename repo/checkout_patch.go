@@ -18,6 +18,7 @@ import (
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/chunkvc/chunkvc/repo/internal/journal"
+	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
@@ -166,11 +167,11 @@ func (j *patchJob) fetch(ctx context.Context) bool {
 		if !wr.pc.Chunk {
 			continue
 		}
-		b, src, err := j.r.read.get(ctx, wr.pc.ID)
+		b, src, err := j.r.read.Get(ctx, wr.pc.ID)
 		if err != nil || int64(len(b)) != wr.pc.Len {
 			return false
 		}
-		if src == fromRemote {
+		if src == readpath.FromRemote {
 			j.st.ChunksFetched++
 			j.st.BytesFetched += wr.pc.Len
 		} else {

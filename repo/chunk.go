@@ -488,7 +488,7 @@ func (r *Repo) likelyBases(ctx context.Context, old *manifest.Manifest, chunks [
 	var ids []hashing.ID
 	var once sync.Once
 	loadOffsets := func() {
-		b, _, err := r.read.get(ctx, old.Layout)
+		b, _, err := r.read.Get(ctx, old.Layout)
 		if err != nil {
 			return // no base: the chunk is stored whole
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats/generic"
 	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
+	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/trust"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/local"
@@ -43,7 +44,7 @@ type Repo struct {
 	storeInfo StoreInfo
 	git       *gitRepo
 	formats   formats.Set
-	read      *readPath
+	read      *readpath.Path
 }
 
 // Adapters is the format set Open uses; cmd/chunkvc passes the native

@@ -33,6 +33,9 @@ bad=(
   "$m/repo/internal/statcache $m/repo/internal/blockcache"
   "$m/repo/internal/journal $m/repo"
   "$m/repo/internal/journal $m/manifest"
+  "$m/repo/internal/readpath $m/repo"
+  "$m/repo/internal/readpath $m/store/s3"
+  "$m/repo/internal/readpath $m/manifest"
 )
 fail=0
 for line in "${bad[@]}"; do
@@ -54,6 +57,7 @@ good=(
   "$m/repo/internal/blockcache $m/hashing $m/manifest $m/repo/internal/confine"
   "$m/repo $m/repo/internal/confine $m/repo/internal/statcache $m/repo/internal/blockcache"
   "$m/repo/internal/journal $m/hashing $m/repo/internal/statcache"
+  "$m/repo/internal/readpath $m/hashing $m/store $m/store/local"
 )
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then
