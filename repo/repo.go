@@ -13,6 +13,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats/generic"
 	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
+	"github.com/chunkvc/chunkvc/repo/internal/pattern"
 	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/trust"
 	"github.com/chunkvc/chunkvc/store"
@@ -150,7 +151,7 @@ func (r *Repo) saveConfig() error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	ign, err := gitignoreWith(string(old), r.Config.Track)
+	ign, err := pattern.GitignoreWith(string(old), r.Config.Track)
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func (r *Repo) Track(patterns []string) ([]string, error) {
 	var added []string
 	for _, p := range patterns {
 		p = filepath.ToSlash(p)
-		if err := checkPattern(p); err != nil {
+		if err := pattern.Check(p); err != nil {
 			return nil, err
 		}
 		dup := false
