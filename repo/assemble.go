@@ -14,6 +14,7 @@ import (
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
+	"github.com/chunkvc/chunkvc/repo/internal/fileio"
 	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 )
 
@@ -292,7 +293,7 @@ func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.La
 		if runLen == 0 {
 			return nil
 		}
-		done, err := copyRange(f, runDst, ru.f, runSrc, runLen)
+		done, err := fileio.CopyRange(f, runDst, ru.f, runSrc, runLen)
 		if err == nil && !done {
 			_, err = io.Copy(io.NewOffsetWriter(f, runDst), io.NewSectionReader(ru.f, runSrc, runLen))
 		}

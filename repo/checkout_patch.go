@@ -17,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
+	"github.com/chunkvc/chunkvc/repo/internal/fileio"
 	"github.com/chunkvc/chunkvc/repo/internal/journal"
 	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
@@ -371,7 +372,7 @@ func (r *Repo) deriveInto(ctx context.Context, m *manifest.Manifest, f *os.File,
 			// the segment's bytes), then read back and hashed: no copy of
 			// it is held. A failure leaves bytes that the caller undoes
 			// (the patch journal) or throws away (a temp file).
-			if err := sd.DeriveTo(ctx, f, m.Size, seg, &sectionWriter{f: f, off: w.off, n: w.pc.Len}); err != nil {
+			if err := sd.DeriveTo(ctx, f, m.Size, seg, &fileio.SectionWriter{W: f, Off: w.off, N: w.pc.Len}); err != nil {
 				return fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, w.pc.Derive, w.off, err)
 			}
 			id, err := hashing.SumReaderAt(ctx, io.NewSectionReader(f, w.off, w.pc.Len), w.pc.Len)
@@ -395,19 +396,6 @@ func (r *Repo) deriveInto(ctx context.Context, m *manifest.Manifest, f *os.File,
 		}
 	}
 	return nil
-}
-
-// sectionWriter writes n bytes of f from off; writes outside them fail.
-type sectionWriter struct {
-	f      *os.File
-	off, n int64
-}
-
-func (w *sectionWriter) WriteAt(p []byte, at int64) (int, error) {
-	if at < 0 || at > w.n || int64(len(p)) > w.n-at {
-		return 0, fmt.Errorf("write of %d bytes at %d is outside the %d-byte segment", len(p), at, w.n)
-	}
-	return w.f.WriteAt(p, w.off+at)
 }
 
 // settleMin is the size from which reading a file again (about 1 GB/s)

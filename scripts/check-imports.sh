@@ -6,8 +6,8 @@
 # serve uses repo's exported API only and nothing but cmd/chunkvc imports it
 # (geom, internal/progress and internal/writeback are leaves anyone may
 # import); only repo/internal/gitdb imports go-git, nothing under
-# repo/internal imports repo, repo/internal/confine and
-# repo/internal/pattern import no chunkvc package, the caches (repo/internal/{statcache,blockcache}) import only
+# repo/internal imports repo, repo/internal/{confine,pattern,fileio}
+# import no chunkvc package, the caches (repo/internal/{statcache,blockcache}) import only
 # hashing, manifest, confine and gitdb, repo/internal/journal imports only
 # hashing and statcache, repo/internal/readpath only hashing, store and
 # store/local, only store/s3 imports minio-go,
@@ -39,7 +39,7 @@ while read -r pkg imports; do
         internal/diffview) [[ $irel != repo && $irel != repo/* && $irel != cmd/* ]] || bad="diffview may not import repo" ;;
         formats|formats/*) [[ $irel == hashing || $irel == geom || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing and geom" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
-        repo/internal/confine|repo/internal/pattern) bad="$rel is a leaf" ;;
+        repo/internal/confine|repo/internal/pattern|repo/internal/fileio) bad="$rel is a leaf" ;;
         repo/internal/statcache|repo/internal/blockcache) [[ $irel == hashing || $irel == manifest || $irel == repo/internal/confine || $irel == repo/internal/gitdb ]] || bad="$rel may import only hashing, manifest, repo/internal/confine and repo/internal/gitdb" ;;
         repo/internal/journal) [[ $irel == hashing || $irel == repo/internal/statcache ]] || bad="repo/internal/journal may import only hashing and repo/internal/statcache" ;;
         repo/internal/readpath) [[ $irel == hashing || $irel == store || $irel == store/local ]] || bad="repo/internal/readpath may import only hashing, store and store/local" ;;

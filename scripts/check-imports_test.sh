@@ -35,6 +35,7 @@ bad=(
   "$m/repo/internal/journal $m/manifest"
   "$m/repo/internal/readpath $m/repo"
   "$m/repo/internal/pattern $m/hashing"
+  "$m/repo/internal/fileio $m/internal/writeback"
   "$m/repo/internal/readpath $m/store/s3"
   "$m/repo/internal/readpath $m/manifest"
 )
