@@ -36,6 +36,8 @@ bad=(
   "$m/repo/internal/readpath $m/repo"
   "$m/repo/internal/pattern $m/hashing"
   "$m/repo/internal/fileio $m/internal/writeback"
+  "$m/repo/internal/derived $m/manifest"
+  "$m/repo/internal/derived $m/repo"
   "$m/repo/internal/readpath $m/store/s3"
   "$m/repo/internal/readpath $m/manifest"
 )
@@ -60,6 +62,7 @@ good=(
   "$m/repo $m/repo/internal/confine $m/repo/internal/statcache $m/repo/internal/blockcache"
   "$m/repo/internal/journal $m/hashing $m/repo/internal/statcache"
   "$m/repo/internal/readpath $m/hashing $m/store $m/store/local"
+  "$m/repo/internal/derived $m/formats $m/formats/generic $m/hashing"
 )
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then
