@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
@@ -304,7 +303,7 @@ func (j *patchJob) record(cache *statcache.Cache) {
 	m := j.m
 	j.prog.Add(m.Size - j.n)
 	j.r.saveBlocks(m.Digest, m.Size, j.blocks)
-	now, hashed := settled(j.f, m.Size, j.written)
+	now, hashed := statcache.Settled(j.f, j.written, m.Size >= settleMin)
 	cache.Put(m.Path, statcache.Entry{Stat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
 	j.st.InPlace, j.st.BytesWritten = true, j.n
 	j.st.ChunksReused = chunkPieces(j.lay.Pieces) - j.st.ChunksLocal - j.st.ChunksFetched // left where they were
@@ -399,36 +398,5 @@ func (r *Repo) deriveInto(ctx context.Context, m *manifest.Manifest, f *os.File,
 }
 
 // settleMin is the size from which reading a file again (about 1 GB/s)
-// costs more than waiting out a 50 ms racy window.
+// costs more than waiting out a 50 ms racy window (statcache.Settled).
 var settleMin int64 = 64 << 20
-
-// settled returns the stat cache's view of f, size bytes whose last write
-// left them with the stat written: the stat, and the time to record as
-// hashed. A large file's is taken once that write is older than the racy
-// window of its file system (waiting out a short one), so that the entry
-// is trusted, a later write moving the mtime; if the stat moved meanwhile
-// the entry matches nothing. A small file, or one on a file system with a
-// long window (network), gets a racily clean entry: the next status reads
-// it once.
-//
-// Where times move after a stat (multigrain timestamps), nothing is
-// waited: written came from a stat after our last write, so a later write
-// changes the stat, and the entry is recorded as past the window.
-func settled(f *os.File, size int64, written statcache.Stat) (statcache.Stat, int64) {
-	dir := filepath.Dir(f.Name())
-	w := statcache.FSWindow(dir)
-	if statcache.TimesMoveAfterStat(dir) {
-		return written, max(time.Now().UnixNano(), written.Mtime+w+1)
-	}
-	if size < settleMin || w > int64(100*time.Millisecond) {
-		return written, written.Mtime // racy: Mtime+window >= Hashed
-	}
-	if wait := time.Duration(written.Mtime + w + 1 - time.Now().UnixNano()); wait > 0 {
-		time.Sleep(wait)
-	}
-	fi, err := f.Stat()
-	if err != nil || statcache.StatOf(fi) != written {
-		return statcache.Stat{}, 0
-	}
-	return written, time.Now().UnixNano()
-}

@@ -176,40 +176,6 @@ func TestCheckoutPatchThenWrite(t *testing.T) {
 	}
 }
 
-// TestTimesMoveAfterStat checks what settled relies on where
-// statcache.TimesMoveAfterStat says so: a write right after a stat changes the times.
-func TestTimesMoveAfterStat(t *testing.T) {
-	dir := t.TempDir()
-	if !statcache.TimesMoveAfterStat(dir) {
-		t.Logf("%s: times need not move after a stat here; settled waits out the racy window", dir)
-		return
-	}
-	f, err := os.Create(filepath.Join(dir, "probe"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for i := range 200 {
-		if _, err := f.WriteAt([]byte{byte(i)}, 0); err != nil {
-			t.Fatal(err)
-		}
-		a, err := f.Stat()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteAt([]byte{byte(i + 1)}, 0); err != nil {
-			t.Fatal(err)
-		}
-		b, err := f.Stat()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sa, sb := statcache.StatOf(a), statcache.StatOf(b); sa.Mtime == sb.Mtime || sa.Ctime == sb.Ctime {
-			t.Fatalf("write %d after a stat left the times as they were (%d, %d)", i, sb.Mtime, sb.Ctime)
-		}
-	}
-}
-
 // A file with another name is replaced, not patched: the other name keeps
 // its bytes.
 func TestCheckoutPatchSparesHardLinks(t *testing.T) {
