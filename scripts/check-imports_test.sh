@@ -38,6 +38,7 @@ bad=(
   "$m/repo/internal/fileio $m/internal/writeback"
   "$m/repo/internal/derived $m/manifest"
   "$m/repo/internal/derived $m/repo"
+  "$m/repo/internal/boxsel $m/store"
   "$m/repo/internal/readpath $m/store/s3"
   "$m/repo/internal/readpath $m/manifest"
 )
@@ -63,6 +64,7 @@ good=(
   "$m/repo/internal/journal $m/hashing $m/repo/internal/statcache"
   "$m/repo/internal/readpath $m/hashing $m/store $m/store/local"
   "$m/repo/internal/derived $m/formats $m/formats/generic $m/hashing"
+  "$m/repo/internal/boxsel $m/manifest $m/formats $m/formats/parquet $m/geom $m/hashing"
 )
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then
