@@ -281,7 +281,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 // budget; it reports the first error (a missing or corrupt chunk) before
 // any byte of the ranges is served.
 func (f *File) Prefetch(ctx context.Context, ranges [][2]int64) error {
-	var budget int64 = f.cr.lru.max / 2
+	budget := f.cr.lru.max / 2
 	var spans [][2]int64
 	for _, rg := range formats.MergeRanges(ranges) {
 		a, b := max(rg[0], 0), min(rg[1], f.m.Size)
