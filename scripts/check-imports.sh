@@ -6,14 +6,15 @@
 # serve uses repo's exported API only and nothing but cmd/chunkvc imports it
 # (geom, internal/progress and internal/writeback are leaves anyone may
 # import); only repo/internal/gitdb imports go-git, nothing under
-# repo/internal imports repo, repo/internal/{confine,pattern,fileio}
-# import no chunkvc package, the caches (repo/internal/{statcache,blockcache}) import only
-# hashing, manifest, confine and gitdb, repo/internal/journal imports only
-# hashing and statcache, repo/internal/readpath only hashing, store and
-# store/local, repo/internal/derived only formats and hashing,
-# repo/internal/boxsel only manifest, formats, geom and hashing, only
-# store/s3 imports minio-go,
-# only the gdal build-tagged package imports godal.
+# repo/internal imports repo, and inside it:
+#   confine, pattern, fileio     import no chunkvc package
+#   statcache, blockcache        hashing, manifest, confine, gitdb
+#   journal                      hashing, statcache
+#   readpath                     hashing, store, store/local
+#   derived                      formats, hashing
+#   boxsel                       manifest, formats, geom, hashing
+# only store/s3 imports minio-go, only the gdal build-tagged package
+# imports godal.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
 # instead of `go list`: how scripts/check-imports_test.sh proves each rule
