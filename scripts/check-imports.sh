@@ -13,6 +13,7 @@
 #   readpath                     hashing, store, store/local
 #   derived                      formats, hashing
 #   boxsel                       manifest, formats, geom, hashing
+#   lockfile                     confine
 # only store/s3 imports minio-go, only the gdal build-tagged package
 # imports godal.
 #
@@ -45,6 +46,7 @@ while read -r pkg imports; do
         repo/internal/confine|repo/internal/pattern|repo/internal/fileio) bad="$rel is a leaf" ;;
         repo/internal/statcache|repo/internal/blockcache) [[ $irel == hashing || $irel == manifest || $irel == repo/internal/confine || $irel == repo/internal/gitdb ]] || bad="$rel may import only hashing, manifest, repo/internal/confine and repo/internal/gitdb" ;;
         repo/internal/journal) [[ $irel == hashing || $irel == repo/internal/statcache ]] || bad="repo/internal/journal may import only hashing and repo/internal/statcache" ;;
+        repo/internal/lockfile) [[ $irel == repo/internal/confine ]] || bad="repo/internal/lockfile may import only repo/internal/confine" ;;
         repo/internal/boxsel) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="repo/internal/boxsel may import only manifest, formats, geom and hashing" ;;
         repo/internal/derived) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="repo/internal/derived may import only formats and hashing" ;;
         repo/internal/readpath) [[ $irel == hashing || $irel == store || $irel == store/local ]] || bad="repo/internal/readpath may import only hashing, store and store/local" ;;

@@ -39,6 +39,8 @@ bad=(
   "$m/repo/internal/derived $m/manifest"
   "$m/repo/internal/derived $m/repo"
   "$m/repo/internal/boxsel $m/store"
+  "$m/repo/internal/lockfile $m/repo"
+  "$m/repo/internal/lockfile $m/repo/internal/gitdb"
   "$m/repo/internal/readpath $m/store/s3"
   "$m/repo/internal/readpath $m/manifest"
 )
@@ -65,6 +67,7 @@ good=(
   "$m/repo/internal/readpath $m/hashing $m/store $m/store/local"
   "$m/repo/internal/derived $m/formats $m/formats/generic $m/hashing"
   "$m/repo/internal/boxsel $m/manifest $m/formats $m/formats/parquet $m/geom $m/hashing"
+  "$m/repo/internal/lockfile $m/repo/internal/confine"
 )
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then
