@@ -20,8 +20,8 @@
 // journal (the undo journal of a patch in place), derived (the check of
 // derived segments at commit), boxsel (the chunks a --bbox needs),
 // pattern (tracked globs and the .gitignore block), fileio (kernel copy
-// and section writes), lockfile (the repository lock) and confine (the work tree and .git, written and
-// read without ever following a link).
+// and section writes), lockfile (the repository lock) and confine (the
+// work tree and .git, written and read without ever following a link).
 //
 // Commit order is the product's promise: hash → set-diff against the
 // previous commit's manifest → put only new chunks → verify → only then
