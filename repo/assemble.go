@@ -14,6 +14,8 @@ import (
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
+	"github.com/chunkvc/chunkvc/repo/internal/fileio"
+	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 )
 
 // AssembleStats says where a file's bytes came from.
@@ -89,7 +91,7 @@ func (ru *reuse) read(id hashing.ID, n int64, buf []byte) ([]byte, bool) {
 }
 
 func (r *Repo) loadLayout(ctx context.Context, id hashing.ID) (*manifest.Layout, error) {
-	b, _, err := r.read.get(ctx, id)
+	b, _, err := r.read.Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("layout %s: %w", id, err)
 	}
@@ -102,7 +104,7 @@ func (r *Repo) layoutOf(ctx context.Context, m *manifest.Manifest) (*manifest.La
 	if err := chunkread.CheckLayoutClaim(m); err != nil {
 		return nil, err
 	}
-	b, _, err := r.read.get(ctx, m.Layout)
+	b, _, err := r.read.Get(ctx, m.Layout)
 	if err != nil {
 		return nil, fmt.Errorf("layout %s: %w", m.Layout, err)
 	}
@@ -181,7 +183,7 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 			st.ChunksReused++
 		case int64(len(data)) != pc.Len:
 			return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w: %d bytes, layout says %d", m.Path, m.Chunks[at].Key, pc.ID, ErrIntegrity, len(data), pc.Len)
-		case f.src == fromRemote:
+		case f.src == readpath.FromRemote:
 			st.ChunksFetched++
 			st.BytesFetched += pc.Len
 		default:
@@ -291,7 +293,7 @@ func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.La
 		if runLen == 0 {
 			return nil
 		}
-		done, err := copyRange(f, runDst, ru.f, runSrc, runLen)
+		done, err := fileio.CopyRange(f, runDst, ru.f, runSrc, runLen)
 		if err == nil && !done {
 			_, err = io.Copy(io.NewOffsetWriter(f, runDst), io.NewSectionReader(ru.f, runSrc, runLen))
 		}
@@ -338,14 +340,14 @@ func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.La
 		case !pc.Chunk:
 			data = pc.Inline
 		default:
-			b, src, err := r.read.get(ctx, pc.ID)
+			b, src, err := r.read.Get(ctx, pc.ID)
 			if err != nil {
 				return st, fmt.Errorf("%s: chunk %s: %w", m.Path, pc.ID, err)
 			}
 			if int64(len(b)) != pc.Len {
 				return st, fmt.Errorf("%s: chunk %s: %w: %d bytes, layout says %d", m.Path, pc.ID, ErrIntegrity, len(b), pc.Len)
 			}
-			if src == fromRemote {
+			if src == readpath.FromRemote {
 				st.ChunksFetched++
 				st.BytesFetched += pc.Len
 			} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/boxsel"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
@@ -226,7 +227,7 @@ func (r *Repo) planCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutO
 		}
 		pl := checkoutPlan{m: m}
 		if opt.BBox != nil {
-			if pl.box, err = boxPlan(m, *opt.BBox, opt.BBoxCRS); err != nil {
+			if pl.box, err = boxsel.Plan(m, *opt.BBox, opt.BBoxCRS); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -358,20 +359,6 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *confine.Tree, opt Checkout
 		res.Files = append(res.Files, cf)
 	}
 	return nil
-}
-
-// boxPlan checks, before anything is written, that m can be checked out
-// by box and returns the box in m's CRS.
-func boxPlan(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error) {
-	switch m.Format {
-	case formats.TIFF, formats.Parquet, formats.FlatGeobuf:
-	default:
-		return box, fmt.Errorf("%s: --bbox works on tiff, parquet and flatgeobuf files, not %s; check it out without --bbox", m.Path, m.Format)
-	}
-	if _, withBox := wantedChunks(m, box); withBox == 0 {
-		return box, fmt.Errorf("%s: --bbox: no chunk of this file has a footprint (no georeferencing?); check it out without --bbox", m.Path)
-	}
-	return boxIn(m, box, crs)
 }
 
 // checkoutBBox materialises the part of m that meets box (see

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
@@ -17,6 +16,9 @@ import (
 	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
+	"github.com/chunkvc/chunkvc/repo/internal/fileio"
+	"github.com/chunkvc/chunkvc/repo/internal/journal"
+	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
@@ -26,13 +28,8 @@ import (
 // follows the tiles, not the file. It is crash-safe through an undo
 // journal, .git/chunkvc/patch, written and synced before the file is
 // touched, with the old bytes of every piece to be written and of the tail
-// a shorter version cuts off:
-//
-//	"chunkvc-patch 1\n"
-//	path          uvarint length, bytes (slash path in the work tree)
-//	old size      uvarint
-//	ranges        uvarint count; per range: offset uvarint, length uvarint, old bytes
-//	BLAKE3 of everything above [32]byte
+// a shorter version cuts off (its byte layout is in package
+// repo/internal/journal).
 //
 // The next command that takes the repository lock finds a journal left by
 // a crash and writes the old bytes back: the file is again the version it
@@ -40,7 +37,6 @@ import (
 // blocks it wrote and, for the others, the block cache's chaining values of
 // the version it was (whose bytes the stat cache vouches for); a mismatch
 // rolls the patch back and the file is written whole instead.
-const patchMagic = "chunkvc-patch 1\n"
 
 // Patch limits: below inPlaceMin bytes a new file costs little, and more
 // than a quarter of the file or maxPatch bytes to write is not "a few
@@ -171,11 +167,11 @@ func (j *patchJob) fetch(ctx context.Context) bool {
 		if !wr.pc.Chunk {
 			continue
 		}
-		b, src, err := j.r.read.get(ctx, wr.pc.ID)
+		b, src, err := j.r.read.Get(ctx, wr.pc.ID)
 		if err != nil || int64(len(b)) != wr.pc.Len {
 			return false
 		}
-		if src == fromRemote {
+		if src == readpath.FromRemote {
 			j.st.ChunksFetched++
 			j.st.BytesFetched += wr.pc.Len
 		} else {
@@ -191,7 +187,7 @@ func (j *patchJob) fetch(ctx context.Context) bool {
 // shorter version cuts off.
 func (j *patchJob) saveJournal() error {
 	m, old, f := j.m, j.old, j.f
-	jn := journal{path: m.Path, ino: j.w.stat.Ino, oldSize: old.Size, newSize: m.Size, digest: j.w.digest, layout: j.w.layout}
+	jn := journal.Journal{Path: m.Path, Ino: j.w.stat.Ino, OldSize: old.Size, NewSize: m.Size, Digest: j.w.digest, Layout: j.w.layout}
 	for _, wr := range j.writes {
 		if wr.off >= old.Size {
 			continue // beyond the old end: undone by the truncate
@@ -200,14 +196,14 @@ func (j *patchJob) saveJournal() error {
 		if _, err := f.ReadAt(b, wr.off); err != nil {
 			return fmt.Errorf("%s: read bytes %d..%d: %w", m.Path, wr.off, wr.off+int64(len(b)), err)
 		}
-		jn.undo = append(jn.undo, span{wr.off, b})
+		jn.Spans = append(jn.Spans, journal.Span{Off: wr.off, Data: b})
 	}
 	if j.cut > 0 {
 		b := make([]byte, j.cut)
 		if _, err := f.ReadAt(b, m.Size); err != nil {
 			return fmt.Errorf("%s: read bytes %d..%d: %w", m.Path, m.Size, old.Size, err)
 		}
-		jn.undo = append(jn.undo, span{m.Size, b})
+		jn.Spans = append(jn.Spans, journal.Span{Off: m.Size, Data: b})
 	}
 	var err error
 	j.jpath, err = j.r.writeJournal(&jn)
@@ -307,7 +303,7 @@ func (j *patchJob) record(cache *statcache.Cache) {
 	m := j.m
 	j.prog.Add(m.Size - j.n)
 	j.r.saveBlocks(m.Digest, m.Size, j.blocks)
-	now, hashed := settled(j.f, m.Size, j.written)
+	now, hashed := statcache.Settled(j.f, j.written, m.Size >= settleMin)
 	cache.Put(m.Path, statcache.Entry{Stat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
 	j.st.InPlace, j.st.BytesWritten = true, j.n
 	j.st.ChunksReused = chunkPieces(j.lay.Pieces) - j.st.ChunksLocal - j.st.ChunksFetched // left where they were
@@ -318,11 +314,6 @@ type write struct {
 	off  int64
 	pc   manifest.Piece
 	data []byte // a chunk's bytes, once fetched
-}
-
-type span struct {
-	off  int64
-	data []byte
 }
 
 // differing returns the pieces of lay that old does not have at the same
@@ -380,7 +371,7 @@ func (r *Repo) deriveInto(ctx context.Context, m *manifest.Manifest, f *os.File,
 			// the segment's bytes), then read back and hashed: no copy of
 			// it is held. A failure leaves bytes that the caller undoes
 			// (the patch journal) or throws away (a temp file).
-			if err := sd.DeriveTo(ctx, f, m.Size, seg, &sectionWriter{f: f, off: w.off, n: w.pc.Len}); err != nil {
+			if err := sd.DeriveTo(ctx, f, m.Size, seg, &fileio.SectionWriter{W: f, Off: w.off, N: w.pc.Len}); err != nil {
 				return fmt.Errorf("%s: regenerate %s at byte %d: %w", m.Path, w.pc.Derive, w.off, err)
 			}
 			id, err := hashing.SumReaderAt(ctx, io.NewSectionReader(f, w.off, w.pc.Len), w.pc.Len)
@@ -406,50 +397,6 @@ func (r *Repo) deriveInto(ctx context.Context, m *manifest.Manifest, f *os.File,
 	return nil
 }
 
-// sectionWriter writes n bytes of f from off; writes outside them fail.
-type sectionWriter struct {
-	f      *os.File
-	off, n int64
-}
-
-func (w *sectionWriter) WriteAt(p []byte, at int64) (int, error) {
-	if at < 0 || at > w.n || int64(len(p)) > w.n-at {
-		return 0, fmt.Errorf("write of %d bytes at %d is outside the %d-byte segment", len(p), at, w.n)
-	}
-	return w.f.WriteAt(p, w.off+at)
-}
-
 // settleMin is the size from which reading a file again (about 1 GB/s)
-// costs more than waiting out a 50 ms racy window.
+// costs more than waiting out a 50 ms racy window (statcache.Settled).
 var settleMin int64 = 64 << 20
-
-// settled returns the stat cache's view of f, size bytes whose last write
-// left them with the stat written: the stat, and the time to record as
-// hashed. A large file's is taken once that write is older than the racy
-// window of its file system (waiting out a short one), so that the entry
-// is trusted, a later write moving the mtime; if the stat moved meanwhile
-// the entry matches nothing. A small file, or one on a file system with a
-// long window (network), gets a racily clean entry: the next status reads
-// it once.
-//
-// Where times move after a stat (multigrain timestamps), nothing is
-// waited: written came from a stat after our last write, so a later write
-// changes the stat, and the entry is recorded as past the window.
-func settled(f *os.File, size int64, written statcache.Stat) (statcache.Stat, int64) {
-	dir := filepath.Dir(f.Name())
-	w := statcache.FSWindow(dir)
-	if statcache.TimesMoveAfterStat(dir) {
-		return written, max(time.Now().UnixNano(), written.Mtime+w+1)
-	}
-	if size < settleMin || w > int64(100*time.Millisecond) {
-		return written, written.Mtime // racy: Mtime+window >= Hashed
-	}
-	if wait := time.Duration(written.Mtime + w + 1 - time.Now().UnixNano()); wait > 0 {
-		time.Sleep(wait)
-	}
-	fi, err := f.Stat()
-	if err != nil || statcache.StatOf(fi) != written {
-		return statcache.Stat{}, 0
-	}
-	return written, time.Now().UnixNano()
-}

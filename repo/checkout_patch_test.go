@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/journal"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
@@ -175,40 +176,6 @@ func TestCheckoutPatchThenWrite(t *testing.T) {
 	}
 }
 
-// TestTimesMoveAfterStat checks what settled relies on where
-// statcache.TimesMoveAfterStat says so: a write right after a stat changes the times.
-func TestTimesMoveAfterStat(t *testing.T) {
-	dir := t.TempDir()
-	if !statcache.TimesMoveAfterStat(dir) {
-		t.Logf("%s: times need not move after a stat here; settled waits out the racy window", dir)
-		return
-	}
-	f, err := os.Create(filepath.Join(dir, "probe"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for i := range 200 {
-		if _, err := f.WriteAt([]byte{byte(i)}, 0); err != nil {
-			t.Fatal(err)
-		}
-		a, err := f.Stat()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteAt([]byte{byte(i + 1)}, 0); err != nil {
-			t.Fatal(err)
-		}
-		b, err := f.Stat()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sa, sb := statcache.StatOf(a), statcache.StatOf(b); sa.Mtime == sb.Mtime || sa.Ctime == sb.Ctime {
-			t.Fatalf("write %d after a stat left the times as they were (%d, %d)", i, sb.Mtime, sb.Ctime)
-		}
-	}
-}
-
 // A file with another name is replaced, not patched: the other name keeps
 // its bytes.
 func TestCheckoutPatchSparesHardLinks(t *testing.T) {
@@ -285,8 +252,8 @@ func TestCheckoutPatchWrongDigest(t *testing.T) {
 
 func TestDecodeJournal(t *testing.T) {
 	r := testRepo(t, []byte("x"))
-	want := journal{path: "sub/x.bin", ino: 77, oldSize: 1234, newSize: 99, digest: hashing.Sum([]byte("d")), layout: hashing.Sum([]byte("l")),
-		undo: []span{{5, []byte("old")}, {1 << 40, []byte{}}}}
+	want := journal.Journal{Path: "sub/x.bin", Ino: 77, OldSize: 1234, NewSize: 99, Digest: hashing.Sum([]byte("d")), Layout: hashing.Sum([]byte("l")),
+		Spans: []journal.Span{{Off: 5, Data: []byte("old")}, {Off: 1 << 40, Data: []byte{}}}}
 	name, err := r.writeJournal(&want)
 	if err != nil {
 		t.Fatal(err)
@@ -295,19 +262,19 @@ func TestDecodeJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := decodeJournal(b)
-	if err != nil || j.path != want.path || j.ino != 77 || j.oldSize != 1234 || j.newSize != 99 || j.digest != want.digest || j.layout != want.layout ||
-		len(j.undo) != 2 || j.undo[0].off != 5 || string(j.undo[0].data) != "old" || j.undo[1].off != 1<<40 {
+	j, err := journal.Decode(b)
+	if err != nil || j.Path != want.Path || j.Ino != 77 || j.OldSize != 1234 || j.NewSize != 99 || j.Digest != want.Digest || j.Layout != want.Layout ||
+		len(j.Spans) != 2 || j.Spans[0].Off != 5 || string(j.Spans[0].Data) != "old" || j.Spans[1].Off != 1<<40 {
 		t.Fatalf("decode: %+v %v", j, err)
 	}
 	for i := range b {
 		bad := bytes.Clone(b)
 		bad[i] ^= 1
-		if _, err := decodeJournal(bad); err == nil {
+		if _, err := journal.Decode(bad); err == nil {
 			t.Fatalf("byte %d flipped: no error", i)
 		}
 	}
-	if _, err := decodeJournal(b[:len(b)-1]); err == nil {
+	if _, err := journal.Decode(b[:len(b)-1]); err == nil {
 		t.Fatal("truncated: no error")
 	}
 	// A damaged journal stops the lock, and says which file to check out
@@ -370,21 +337,4 @@ func TestCheckoutPatchRecoverySparesNewFiles(t *testing.T) {
 			t.Fatal("journal left")
 		}
 	}
-}
-
-// FuzzDecodeJournal: any bytes either decode to a journal that encodes
-// back to the same bytes, or give an error; never a panic.
-func FuzzDecodeJournal(f *testing.F) {
-	f.Add(encodeJournal(&journal{path: "sub/x.bin", ino: 7, oldSize: 100, newSize: 90, undo: []span{{5, []byte("old")}, {90, make([]byte, 10)}}}))
-	f.Add(encodeJournal(&journal{path: "a"}))
-	f.Add([]byte(patchMagic))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		j, err := decodeJournal(b)
-		if err != nil {
-			return
-		}
-		if got := encodeJournal(j); !bytes.Equal(got, b) {
-			t.Fatalf("decoded journal encodes to other bytes")
-		}
-	})
 }

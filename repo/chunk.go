@@ -293,7 +293,7 @@ func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifes
 			return nil
 		case derivedPart:
 			up.progress.Add(int64(len(data)))
-			if d := derived[pl.piece(i).Off]; (len(d.parts) == 0 && id != d.id) || (len(d.parts) > 0 && id != d.parts[pt.part]) {
+			if d := derived[pl.piece(i).Off]; (len(d.Parts) == 0 && id != d.ID) || (len(d.Parts) > 0 && id != d.Parts[pt.part]) {
 				return errChangedWhileRead
 			}
 			return nil
@@ -488,7 +488,7 @@ func (r *Repo) likelyBases(ctx context.Context, old *manifest.Manifest, chunks [
 	var ids []hashing.ID
 	var once sync.Once
 	loadOffsets := func() {
-		b, _, err := r.read.get(ctx, old.Layout)
+		b, _, err := r.read.Get(ctx, old.Layout)
 		if err != nil {
 			return // no base: the chunk is stored whole
 		}

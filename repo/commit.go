@@ -75,7 +75,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	target := r.Store
 	if opt.Offline {
-		target = r.read.local
+		target = r.read.Local
 	}
 	if j.up, err = newUpload(ctx, target, opt.Verify, opt.Progress); err != nil {
 		return nil, err

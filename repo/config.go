@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/chunkvc/chunkvc/repo/internal/pattern"
 )
 
 // Config is .chunkvc/config: committed, so every clone agrees on what is
@@ -54,7 +56,7 @@ func ParseConfig(data []byte) (*Config, error) {
 		case "store":
 			c.Store = v
 		case "track":
-			if err := checkPattern(v); err != nil {
+			if err := pattern.Check(v); err != nil {
 				return nil, fmt.Errorf("line %d: %w", ln, err)
 			}
 			c.Track = append(c.Track, v)
@@ -63,4 +65,14 @@ func ParseConfig(data []byte) (*Config, error) {
 		}
 	}
 	return c, sc.Err()
+}
+
+// IsTracked reports whether the slash path name matches a tracked pattern.
+func (c *Config) IsTracked(name string) bool {
+	for _, p := range c.Track {
+		if pattern.Match(p, name) {
+			return true
+		}
+	}
+	return false
 }

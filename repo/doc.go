@@ -14,9 +14,14 @@
 // the Git library. Self-contained mechanisms sit beside gitdb under
 // repo/internal, none of which imports repo: registry (the repositories
 // sharing a store, for gc), trust (whether the configured store may be
-// used), chunkread (ranged reads of a stored file), statcache (the stat
-// cache), blockcache (the block cache) and confine (the work tree and
-// .git, written and read without ever following a link).
+// used), chunkread (ranged reads of a stored file), readpath (where chunk
+// bytes come from: embedded store, alternates, read cache, configured
+// store), statcache (the stat cache), blockcache (the block cache),
+// journal (the undo journal of a patch in place), derived (the check of
+// derived segments at commit), boxsel (the chunks a --bbox needs),
+// pattern (tracked globs and the .gitignore block), fileio (kernel copy
+// and section writes), lockfile (the repository lock) and confine (the
+// work tree and .git, written and read without ever following a link).
 //
 // Commit order is the product's promise: hash → set-diff against the
 // previous commit's manifest → put only new chunks → verify → only then
@@ -28,6 +33,6 @@
 // Checkout writes a new file and renames it over the old one once its
 // digest is verified, or, when the target differs from the working file in
 // a few pieces at the same offsets, patches the working file under an undo
-// journal (checkout_patch_journal.go) that the next command taking the
+// journal (repo/internal/journal) that the next command taking the
 // lock replays if the checkout did not finish.
 package repo

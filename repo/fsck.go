@@ -183,8 +183,8 @@ func (j *fsckJob) verifyChunks(ctx context.Context, prog progress.Counter) error
 		}
 		size := j.sizes[id]
 		err := store.Verify(ctx, r.Store, id, size, j.opt.Full)
-		if err != nil && errors.Is(err, store.ErrNotFound) && !j.opt.Remote && r.read.local != r.Store {
-			err = store.Verify(ctx, r.read.local, id, size, j.opt.Full)
+		if err != nil && errors.Is(err, store.ErrNotFound) && !j.opt.Remote && r.read.Local != r.Store {
+			err = store.Verify(ctx, r.read.Local, id, size, j.opt.Full)
 		}
 		if errors.Is(err, store.ErrUnavailable) {
 			return unavailable(r, err)
@@ -242,13 +242,13 @@ func checkLayoutAgrees(m *manifest.Manifest, lay *manifest.Layout) error {
 // configured store, replacing a damaged copy.
 func (r *Repo) repair(ctx context.Context, id hashing.ID) error {
 	var others []store.Store
-	for _, s := range append([]store.Store{r.read.local}, r.read.alternates...) {
+	for _, s := range append([]store.Store{r.read.Local}, r.read.Alternates...) {
 		if s != r.Store {
 			others = append(others, s)
 		}
 	}
-	if r.read.cache != nil {
-		others = append(others, r.read.cache)
+	if r.read.Cache != nil {
+		others = append(others, r.read.Cache)
 	}
 	for _, s := range others {
 		data, err := store.ReadAll(ctx, s, id)

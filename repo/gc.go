@@ -78,7 +78,7 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 			return nil, err
 		}
 	}
-	if !opt.NoFetch && r.read.local != r.Store && j.want("remote") {
+	if !opt.NoFetch && r.read.Local != r.Store && j.want("remote") {
 		if err := r.fetchAll(ctx); err != nil {
 			return nil, fmt.Errorf("gc needs every remote's commits before it collects the shared store %s: %w (use --no-fetch to skip)", r.Store, err)
 		}
@@ -164,11 +164,11 @@ func (j *gcJob) targets() []gcTarget {
 	if j.want("remote") {
 		targets = append(targets, gcTarget{"remote", r.Store})
 	}
-	if j.want("local") && r.read.local != r.Store {
-		targets = append(targets, gcTarget{"local", r.read.local})
+	if j.want("local") && r.read.Local != r.Store {
+		targets = append(targets, gcTarget{"local", r.read.Local})
 	}
-	if j.want("cache") && r.read.cache != nil {
-		targets = append(targets, gcTarget{"cache", r.read.cache})
+	if j.want("cache") && r.read.Cache != nil {
+		targets = append(targets, gcTarget{"cache", r.read.Cache})
 	}
 	return targets
 }

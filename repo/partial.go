@@ -6,16 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"strings"
 	"sync"
 
-	"github.com/chunkvc/chunkvc/formats"
-	"github.com/chunkvc/chunkvc/formats/parquet"
 	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/boxsel"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
@@ -93,69 +90,12 @@ func PartialError(p string) error {
 	return fmt.Errorf("%w: %s holds only the tiles of a --bbox checkout; run chunkvc checkout -- %s for the whole file (or delete it) before committing", ErrPartial, p, p)
 }
 
-var epsgRE = regexp.MustCompile(`^EPSG:(\d+)$`)
-
-// boxIn returns box (given in crs, "" = the file's CRS) in m's CRS. Without
-// GDAL only EPSG:4326 ↔ EPSG:3857 (and identity) are converted.
-func boxIn(m *manifest.Manifest, box geom.BBox, crs string) (geom.BBox, error) {
-	crs = strings.ToUpper(strings.TrimSpace(crs))
-	fileCRS := strings.ToUpper(m.SummaryValue("crs"))
-	if crs == "" || crs == fileCRS {
-		return box, nil
-	}
-	if fileCRS == "" {
-		return box, fmt.Errorf("%s: --bbox-crs %s given, but the file's CRS is not known; give the box in the file's coordinates without --bbox-crs", m.Path, crs)
-	}
-	if !epsgRE.MatchString(crs) {
-		return box, fmt.Errorf("--bbox-crs %q: want EPSG:<code>", crs)
-	}
-	f, ok := geom.Converter(crs, fileCRS)
-	if !ok {
-		return box, fmt.Errorf("%s: cannot convert a --bbox from %s to the file's %s in this build (only EPSG:4326 ↔ EPSG:3857); give the box in %s", m.Path, crs, fileCRS, fileCRS)
-	}
-	return box.Transform(f), nil
-}
-
-// wantedChunks returns the ids of m's chunks whose footprint meets box.
-// Parquet chunks go by row group: a row group any of whose chunks meets
-// the box is wanted whole (a reader needs all its columns).
-func wantedChunks(m *manifest.Manifest, box geom.BBox) (map[hashing.ID]bool, int) {
-	want := map[hashing.ID]bool{}
-	groups := map[int]bool{}
-	withBox := 0
-	group := func(key string) int {
-		if m.Format == formats.Parquet {
-			if k, ok := parquet.ParseKey(key); ok && !k.Gap {
-				return k.RowGroup
-			}
-		}
-		return -1
-	}
-	for _, c := range m.Chunks {
-		if c.BBox != nil {
-			withBox++
-		}
-		if c.BBox != nil && c.BBox.Intersects(box) {
-			want[c.ID] = true
-			if g := group(c.Key); g >= 0 {
-				groups[g] = true
-			}
-		}
-	}
-	for _, c := range m.Chunks {
-		if g := group(c.Key); g >= 0 && groups[g] {
-			want[c.ID] = true
-		}
-	}
-	return want, withBox
-}
-
 // prefetchBBox reads the chunks of m that meet box (and its layout) through
 // the read path, so remote ones land in the read cache. Nothing is written
 // to the work tree.
 func (r *Repo) prefetchBBox(ctx context.Context, m *manifest.Manifest, box geom.BBox) (AssembleStats, error) {
 	cr := r.NewChunkReader(1, 0) // nothing kept in memory
-	want, _ := wantedChunks(m, box)
+	want, _ := boxsel.Wanted(m, box)
 	f, err := cr.OpenFile(ctx, m)
 	if err != nil {
 		return AssembleStats{}, err
@@ -188,7 +128,7 @@ func (r *Repo) writePartialTIFF(ctx context.Context, wt *confine.Tree, m *manife
 	if err != nil {
 		return 0, AssembleStats{}, err
 	}
-	want, _ := wantedChunks(m, box)
+	want, _ := boxsel.Wanted(m, box)
 	// A block is kept when a wanted chunk overlaps it, or when it is all
 	// skeleton (no chunk to leave out).
 	keep := func(a, n int64) bool {

@@ -7,6 +7,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
+	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 )
 
 // Random access to stored files (package chunkread), read through this
@@ -59,8 +60,8 @@ func (r *Repo) NewChunkReader(memBytes int64, limit int) *ChunkReader {
 type chunkSource struct{ r *Repo }
 
 func (s chunkSource) Get(ctx context.Context, id hashing.ID) ([]byte, bool, error) {
-	b, src, err := s.r.read.get(ctx, id)
-	return b, src == fromRemote, err
+	b, src, err := s.r.read.Get(ctx, id)
+	return b, src == readpath.FromRemote, err
 }
 
 func (s chunkSource) Assemble(ctx context.Context, m *manifest.Manifest, fn func(io.ReaderAt) error) (chunkread.Counts, error) {

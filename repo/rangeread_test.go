@@ -89,7 +89,7 @@ func TestFileReaderRandomAccess(t *testing.T) {
 // corruptChunk flips a bit of chunk id where the embedded store keeps it.
 func corruptChunk(t *testing.T, r *Repo, id hashing.ID) {
 	t.Helper()
-	loc, err := r.read.local.(*local.Store).Locate(id)
+	loc, err := r.read.Local.(*local.Store).Locate(id)
 	if err != nil {
 		t.Fatal(err)
 	}

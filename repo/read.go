@@ -89,12 +89,9 @@ func (r *Repo) catVia(ctx context.Context, m *manifest.Manifest, w io.Writer) (A
 // (S3: from its pack indexes, else a request).
 func (r *Repo) checkStored(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout) error {
 	rp := r.read
-	near := append([]store.Store{rp.local}, rp.alternates...)
-	if rp.local == rp.remote {
-		near = rp.alternates
-	}
-	if rp.cache != nil {
-		near = append(near, rp.cache)
+	near := rp.Near()
+	if rp.Cache != nil {
+		near = append(near, rp.Cache)
 	}
 	seen := make(map[hashing.ID]bool, len(m.Chunks))
 	var far []store.Sized
@@ -107,7 +104,7 @@ func (r *Repo) checkStored(ctx context.Context, m *manifest.Manifest, lay *manif
 			far = append(far, store.Sized{ID: pc.ID, Size: pc.Len})
 		}
 	}
-	if c, ok := rp.remote.(store.Confirmer); ok && c.Confirm(ctx, far) == nil {
+	if c, ok := rp.Remote.(store.Confirmer); ok && c.Confirm(ctx, far) == nil {
 		return nil
 	}
 	// One by one, to name the chunk that is not there.
@@ -121,7 +118,7 @@ func (r *Repo) checkStored(ctx context.Context, m *manifest.Manifest, lay *manif
 	g.SetLimit(8)
 	for _, c := range far {
 		g.Go(func() error {
-			if err := store.Verify(gctx, rp.remote, c.ID, c.Size, false); err != nil {
+			if err := store.Verify(gctx, rp.Remote, c.ID, c.Size, false); err != nil {
 				return fmt.Errorf("%s: chunk %s (%s): %w", m.Path, key[c.ID], c.ID, err)
 			}
 			return nil

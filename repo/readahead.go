@@ -9,6 +9,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 )
 
 // Read-ahead of stream: chunks are read and verified by a few workers
@@ -24,7 +25,7 @@ const (
 type fetched struct {
 	pc     *manifest.Piece
 	data   []byte
-	src    readSource
+	src    readpath.Source
 	reused bool // from the working file
 	err    error
 	done   chan struct{} // closed when data or err is set
@@ -96,7 +97,7 @@ func (r *Repo) fetchAhead(ctx context.Context, f *fetched, ru *reuse, known func
 			f.data, f.reused = data, true
 			return
 		}
-		f.data, f.src, f.err = r.read.get(ctx, pc.ID)
+		f.data, f.src, f.err = r.read.Get(ctx, pc.ID)
 	}
 }
 

@@ -43,8 +43,8 @@ func TestCatReadsAheadInOrder(t *testing.T) {
 	if len(m.Chunks) < 3*aheadWorkers {
 		t.Fatalf("%d chunks: too few to read ahead", len(m.Chunks))
 	}
-	js := jitteryStore{Store: r.read.local}
-	r.read.local, r.read.remote = js, js
+	js := jitteryStore{Store: r.read.Local}
+	r.read.Local, r.read.Remote = js, js
 	var got bytes.Buffer
 	if _, err := r.Cat(context.Background(), "HEAD", "sub/x.bin", &got); err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestCatReadsAheadInOrder(t *testing.T) {
 	}
 	lost := m.Chunks[len(m.Chunks)/2]
 	js.fail = lost.ID
-	r.read.local, r.read.remote = js, js
+	r.read.Local, r.read.Remote = js, js
 	_, err = r.Cat(context.Background(), "HEAD", "sub/x.bin", io.Discard)
 	if !errors.Is(err, errJitteryGet) || !strings.Contains(err.Error(), lost.Key) {
 		t.Fatalf("cat with chunk %s lost: %v, want the store's error naming the chunk", lost.Key, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"github.com/chunkvc/chunkvc/store"
 )
@@ -177,8 +178,8 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 	g.SetLimit(store.Connections(r.Store))
 	for _, id := range missing {
 		g.Go(func() error {
-			data, src, err := r.read.get(gctx, id)
-			if err != nil || src == fromRemote {
+			data, src, err := r.read.Get(gctx, id)
+			if err != nil || src == readpath.FromRemote {
 				u := need[id]
 				return fmt.Errorf("chunk %s of %s (commit %.12s, %s) is in no store: %w", u.key, u.path, u.commit, id, errNoChunk)
 			}

@@ -13,6 +13,8 @@ import (
 	"github.com/chunkvc/chunkvc/formats/generic"
 	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
+	"github.com/chunkvc/chunkvc/repo/internal/pattern"
+	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/trust"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/local"
@@ -43,7 +45,7 @@ type Repo struct {
 	storeInfo StoreInfo
 	git       *gitRepo
 	formats   formats.Set
-	read      *readPath
+	read      *readpath.Path
 }
 
 // Adapters is the format set Open uses; cmd/chunkvc passes the native
@@ -149,7 +151,7 @@ func (r *Repo) saveConfig() error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	ign, err := gitignoreWith(string(old), r.Config.Track)
+	ign, err := pattern.GitignoreWith(string(old), r.Config.Track)
 	if err != nil {
 		return err
 	}
@@ -170,7 +172,7 @@ func (r *Repo) Track(patterns []string) ([]string, error) {
 	var added []string
 	for _, p := range patterns {
 		p = filepath.ToSlash(p)
-		if err := checkPattern(p); err != nil {
+		if err := pattern.Check(p); err != nil {
 			return nil, err
 		}
 		dup := false

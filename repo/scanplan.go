@@ -8,6 +8,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
+	"github.com/chunkvc/chunkvc/repo/internal/derived"
 )
 
 // errChangedWhileRead: a derived segment's bytes differ between the read
@@ -137,7 +138,7 @@ func (pl *scanPlan) inlineBytes(i int) []byte {
 // blockcache.LayoutPrints gives it for the layout built from the plan, once the scan
 // has hashed every part over the block. A derived piece stands in the
 // print whole, by its recorded hash (derived).
-func (pl *scanPlan) print(i int, size int64, derived map[int64]derivedHash) blockcache.Fingerprint {
+func (pl *scanPlan) print(i int, size int64, derived map[int64]derived.Hash) blockcache.Fingerprint {
 	start, end := int64(i)*hashing.BlockLen, min(int64(i+1)*hashing.BlockLen, size)
 	j := sort.Search(len(pl.ranges), func(k int) bool { return pl.ranges[k].Off+pl.ranges[k].Len > start })
 	var ps []blockcache.Piece
@@ -147,7 +148,7 @@ func (pl *scanPlan) print(i int, size int64, derived map[int64]derivedHash) bloc
 				continue // the piece is in already
 			}
 			seg := pl.piece(k)
-			ps = append(ps, blockcache.Piece{Off: seg.Off, Len: seg.Len, ID: derived[seg.Off].id})
+			ps = append(ps, blockcache.Piece{Off: seg.Off, Len: seg.Len, ID: derived[seg.Off].ID})
 			continue
 		}
 		ps = append(ps, blockcache.Piece{Off: pl.ranges[k].Off, Len: pl.ranges[k].Len, ID: pl.id(k)})
@@ -159,7 +160,7 @@ func (pl *scanPlan) print(i int, size int64, derived map[int64]derivedHash) bloc
 // blockcache.LayoutPrints gives them for the layout built from the plan. made, when
 // not nil, holds those already made (by Scan's Reuse, once each block's
 // pieces were done): only its zero entries are made here, in it.
-func (pl *scanPlan) prints(size int64, derived map[int64]derivedHash, made []blockcache.Fingerprint) []blockcache.Fingerprint {
+func (pl *scanPlan) prints(size int64, derived map[int64]derived.Hash, made []blockcache.Fingerprint) []blockcache.Fingerprint {
 	if size <= hashing.BlockLen {
 		return nil
 	}
@@ -178,7 +179,7 @@ func (pl *scanPlan) prints(size int64, derived map[int64]derivedHash, made []blo
 // layout encodes the layout blob of a size-byte file from the plan, once
 // the scan has given every part's ID and inline bytes; alias, when not
 // nil, is called with every chunk's part.
-func (pl *scanPlan) layout(size int64, derived map[int64]derivedHash, alias func(i int)) ([]byte, error) {
+func (pl *scanPlan) layout(size int64, derived map[int64]derived.Hash, alias func(i int)) ([]byte, error) {
 	n := 64
 	for i := range pl.parts {
 		pt := &pl.parts[i]
@@ -205,7 +206,7 @@ func (pl *scanPlan) layout(size int64, derived map[int64]derivedHash, alias func
 			e.Inline(pl.inlineBytes(i))
 		case derivedPart:
 			rg := pl.piece(i)
-			e.Derived(rg.Len, derived[rg.Off].id, pl.recipes[pt.at])
+			e.Derived(rg.Len, derived[rg.Off].ID, pl.recipes[pt.at])
 		default:
 			e.Chunk(pl.ranges[i].Len, pl.chunks[pt.at].ID)
 			if alias != nil {
@@ -214,11 +215,4 @@ func (pl *scanPlan) layout(size int64, derived map[int64]derivedHash, alias func
 		}
 	}
 	return e.Bytes()
-}
-
-// derivedHash is what checkDerived read of a derived segment: the hash of
-// its bytes, and of each part the scan reads when it is longer than one.
-type derivedHash struct {
-	id    hashing.ID
-	parts []hashing.ID
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
+	"github.com/chunkvc/chunkvc/repo/internal/derived"
 )
 
 // The prints a commit computes during its scan are those blockcache.LayoutPrints
@@ -35,15 +36,15 @@ func TestScanPlanPrints(t *testing.T) {
 	}
 	data := randomData(int(size), 11)
 	pl := planScan(segs, 2)
-	derived := map[int64]derivedHash{}
+	hashes := map[int64]derived.Hash{}
 	for _, s := range segs {
 		if s.IsDerived() {
 			b := data[s.Off : s.Off+s.Len]
-			h := derivedHash{id: hashing.Sum(b)}
+			h := derived.Hash{ID: hashing.Sum(b)}
 			for at := int64(0); at < s.Len; at += hashing.MaxRange {
-				h.parts = append(h.parts, hashing.Sum(b[at:min(at+hashing.MaxRange, s.Len)]))
+				h.Parts = append(h.Parts, hashing.Sum(b[at:min(at+hashing.MaxRange, s.Len)]))
 			}
-			derived[s.Off] = h
+			hashes[s.Off] = h
 		}
 	}
 	var chunkSegs []formats.Segment
@@ -66,7 +67,7 @@ func TestScanPlanPrints(t *testing.T) {
 		case derivedPart:
 			if pt.first() {
 				seg := pl.piece(k)
-				lay.Append(manifest.Piece{Len: seg.Len, Derive: pl.recipes[pt.at], ID: derived[seg.Off].id})
+				lay.Append(manifest.Piece{Len: seg.Len, Derive: pl.recipes[pt.at], ID: hashes[seg.Off].ID})
 			}
 		default:
 			got := chunkSegs[pt.at]
@@ -87,21 +88,21 @@ func TestScanPlanPrints(t *testing.T) {
 	}
 	prints := blockcache.LayoutPrints(&lay, size)
 	for i := range prints {
-		if got := pl.print(i, size, derived); got != prints[i] || got == (blockcache.Fingerprint{}) {
+		if got := pl.print(i, size, hashes); got != prints[i] || got == (blockcache.Fingerprint{}) {
 			t.Fatalf("block %d: scan print %x, layout print %x", i, got, prints[i])
 		}
 	}
-	if all := pl.prints(size, derived, nil); !slices.Equal(all, prints) {
+	if all := pl.prints(size, hashes, nil); !slices.Equal(all, prints) {
 		t.Fatalf("plan prints differ from the layout's")
 	}
 	// Prints made during the scan are kept; the others are made.
 	made := make([]blockcache.Fingerprint, len(prints))
 	made[0] = blockcache.Fingerprint{1}
-	if all := pl.prints(size, derived, made); all[0] != made[0] || !slices.Equal(all[1:], prints[1:]) {
+	if all := pl.prints(size, hashes, made); all[0] != made[0] || !slices.Equal(all[1:], prints[1:]) {
 		t.Fatalf("plan prints with block 0's made: %x, want %x then the layout's", all, made[0])
 	}
 	var aliased []int64
-	blob, err := pl.layout(size, derived, func(i int) { aliased = append(aliased, pl.ranges[i].Off) })
+	blob, err := pl.layout(size, hashes, func(i int) { aliased = append(aliased, pl.ranges[i].Off) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,16 @@
 # serve uses repo's exported API only and nothing but cmd/chunkvc imports it
 # (geom, internal/progress and internal/writeback are leaves anyone may
 # import); only repo/internal/gitdb imports go-git, nothing under
-# repo/internal imports repo, repo/internal/confine imports no chunkvc
-# package, the caches (repo/internal/{statcache,blockcache}) import only
-# hashing, manifest, confine and gitdb, only store/s3 imports minio-go,
-# only the gdal build-tagged package imports godal.
+# repo/internal imports repo, and inside it:
+#   confine, pattern, fileio     import no chunkvc package
+#   statcache, blockcache        hashing, manifest, confine, gitdb
+#   journal                      hashing, statcache
+#   readpath                     hashing, store, store/local
+#   derived                      formats, hashing
+#   boxsel                       manifest, formats, geom, hashing
+#   lockfile                     confine
+# only store/s3 imports minio-go, only the gdal build-tagged package
+# imports godal.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
 # instead of `go list`: how scripts/check-imports_test.sh proves each rule
@@ -37,8 +43,13 @@ while read -r pkg imports; do
         internal/diffview) [[ $irel != repo && $irel != repo/* && $irel != cmd/* ]] || bad="diffview may not import repo" ;;
         formats|formats/*) [[ $irel == hashing || $irel == geom || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing and geom" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
-        repo/internal/confine) bad="repo/internal/confine is a leaf" ;;
+        repo/internal/confine|repo/internal/pattern|repo/internal/fileio) bad="$rel is a leaf" ;;
         repo/internal/statcache|repo/internal/blockcache) [[ $irel == hashing || $irel == manifest || $irel == repo/internal/confine || $irel == repo/internal/gitdb ]] || bad="$rel may import only hashing, manifest, repo/internal/confine and repo/internal/gitdb" ;;
+        repo/internal/journal) [[ $irel == hashing || $irel == repo/internal/statcache ]] || bad="repo/internal/journal may import only hashing and repo/internal/statcache" ;;
+        repo/internal/lockfile) [[ $irel == repo/internal/confine ]] || bad="repo/internal/lockfile may import only repo/internal/confine" ;;
+        repo/internal/boxsel) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="repo/internal/boxsel may import only manifest, formats, geom and hashing" ;;
+        repo/internal/derived) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="repo/internal/derived may import only formats and hashing" ;;
+        repo/internal/readpath) [[ $irel == hashing || $irel == store || $irel == store/local ]] || bad="repo/internal/readpath may import only hashing, store and store/local" ;;
         repo/internal/*) [[ $irel != cmd/* && $irel != repo && $irel != serve && $irel != serve/* ]] || bad="$rel may not import repo or what sits above it" ;;
         serve) [[ $irel == repo || $irel == manifest || $irel == formats || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, formats (names), store, hashing and geom" ;;
         scripts/*) ;;

@@ -31,6 +31,18 @@ bad=(
   "$m/repo/internal/statcache $m/store"
   "$m/repo/internal/blockcache $m/formats/tiff"
   "$m/repo/internal/statcache $m/repo/internal/blockcache"
+  "$m/repo/internal/journal $m/repo"
+  "$m/repo/internal/journal $m/manifest"
+  "$m/repo/internal/readpath $m/repo"
+  "$m/repo/internal/pattern $m/hashing"
+  "$m/repo/internal/fileio $m/internal/writeback"
+  "$m/repo/internal/derived $m/manifest"
+  "$m/repo/internal/derived $m/repo"
+  "$m/repo/internal/boxsel $m/store"
+  "$m/repo/internal/lockfile $m/repo"
+  "$m/repo/internal/lockfile $m/repo/internal/gitdb"
+  "$m/repo/internal/readpath $m/store/s3"
+  "$m/repo/internal/readpath $m/manifest"
 )
 fail=0
 for line in "${bad[@]}"; do
@@ -51,6 +63,11 @@ good=(
   "$m/repo/internal/statcache $m/hashing $m/repo/internal/confine $m/repo/internal/gitdb"
   "$m/repo/internal/blockcache $m/hashing $m/manifest $m/repo/internal/confine"
   "$m/repo $m/repo/internal/confine $m/repo/internal/statcache $m/repo/internal/blockcache"
+  "$m/repo/internal/journal $m/hashing $m/repo/internal/statcache"
+  "$m/repo/internal/readpath $m/hashing $m/store $m/store/local"
+  "$m/repo/internal/derived $m/formats $m/formats/generic $m/hashing"
+  "$m/repo/internal/boxsel $m/manifest $m/formats $m/formats/parquet $m/geom $m/hashing"
+  "$m/repo/internal/lockfile $m/repo/internal/confine"
 )
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then

@@ -1,4 +1,4 @@
-package repo
+package fileio
 
 import (
 	"errors"
@@ -7,11 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// copyRange copies n bytes from src at srcOff to dst at dstOff inside the
+// CopyRange copies n bytes from src at srcOff to dst at dstOff inside the
 // kernel (copy_file_range: a reflink on btrfs/xfs, no user-space copy on
 // ext4). It reports false, having copied nothing, when the kernel cannot do
 // it for these files; the caller then copies by hand.
-func copyRange(dst *os.File, dstOff int64, src *os.File, srcOff, n int64) (bool, error) {
+func CopyRange(dst *os.File, dstOff int64, src *os.File, srcOff, n int64) (bool, error) {
 	first := true
 	for n > 0 {
 		c, err := unix.CopyFileRange(int(src.Fd()), &srcOff, int(dst.Fd()), &dstOff, int(min(n, 1<<30)), 0)

@@ -1,4 +1,4 @@
-package repo
+package pattern
 
 import (
 	"errors"
@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// checkPattern accepts a glob the way track stores it: slash-separated,
+// Check accepts a glob the way track stores it: slash-separated,
 // relative, valid for path.Match in every element.
-func checkPattern(p string) error {
+func Check(p string) error {
 	if p == "" || strings.HasPrefix(p, "/") && len(p) == 1 || strings.ContainsAny(p, "\n\r\\") {
 		return fmt.Errorf("invalid pattern %q", p)
 	}
@@ -27,11 +27,11 @@ func checkPattern(p string) error {
 	return nil
 }
 
-// matchPattern reports whether the slash path name matches pattern p with
+// Match reports whether the slash path name matches pattern p with
 // gitignore-like rules: a pattern without a slash matches the base name at
 // any depth; otherwise it is anchored at the root and "**" matches any
 // number of directories.
-func matchPattern(p, name string) bool {
+func Match(p, name string) bool {
 	if !strings.Contains(strings.TrimPrefix(p, "/"), "/") && !strings.HasPrefix(p, "/") {
 		ok, _ := path.Match(p, path.Base(name))
 		return ok
@@ -60,33 +60,24 @@ func matchParts(ps, ns []string) bool {
 	return len(ns) == 0
 }
 
-// IsTracked reports whether the slash path name matches a tracked pattern.
-func (c *Config) IsTracked(name string) bool {
-	for _, p := range c.Track {
-		if matchPattern(p, name) {
-			return true
-		}
-	}
-	return false
-}
-
+// BlockBegin and BlockEnd enclose chunkvc's block of .gitignore.
 const (
-	ignoreBegin = "# >>> chunkvc: data files are versioned by chunkvc, not Git"
-	ignoreEnd   = "# <<< chunkvc"
+	BlockBegin = "# >>> chunkvc: data files are versioned by chunkvc, not Git"
+	BlockEnd   = "# <<< chunkvc"
 )
 
-// gitignoreWith returns .gitignore text whose chunkvc block lists patterns
+// GitignoreWith returns .gitignore text whose chunkvc block lists patterns
 // (and re-includes .chunkvc/, whose manifests share the data files' names).
 // Text outside the block is kept as it is.
-func gitignoreWith(old string, patterns []string) (string, error) {
+func GitignoreWith(old string, patterns []string) (string, error) {
 	var before, after string
-	if i := strings.Index(old, ignoreBegin); i >= 0 {
-		j := strings.Index(old[i:], ignoreEnd)
+	if i := strings.Index(old, BlockBegin); i >= 0 {
+		j := strings.Index(old[i:], BlockEnd)
 		if j < 0 {
 			return "", errors.New(".gitignore has a chunkvc block without its end line")
 		}
 		before = old[:i]
-		after = strings.TrimPrefix(old[i+j+len(ignoreEnd):], "\n")
+		after = strings.TrimPrefix(old[i+j+len(BlockEnd):], "\n")
 	} else {
 		before = old
 		if before != "" && !strings.HasSuffix(before, "\n") {
@@ -95,12 +86,12 @@ func gitignoreWith(old string, patterns []string) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString(before)
-	b.WriteString(ignoreBegin + "\n")
+	b.WriteString(BlockBegin + "\n")
 	for _, p := range patterns {
 		b.WriteString(p + "\n")
 	}
 	b.WriteString("!/.chunkvc/\n!/.chunkvc/**\n")
-	b.WriteString(ignoreEnd + "\n")
+	b.WriteString(BlockEnd + "\n")
 	b.WriteString(after)
 	return b.String(), nil
 }
