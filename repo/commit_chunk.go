@@ -3,14 +3,12 @@ package repo
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
@@ -18,7 +16,6 @@ import (
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
-	"github.com/chunkvc/chunkvc/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 )
@@ -134,390 +131,317 @@ func (ch *chunked) files() map[string][]byte {
 //
 // With up nil nothing is stored: the manifest is computed only (diff of
 // the working tree).
-func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifest.Manifest, error), base version, up *upload, workers int) (_ *chunked, err error) {
+func (r *Repo) chunkFile(ctx context.Context, p string, loadOld func() (*manifest.Manifest, error), base version, up *upload, workers int) (*chunked, error) {
 	if up == nil {
 		up = &upload{progress: progress.Noop{}, dryRun: true}
 	}
-	f, err := os.Open(r.abs(p))
-	if err != nil {
+	j := &chunkJob{r: r, p: p, base: base, up: up, workers: workers}
+	defer j.close()
+	if err := j.open(); err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	j.loadPrevious(loadOld)
+	if err := j.plan(ctx); err != nil {
+		return nil, err
+	}
+	if err := j.scan(ctx); err != nil {
+		return nil, err
+	}
+	if err := j.layout(ctx); err != nil {
+		return nil, err
+	}
+	return j.finish()
+}
+
+// chunkJob is one chunkFile, a role to a method, in the order chunkFile
+// calls them: open stats the file, loadPrevious reads the previous
+// version while plan enumerates the file's layout and plans the scan,
+// scan reads the file once (scanOptions, storeChunk), layout makes and
+// stores the layout blob, and finish makes the manifest (blockEntry,
+// build) and starts its writes. close, deferred once, waits for what the
+// others started.
+type chunkJob struct {
+	r       *Repo
+	p       string
+	base    version
+	up      *upload
+	workers int
+
+	// open
+	f        *os.File
+	before   statcache.Stat
+	hashedAt int64
+	size     int64
+
+	// loadPrevious: set when prevG's Wait returns
+	prevG errgroup.Group
+	old   *manifest.Manifest
+	prev  *blockcache.Set
+	known map[hashing.ID]bool // old's chunks and layout: not stored again
+
+	// plan
+	l       *formats.Layout
+	derived map[int64]derivedHash
+	pl      *scanPlan
+	chunks  []manifest.Chunk // the plan's: the scan sets their IDs
+
+	// scan
+	prefetch  errgroup.Group
+	likes     func(i int, off int64) hashing.ID
+	prints    []blockcache.Fingerprint // by block, as reuse made them
+	reused    atomic.Int64
+	quick     []hashing.Quick // by chunk
+	quickSeed uint64
+	quickHits atomic.Int64
+	stop      context.CancelFunc
+	uploads   *errgroup.Group
+	deltas    errgroup.Group
+	deltaSlot *semaphore.Weighted
+	added     []bool
+	digest    hashing.ID
+	cvs       []hashing.CV
+
+	// layout
+	byRange map[[2]int64]hashing.ID // for aliases, when there are any
+	layBlob []byte
+	layID   hashing.ID
+	layG    errgroup.Group
+}
+
+// close waits for what the job started, on every path out of chunkFile:
+// an early return must not leave the layout or a delta writing, nor the
+// prefetch or the previous version reading. The order is that of the
+// defers it replaces (the reverse of starting), the file closed last.
+func (j *chunkJob) close() {
+	_ = j.layG.Wait()
+	_ = j.deltas.Wait()
+	if j.stop != nil {
+		j.stop()
+	}
+	_ = j.prefetch.Wait()
+	_ = j.prevG.Wait()
+	if j.f != nil {
+		j.f.Close()
+	}
+}
+
+// open opens the file and takes its stat and size.
+func (j *chunkJob) open() error {
+	f, err := os.Open(j.r.abs(j.p))
+	if err != nil {
+		return err
+	}
+	j.f = f
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
+		return fmt.Errorf("%s is not a regular file", j.p)
 	}
-	before := statcache.StatOf(fi)
-	hashedAt := time.Now().UnixNano()
-	size := fi.Size()
+	j.before = statcache.StatOf(fi)
+	j.hashedAt = time.Now().UnixNano()
+	j.size = fi.Size()
+	return nil
+}
 
+// loadPrevious starts reading the previous version: plan waits for it.
+func (j *chunkJob) loadPrevious(loadOld func() (*manifest.Manifest, error)) {
 	// The previous version (its manifest, and the cached blocks of the
 	// version the file last was, else of the committed one) is read while
 	// the file's layout is parsed: neither needs the other, and each takes
 	// milliseconds for a COG of a few thousand tiles.
-	var old *manifest.Manifest
-	var prev *blockcache.Set
-	known := map[hashing.ID]bool{}
-	var prevG errgroup.Group
-	defer prevG.Wait() //nolint:errcheck // an early return must not leave it reading
-	prevG.Go(func() error {
+	j.known = map[hashing.ID]bool{}
+	j.prevG.Go(func() error {
 		if loadOld != nil {
 			var err error
-			if old, err = loadOld(); err != nil {
+			if j.old, err = loadOld(); err != nil {
 				return err
 			}
 		}
-		if size > hashing.BlockLen {
+		base, old := j.base, j.old
+		if j.size > hashing.BlockLen {
 			if base.size > hashing.BlockLen {
-				prev = r.loadBlocks(base.digest, base.size)
+				j.prev = j.r.loadBlocks(base.digest, base.size)
 			}
-			if prev == nil && old != nil && old.Size > hashing.BlockLen && old.Digest != base.digest {
-				prev = r.loadBlocks(old.Digest, old.Size)
+			if j.prev == nil && old != nil && old.Size > hashing.BlockLen && old.Digest != base.digest {
+				j.prev = j.r.loadBlocks(old.Digest, old.Size)
 			}
 		}
 		if old != nil {
 			for _, c := range old.Chunks {
-				known[c.ID] = true
+				j.known[c.ID] = true
 			}
-			known[old.Layout] = true
+			j.known[old.Layout] = true
 		}
 		return nil
 	})
+}
 
-	l, err := r.formats.Enumerate(ctx, f, size)
+// plan enumerates the file's layout, checks its derived segments and plans
+// the scan; then waits for the previous version.
+func (j *chunkJob) plan(ctx context.Context) error {
+	l, err := j.r.formats.Enumerate(ctx, j.f, j.size)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+		return fmt.Errorf("%s: %w", j.p, err)
 	}
-	derived, err := r.checkDerived(ctx, l, f, size)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+	j.l = l
+	if j.derived, err = j.r.checkDerived(ctx, l, j.f, j.size); err != nil {
+		return fmt.Errorf("%s: %w", j.p, err)
 	}
 	// The segments, 112 bytes a tile, are not needed after the plan.
-	pl := planScan(l.Segments, len(l.Aliases))
-	chunks := pl.chunks
+	j.pl = planScan(l.Segments, len(l.Aliases))
+	j.chunks = j.pl.chunks
 	l.Segments = nil
-	if err := prevG.Wait(); err != nil {
-		return nil, err
-	}
-	// The previous layout is the base of this one's delta: its chain of
-	// deltas is read from the store (from the disk: packs are written
-	// around the page cache) while the file is scanned, not after.
-	var prefetch errgroup.Group
-	defer prefetch.Wait() //nolint:errcheck // an early return must not leave it reading
-	if p, ok := up.batch.(store.BasePrefetcher); ok && old != nil {
-		prefetch.Go(func() error {
-			p.PrefetchBase(ctx, old.Layout)
-			return nil
-		})
-	}
-	likes := r.likelyBases(ctx, old, chunks, up.dryRun)
-	var reuse func(i int) (hashing.CV, bool)
-	var reused atomic.Int64
-	var prints []blockcache.Fingerprint // by block, as reuse made them
-	if prev != nil {
-		prints = make([]blockcache.Fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)
-		reuse = func(i int) (hashing.CV, bool) {
-			print := pl.print(i, size, derived)
-			prints[i] = print // the block's pieces are done: the cache entry's print too
-			if print == (blockcache.Fingerprint{}) || i >= len(prev.Prints) || print != prev.Prints[i] {
-				return hashing.CV{}, false
-			}
-			reused.Add(1)
-			return prev.CVs[i], true
-		}
-	}
+	return j.prevG.Wait()
+}
 
-	// One read of the file gives the chunks, the inline bytes and the
-	// digest, so they agree whatever happens to the file meanwhile.
-	// Uploads run on their own pool, as wide as the store likes (S3: 16
-	// connections), so round trips overlap with hashing; the pool's limit
-	// also bounds the chunk copies in flight.
-	sctx, stop := context.WithCancel(ctx)
-	defer stop()
-	uploads, uctx := errgroup.WithContext(sctx)
-	if up.dryRun {
-		uploads.SetLimit(1)
-	} else {
-		uploads.SetLimit(store.Connections(up.st))
-	}
-	// A chunk that may be stored as a delta costs a read of its base and
-	// an encode against it (milliseconds): with the slot free it is stored
-	// on the side, from a copy, while hashing goes on and during the
-	// one-core work that follows the scan; else in the scan, as others.
-	var deltas errgroup.Group
-	deltaSlot := semaphore.NewWeighted(1)
-	defer deltas.Wait() //nolint:errcheck // an early return must not leave it writing
-	// The Quick of every chunk goes into the block cache with its ID;
-	// a chunk whose Quick the previous version's table holds is not
-	// hashed again.
-	opt := hashing.ScanOptions{Workers: workers, Reuse: reuse}
-	var quick []hashing.Quick // by chunk
-	var quickHits atomic.Int64
-	if size > hashing.BlockLen {
-		quick = make([]hashing.Quick, len(pl.chunks))
-		opt.QuickSeed = blockcache.NewQuickSeed()
-		if seed, ok := prev.QuickSeed(); ok {
-			opt.QuickSeed = seed
-		}
-		opt.Quick = func(i int, q hashing.Quick) (hashing.ID, bool) {
-			pt := &pl.parts[i]
-			if pt.kind != chunkPart {
-				return hashing.ID{}, false
-			}
-			quick[pt.at] = q
-			if prev == nil {
-				return hashing.ID{}, false
-			}
-			id, ok := prev.Known(q, pl.ranges[i].Len)
-			if ok {
-				quickHits.Add(1)
-			}
-			return id, ok
-		}
-	}
-	// Which chunks the scan uploaded (with put, not ensure: see keepAdded),
-	// by their index in the plan; delta candidates are kept by ensure.
-	var added []bool
-	if !up.dryRun {
-		added = make([]bool, len(chunks))
-	}
-	digest, cvs, err := hashing.Scan(uctx, f, size, pl.ranges, opt, func(i int, id hashing.ID, data []byte) error {
-		pt := &pl.parts[i]
-		switch pt.kind {
-		case inlinePart:
-			copy(pl.inline[pt.at:], data)
-			up.progress.Add(int64(len(data)))
-			return nil
-		case derivedPart:
-			up.progress.Add(int64(len(data)))
-			if d := derived[pl.piece(i).Off]; (len(d.parts) == 0 && id != d.id) || (len(d.parts) > 0 && id != d.parts[pt.part]) {
-				return errChangedWhileRead
-			}
-			return nil
-		}
-		chunks[pt.at].ID = id
-		if known[id] || up.dryRun {
-			up.progress.Add(int64(len(data)))
-			return nil
-		}
-		if up.batch != nil {
-			like := likes(int(pt.at), pl.ranges[i].Off)
-			if !like.IsZero() && deltaSlot.TryAcquire(1) {
-				buf := append([]byte(nil), data...)
-				deltas.Go(func() error {
-					defer deltaSlot.Release(1)
-					defer up.progress.Add(int64(len(buf)))
-					_, err := up.ensure(ctx, id, buf, like)
-					return err
-				})
-				return nil
-			}
-			// A batch copies data into its pack before Put returns:
-			// no copy, no goroutine per chunk.
-			defer up.progress.Add(int64(len(data)))
-			ok, err := up.put(uctx, id, data, like)
-			added[pt.at] = ok
-			return err
-		}
-		buf := append([]byte(nil), data...)
-		uploads.Go(func() error {
-			defer up.progress.Add(int64(len(buf)))
-			ok, err := up.put(uctx, id, buf, likes(int(pt.at), pl.ranges[i].Off))
-			added[pt.at] = ok
-			return err
-		})
-		return nil
-	})
-	if err != nil {
-		stop() // the uploads in flight are for nothing
-	}
-	// An upload error cancels uctx, so Scan then reports only "context
-	// canceled": the upload's error is the one to return.
-	if werr := uploads.Wait(); werr != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		err = werr
-	}
-	if errors.Is(err, errChangedWhileRead) {
-		return nil, fmt.Errorf("%s changed while it was being read; try again when it is quiet", p)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if testHookBlocksReused != nil && prev != nil {
-		testHookBlocksReused(p, int(reused.Load()))
-	}
-	if testHookPiecesKnown != nil && prev != nil {
-		testHookPiecesKnown(p, int(quickHits.Load()))
-	}
-
-	// The layout blob: inline bytes as read, chunks by id.
-	var byRange map[[2]int64]hashing.ID // for aliases, when there are any
+// layout makes the layout blob, inline bytes as read and chunks by id, and
+// starts storing it.
+func (j *chunkJob) layout(ctx context.Context) error {
 	var alias func(i int)
-	if len(l.Aliases) > 0 {
-		byRange = map[[2]int64]hashing.ID{}
-		alias = func(i int) { byRange[[2]int64{pl.ranges[i].Off, pl.ranges[i].Len}] = pl.id(i) }
+	if len(j.l.Aliases) > 0 {
+		j.byRange = map[[2]int64]hashing.ID{}
+		alias = func(i int) { j.byRange[[2]int64{j.pl.ranges[i].Off, j.pl.ranges[i].Len}] = j.pl.id(i) }
 	}
-	layBlob, err := pl.layout(size, derived, alias)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+	var err error
+	if j.layBlob, err = j.pl.layout(j.size, j.derived, alias); err != nil {
+		return fmt.Errorf("%s: %w", j.p, err)
 	}
-	layID := hashing.Sum(layBlob)
+	j.layID = hashing.Sum(j.layBlob)
 	// Stored while the manifest is made: its delta against the previous
 	// layout (a few hundred KiB for a COG of a few thousand tiles) costs
-	// as much CPU as the rest of this function.
-	var layG errgroup.Group
-	if !up.dryRun {
-		layG.Go(func() error {
-			_ = prefetch.Wait() // PrefetchBase returns before the Put it serves
-			_, err := up.ensure(ctx, layID, layBlob, likeLayout(old))
+	// as much CPU as the rest of chunkFile.
+	if !j.up.dryRun {
+		j.layG.Go(func() error {
+			_ = j.prefetch.Wait() // PrefetchBase returns before the Put it serves
+			_, err := j.up.ensure(ctx, j.layID, j.layBlob, likeLayout(j.old))
 			return err
 		})
 	}
-	defer layG.Wait() //nolint:errcheck // an early return must not leave it writing
+	return nil
+}
 
+// finish makes the file's manifest and its text, starts writing them and
+// the block cache's entry, and waits for the deltas and the layout.
+func (j *chunkJob) finish() (*chunked, error) {
 	// Bytes that changed under us would make chunks and digest disagree.
-	fi2, err := f.Stat()
+	fi2, err := j.f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if statcache.StatOf(fi2) != before {
-		return nil, fmt.Errorf("%s changed while it was being read; try again when it is quiet", p)
+	if statcache.StatOf(fi2) != j.before {
+		return nil, fmt.Errorf("%s changed while it was being read; try again when it is quiet", j.p)
 	}
-
-	for _, a := range l.Aliases {
-		chunks = append(chunks, manifest.Chunk{Key: a.Key, Size: a.Len, ID: byRange[[2]int64{a.Off, a.Len}], BBox: bbox(a.BBox)})
+	for _, a := range j.l.Aliases {
+		j.chunks = append(j.chunks, manifest.Chunk{Key: a.Key, Size: a.Len, ID: j.byRange[[2]int64{a.Off, a.Len}], BBox: bbox(a.BBox)})
 	}
-	// The block cache entry's prints and quick records, from the plan
-	// (prints as blockcache.LayoutPrints gives them for the layout, which a checkout
-	// computes them from). Prints and chaining values come from the same
-	// read: the entry holds together even for a file written while it was
-	// read.
-	var bs *blockcache.Set
-	var recs *blockcache.Records
-	if !up.dryRun {
-		var gen uint32
-		if prev != nil {
-			gen = prev.Gen + 1
-		}
-		bs = &blockcache.Set{Gen: gen, Prints: pl.prints(size, derived, prints), CVs: cvs}
-		if quick != nil {
-			recs = blockcache.NewRecords(opt.QuickSeed, len(pl.chunks))
-			for i, pt := range pl.parts {
-				if pt.kind == chunkPart {
-					recs.Put(quick[pt.at], pl.ranges[i].Len, chunks[pt.at].ID)
-				}
-			}
-		}
-	}
+	bs, recs := j.blockEntry()
 	// The plan and the Quicks take about 150 bytes a tile, as much as the
-	// manifest's text: they go before it is made.
-	pl, quick = nil, nil
-	if !up.dryRun {
-		up.keepAdded(chunks, added) // in the plan's order, before Normalize sorts them
-		added = nil
+	// manifest's text: they go before it is made, and with them what
+	// else only the scan and the block cache's entry needed.
+	j.pl, j.quick = nil, nil
+	j.prev, j.derived, j.prints = nil, nil, nil
+	if !j.up.dryRun {
+		j.up.keepAdded(j.chunks, j.added) // in the plan's order, before Normalize sorts them
+		j.added = nil
 	}
-	if chunks, err = manifest.Normalize(chunks); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+	m, err := j.build()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", j.p, err)
 	}
-	m := &manifest.Manifest{
-		Path: p, Format: l.Format, FormatVersion: l.Version, Params: manifest.SanitizeValue(l.Params),
-		Fallback: manifest.SanitizeValue(l.Fallback), Size: size, Digest: digest, Layout: layID,
-		LayoutSize: int64(len(layBlob)), Chunks: chunks,
+	ch := &chunked{m: m, stat: j.before, hashed: j.hashedAt}
+	if err := ch.encode(j.r.formats.ShardOf(m.Format)); err != nil {
+		return nil, fmt.Errorf("%s: %w", j.p, err)
 	}
-	for _, fld := range l.Summary {
-		m.Summary = append(m.Summary, manifest.Field{Name: fld.Name, Value: manifest.SanitizeValue(fld.Value)})
+	if !j.up.dryRun {
+		j.startWrites(ch, bs, recs)
 	}
-	ch := &chunked{m: m, stat: before, hashed: hashedAt}
-	if err := ch.encode(r.formats.ShardOf(m.Format)); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if !up.dryRun {
-		replaced := []hashing.ID{base.digest}
-		if old != nil {
-			replaced = append(replaced, old.Digest)
-		}
-		// A cache: made and written while the commit goes on.
-		ch.put.Go(func() error {
-			if recs != nil {
-				bs.SetQuick(recs)
-			}
-			r.saveBlocks(digest, size, bs, replaced...)
-			return nil
-		})
-		// Written (deflated) while the commit goes on, other files and
-		// the store's batch included, or packed with the others by
-		// Commit; Commit waits for it before the Git commit that refers
-		// to it. Unreachable until then, and git gc prunes it if the
-		// commit fails.
-		ch.named.Go(func() error {
-			if err := ch.putBlobs(r.git, up.packManifests); err != nil {
-				return fmt.Errorf("%s: write git object for its manifest: %w", p, err)
-			}
-			return nil
-		})
-	}
-	if err := deltas.Wait(); err != nil {
+	if err := j.deltas.Wait(); err != nil {
 		_, _ = ch.put.Wait(), ch.named.Wait()
-		return nil, fmt.Errorf("%s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w", j.p, err)
 	}
-	if err := layG.Wait(); err != nil {
+	if err := j.layG.Wait(); err != nil {
 		_, _ = ch.put.Wait(), ch.named.Wait()
-		return nil, fmt.Errorf("%s: layout: %w", p, err)
+		return nil, fmt.Errorf("%s: layout: %w", j.p, err)
 	}
 	return ch, nil
 }
 
-// likelyBases returns, for chunk i of chunks, at offset off of the file,
-// the chunk of old that its bytes most probably resemble: the chunk under
-// the same key, else the old chunk that covered the same file offset
-// (content-keyed chunks, blocks whose key moved). Zero when there is none.
-func (r *Repo) likelyBases(ctx context.Context, old *manifest.Manifest, chunks []manifest.Chunk, dryRun bool) func(i int, off int64) hashing.ID {
-	none := func(int, int64) hashing.ID { return hashing.ID{} }
-	if old == nil || dryRun {
-		return none
+// blockEntry is the block cache entry's prints and quick records (nil when
+// nothing is stored), from the plan (prints as blockcache.LayoutPrints
+// gives them for the layout, which a checkout computes them from). Prints
+// and chaining values come from the same read: the entry holds together
+// even for a file written while it was read.
+func (j *chunkJob) blockEntry() (*blockcache.Set, *blockcache.Records) {
+	if j.up.dryRun {
+		return nil, nil
 	}
-	byKey := make(map[string]hashing.ID, len(old.Chunks))
-	for _, c := range old.Chunks {
-		byKey[c.Key] = c.ID
+	var gen uint32
+	if j.prev != nil {
+		gen = j.prev.Gen + 1
 	}
-	// Old chunk pieces by offset, from the old layout blob (read only if
-	// some key is new: COG tiles keep their keys).
-	var starts []int64
-	var ids []hashing.ID
-	var once sync.Once
-	loadOffsets := func() {
-		b, _, err := r.read.get(ctx, old.Layout)
-		if err != nil {
-			return // no base: the chunk is stored whole
-		}
-		lay, err := manifest.DecodeLayout(b)
-		if err != nil {
-			return
-		}
-		var off int64
-		for _, pc := range lay.Pieces {
-			if pc.Chunk {
-				starts, ids = append(starts, off), append(ids, pc.ID)
+	bs := &blockcache.Set{Gen: gen, Prints: j.pl.prints(j.size, j.derived, j.prints), CVs: j.cvs}
+	var recs *blockcache.Records
+	if j.quick != nil {
+		recs = blockcache.NewRecords(j.quickSeed, len(j.pl.chunks))
+		for i, pt := range j.pl.parts {
+			if pt.kind == chunkPart {
+				recs.Put(j.quick[pt.at], j.pl.ranges[i].Len, j.chunks[pt.at].ID)
 			}
-			off += pc.Len
 		}
 	}
-	var mu sync.Mutex
-	return func(i int, off int64) hashing.ID {
-		if id, ok := byKey[chunks[i].Key]; ok {
-			return id
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		once.Do(loadOffsets)
-		j := sort.Search(len(starts), func(j int) bool { return starts[j] > off }) - 1
-		if j < 0 {
-			return hashing.ID{}
-		}
-		return ids[j]
+	return bs, recs
+}
+
+// build is the file's manifest, of its chunks (sorted) and its layout.
+func (j *chunkJob) build() (*manifest.Manifest, error) {
+	chunks, err := manifest.Normalize(j.chunks)
+	if err != nil {
+		return nil, err
 	}
+	j.chunks = chunks
+	l := j.l
+	m := &manifest.Manifest{
+		Path: j.p, Format: l.Format, FormatVersion: l.Version, Params: manifest.SanitizeValue(l.Params),
+		Fallback: manifest.SanitizeValue(l.Fallback), Size: j.size, Digest: j.digest, Layout: j.layID,
+		LayoutSize: int64(len(j.layBlob)), Chunks: chunks,
+	}
+	for _, fld := range l.Summary {
+		m.Summary = append(m.Summary, manifest.Field{Name: fld.Name, Value: manifest.SanitizeValue(fld.Value)})
+	}
+	return m, nil
+}
+
+// startWrites starts writing the block cache's entry bs (with recs) and
+// ch's Git objects. The goroutines outlive chunkFile: they hold what they
+// need, not the job, which holds the previous manifest.
+func (j *chunkJob) startWrites(ch *chunked, bs *blockcache.Set, recs *blockcache.Records) {
+	r, p, packed := j.r, j.p, j.up.packManifests
+	digest, size := j.digest, j.size
+	replaced := []hashing.ID{j.base.digest}
+	if j.old != nil {
+		replaced = append(replaced, j.old.Digest)
+	}
+	// A cache: made and written while the commit goes on.
+	ch.put.Go(func() error {
+		if recs != nil {
+			bs.SetQuick(recs)
+		}
+		r.saveBlocks(digest, size, bs, replaced...)
+		return nil
+	})
+	// Written (deflated) while the commit goes on, other files and
+	// the store's batch included, or packed with the others by
+	// Commit; Commit waits for it before the Git commit that refers
+	// to it. Unreachable until then, and git gc prunes it if the
+	// commit fails.
+	ch.named.Go(func() error {
+		if err := ch.putBlobs(r.git, packed); err != nil {
+			return fmt.Errorf("%s: write git object for its manifest: %w", p, err)
+		}
+		return nil
+	})
 }
 
 // likeLayout is the delta base of a new layout blob: the old one.
