@@ -60,13 +60,16 @@ bench:
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
 
-# gofmt, the layering rules, generated code matching its generator, and
+# gofmt, the layering rules, file and function sizes (600 lines a file,
+# 120 a function in repo/), generated code matching its generator, and
 # golangci-lint (errcheck, staticcheck, unused, ineffassign, govet and the
 # layering again as depguard rules; .golangci.yml).
 lint:
 	gofmt -l . | tee /dev/stderr | (! read -r)
 	scripts/check-imports.sh
 	scripts/check-imports_test.sh
+	scripts/check-size.sh
+	scripts/check-size_test.sh
 	@tmp=$$(mktemp -d) && (cd hashing && $(GO) run ./internal/x16gen -out $$tmp/x16_amd64.s) && \
 	  cmp -s $$tmp/x16_amd64.s hashing/x16_amd64.s; rc=$$?; rm -rf $$tmp; \
 	  [ $$rc -eq 0 ] || { echo "hashing/x16_amd64.s differs from what go generate ./hashing writes" >&2; exit 1; }
