@@ -6,12 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/chunkvc/chunkvc/repo/internal/gc"
-	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/registry"
 	"github.com/chunkvc/chunkvc/store"
 )
@@ -62,33 +60,11 @@ func (r *Repo) repoID() (string, error) {
 // entry describes this repository as it is now.
 func (r *Repo) entry(id string) (*RepoEntry, error) {
 	host, _ := os.Hostname()
-	e := &RepoEntry{ID: id, Host: host, Root: r.Root, Tips: map[string]string{}, Updated: time.Now().UTC()}
-	err := r.git.Refs().List(func(name string, h gitdb.Hash) error {
-		if !strings.HasPrefix(name, "refs/heads/") && !strings.HasPrefix(name, "refs/tags/") && !strings.HasPrefix(name, "refs/remotes/") {
-			return nil
-		}
-		if c, err := r.git.Peel(h); err == nil {
-			e.Tips[name] = c.Hash.String()
-		}
-		return nil
-	})
+	tips, err := r.git.Tips()
 	if err != nil {
 		return nil, err
 	}
-	if branch, det, err := r.git.Refs().Head(); err == nil && branch == "" {
-		e.Tips["HEAD"] = det.String()
-	}
-	if remotes, err := r.git.Remotes(); err == nil {
-		for _, rm := range remotes {
-			if len(rm.URLs) > 0 {
-				if e.Remotes == nil {
-					e.Remotes = map[string]string{}
-				}
-				e.Remotes[rm.Name] = rm.URLs[0]
-			}
-		}
-	}
-	return e, nil
+	return &RepoEntry{ID: id, Host: host, Root: r.Root, Tips: tips, Remotes: r.git.RemoteURLs(), Updated: time.Now().UTC()}, nil
 }
 
 // register writes this repository's entry into the registry of st and
