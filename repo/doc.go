@@ -9,11 +9,15 @@
 //	<root>/.git/chunkvc/blocks/<digest>    block cache: per-MiB chaining values of a version
 //	<root>/.git/chunkvc/patch              undo journal of a checkout patching a file in place
 //
-// It owns the pipelines (commit, checkout, status, fsck, log). It reads and
-// writes Git through repo/internal/gitdb, the only package that imports
-// the Git library. Self-contained mechanisms sit beside gitdb under
-// repo/internal, none of which imports repo: registry (the repositories
-// sharing a store, for gc), trust (whether the configured store may be
+// It owns the pipelines (commit, checkout, status, log, push and pull)
+// and hands gc, fsck and the revision side of diff their repository as a
+// narrow Env or interface. It reads and writes Git through
+// repo/internal/gitdb, the only package that imports the Git library.
+// Self-contained mechanisms sit beside gitdb under repo/internal, none of
+// which imports repo: gc (mark and sweep), fsck (the data check),
+// diffscan (which files two versions differ in), reach (the objects
+// commits reference), registry (the repositories sharing a store, for
+// gc), trust (whether the configured store may be
 // used), chunkread (ranged reads of a stored file), readpath (where chunk
 // bytes come from: embedded store, alternates, read cache, configured
 // store), statcache (the stat cache), blockcache (the block cache),

@@ -2,16 +2,14 @@ package repo
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/gc"
 	"github.com/chunkvc/chunkvc/repo/internal/registry"
 	"github.com/chunkvc/chunkvc/store"
 )
@@ -62,33 +60,11 @@ func (r *Repo) repoID() (string, error) {
 // entry describes this repository as it is now.
 func (r *Repo) entry(id string) (*RepoEntry, error) {
 	host, _ := os.Hostname()
-	e := &RepoEntry{ID: id, Host: host, Root: r.Root, Tips: map[string]string{}, Updated: time.Now().UTC()}
-	err := r.git.Refs().List(func(name string, h gitdb.Hash) error {
-		if !strings.HasPrefix(name, "refs/heads/") && !strings.HasPrefix(name, "refs/tags/") && !strings.HasPrefix(name, "refs/remotes/") {
-			return nil
-		}
-		if c, err := r.git.Peel(h); err == nil {
-			e.Tips[name] = c.Hash.String()
-		}
-		return nil
-	})
+	tips, err := r.git.Tips()
 	if err != nil {
 		return nil, err
 	}
-	if branch, det, err := r.git.Refs().Head(); err == nil && branch == "" {
-		e.Tips["HEAD"] = det.String()
-	}
-	if remotes, err := r.git.Remotes(); err == nil {
-		for _, rm := range remotes {
-			if len(rm.URLs) > 0 {
-				if e.Remotes == nil {
-					e.Remotes = map[string]string{}
-				}
-				e.Remotes[rm.Name] = rm.URLs[0]
-			}
-		}
-	}
-	return e, nil
+	return &RepoEntry{ID: id, Host: host, Root: r.Root, Tips: tips, Remotes: r.git.RemoteURLs(), Updated: time.Now().UTC()}, nil
 }
 
 // register writes this repository's entry into the registry of st and
@@ -171,7 +147,7 @@ func (r *Repo) StoreRepos(ctx context.Context) ([]RepoStatus, error) {
 			st.Known = "this"
 		case openOther(e) != nil:
 			st.Known = "readable"
-		case len(r.missingTips(e)) == 0:
+		case len(gc.MissingTips(r.git, e)) == 0:
 			st.Known = "fetched"
 		}
 		out = append(out, st)
@@ -187,10 +163,10 @@ func (r *Repo) ForgetRepos(ctx context.Context, ids []string) ([]string, error) 
 	return registry.Forget(ctx, r.Store, r.repoID, ids)
 }
 
-// openOther opens the Git of the repository e describes at its recorded
-// work tree, if it is there and still holds that repository (its id file
-// names e.ID); nil otherwise.
-func openOther(e RepoEntry) *Repo {
+// openOther is gc's Opener: the Git of the repository e describes at its
+// recorded work tree, if it is there and still holds that repository (its
+// id file names e.ID); nil otherwise.
+func openOther(e RepoEntry) gc.Git {
 	if !registry.InPlace(e) {
 		return nil
 	}
@@ -198,25 +174,5 @@ func openOther(e RepoEntry) *Repo {
 	if err != nil || !registry.SameFile(g.Root(), e.Root) {
 		return nil
 	}
-	return &Repo{Root: g.Root(), git: g}
-}
-
-// missingTips returns e's tips whose commits this repository's Git lacks.
-func (r *Repo) missingTips(e RepoEntry) []string {
-	var out []string
-	for ref, h := range e.Tips {
-		if _, err := r.git.ReadCommit(hashOf(h)); err != nil || len(h) != 40 {
-			out = append(out, ref)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// hashOf parses a commit hash recorded in a registry entry.
-func hashOf(h string) gitdb.Hash {
-	var out gitdb.Hash
-	b, _ := hex.DecodeString(h) // what decodes, as Git's library reads a name
-	copy(out[:], b)
-	return out
+	return g
 }

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/reach"
 	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"github.com/chunkvc/chunkvc/store"
@@ -53,7 +52,7 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 		opt.Remote = "origin"
 	}
 	res := &PushResult{Remote: opt.Remote, Branch: r.git.Branch()}
-	if opt.OnlyChunks && pushVerified(opt.Tips) {
+	if opt.OnlyChunks && gitdb.PushVerified(opt.Tips) {
 		return res, nil // chunkvc push checked them before it ran git push
 	}
 	tips := opt.Tips
@@ -79,7 +78,7 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 		return nil, err
 	}
 	res.Commits = len(commits)
-	need, err := r.referenced(commits)
+	need, err := reach.Referenced(r.git, commits)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +97,7 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 	if os.Getenv("CHUNKVC_FAILPOINT") == "push-before-git" {
 		return res, errors.New("failpoint push-before-git: stopping after the chunk upload")
 	}
-	pushed, err := r.git.push(ctx, opt.Remote, res.Branch, tips[0])
+	pushed, err := r.git.Push(ctx, opt.Remote, res.Branch, tips[0])
 	if err != nil {
 		return res, err
 	}
@@ -106,47 +105,9 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 	return res, nil
 }
 
-// chunkUse says where a referenced object first appears, for messages.
-type chunkUse struct {
-	commit, path, key string
-	size              int64
-}
-
-// referenced collects every chunk and layout id the commits' manifests
-// name.
-func (r *Repo) referenced(commits []*gitdb.Commit) (map[hashing.ID]chunkUse, error) {
-	need := map[hashing.ID]chunkUse{}
-	seen := map[gitdb.Hash]bool{}
-	for _, c := range commits {
-		blobs, err := r.git.manifestBlobs(c)
-		if err != nil {
-			return nil, err
-		}
-		for p, h := range blobs {
-			if seen[h] {
-				continue
-			}
-			seen[h] = true
-			m, _, err := r.git.readManifestBlob(h, p)
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := need[m.Layout]; !ok {
-				need[m.Layout] = chunkUse{c.Hash.String(), p, "(layout)", m.LayoutSize}
-			}
-			for _, ch := range m.Chunks {
-				if _, ok := need[ch.ID]; !ok {
-					need[ch.ID] = chunkUse{c.Hash.String(), p, ch.Key, ch.Size}
-				}
-			}
-		}
-	}
-	return need, nil
-}
-
 // ensureStored checks which ids the configured store lacks (in batches,
 // in parallel) and uploads those from the embedded store or alternates.
-func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v Verify, prog progress.Counter) (int, int64, error) {
+func (r *Repo) ensureStored(ctx context.Context, need reach.Set, v Verify, prog progress.Counter) (int, int64, error) {
 	ids := make([]hashing.ID, 0, len(need))
 	for id := range need {
 		ids = append(ids, id)
@@ -161,7 +122,7 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 	for _, id := range ids {
 		if !present[id] {
 			missing = append(missing, id)
-			total += need[id].size
+			total += need[id].Size
 		}
 	}
 	if len(missing) == 0 {
@@ -181,7 +142,7 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 			data, src, err := r.read.Get(gctx, id)
 			if err != nil || src == readpath.FromRemote {
 				u := need[id]
-				return fmt.Errorf("chunk %s of %s (commit %.12s, %s) is in no store: %w", u.key, u.path, u.commit, id, errNoChunk)
+				return fmt.Errorf("chunk %s of %s (commit %.12s, %s) is in no store: %w", u.Key, u.Path, u.Commit, id, errNoChunk)
 			}
 			if _, err := up.ensure(gctx, id, data, hashing.ID{}); err != nil {
 				return err
@@ -199,11 +160,11 @@ func (r *Repo) ensureStored(ctx context.Context, need map[hashing.ID]chunkUse, v
 	return int(up.chunks.Load()), up.bytes.Load(), nil
 }
 
-// hashesOf reads commit names given as hex (hashOf).
+// hashesOf reads commit names given as hex (gitdb.HashOf).
 func hashesOf(hs []string) []gitdb.Hash {
 	out := make([]gitdb.Hash, len(hs))
 	for i, h := range hs {
-		out[i] = hashOf(h)
+		out[i] = gitdb.HashOf(h)
 	}
 	return out
 }
@@ -233,8 +194,13 @@ type CloneResult struct {
 	Checkout     *CheckoutResult `json:"checkout"`
 }
 
-// ErrNoBranch means a clone could not tell which branch to check out.
-var ErrNoBranch = errors.New("cannot tell which branch to check out")
+var (
+	// ErrNoBranch means a clone could not tell which branch to check out.
+	ErrNoBranch = gitdb.ErrNoBranch
+	// ErrPushRejected means the Git remote refused the branch (it has
+	// commits this clone lacks): pull, then push again.
+	ErrPushRejected = gitdb.ErrPushRejected
+)
 
 // Clone clones the Git repository at opt.URL into opt.Dir with git and,
 // unless lazy, materialises every tracked file. The store comes from the
@@ -246,10 +212,11 @@ func Clone(ctx context.Context, opt CloneOptions) (*Repo, *CloneResult, error) {
 			return nil, nil, fmt.Errorf("destination %s exists and is not empty", opt.Dir)
 		}
 	}
-	res, err := gitClone(ctx, opt)
+	branch, chosen, err := gitdb.Clone(ctx, opt.URL, opt.Dir, opt.Branch)
 	if err != nil {
 		return nil, nil, err
 	}
+	res := &CloneResult{Branch: branch, BranchChosen: chosen}
 	r, err := Open(opt.Dir, opt.Native)
 	if err != nil {
 		return nil, res, err
@@ -281,58 +248,6 @@ func Clone(ctx context.Context, opt CloneOptions) (*Repo, *CloneResult, error) {
 	return r, res, err
 }
 
-// gitClone runs git clone and makes sure a branch is checked out.
-func gitClone(ctx context.Context, opt CloneOptions) (*CloneResult, error) {
-	args := []string{"clone", "--quiet"}
-	if opt.Branch != "" {
-		args = append(args, "--branch", opt.Branch)
-	}
-	args = append(args, "--", opt.URL, opt.Dir)
-	if _, err := (gitdb.CLI{}).Run(ctx, args...); err != nil {
-		return nil, fmt.Errorf("git clone %s: %w", opt.URL, err)
-	}
-	g := gitdb.CLI{Dir: opt.Dir}
-	refs := gitdb.NewRefs(filepath.Join(opt.Dir, ".git"))
-	branch, _, err := refs.Head()
-	if err != nil {
-		return nil, err
-	}
-	res := &CloneResult{Branch: strings.TrimPrefix(branch, "refs/heads/")}
-	if _, ok, err := refs.Read("HEAD"); err != nil || ok {
-		return res, err
-	}
-	// HEAD names a branch the remote does not have.
-	out, err := g.Run(ctx, "for-each-ref", "--format=%(refname:strip=3)", "refs/remotes/origin/")
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, n := range strings.Fields(out) {
-		if n != "HEAD" {
-			names = append(names, n)
-		}
-	}
-	pick := ""
-	switch {
-	case len(names) == 1:
-		pick = names[0]
-	case slices.Contains(names, "main"):
-		pick = "main"
-	case slices.Contains(names, "master"):
-		pick = "master"
-	case len(names) == 0:
-		return nil, fmt.Errorf("git clone %s: %w: the remote has no branches", opt.URL, ErrNoBranch)
-	default:
-		return nil, fmt.Errorf("git clone %s: %w: the remote's HEAD names %s, which it lacks, and it has %s (choose one with --branch)",
-			opt.URL, ErrNoBranch, res.Branch, strings.Join(names, ", "))
-	}
-	if _, err := g.Run(ctx, "checkout", "--quiet", "-B", pick, "--track", "origin/"+pick); err != nil {
-		return nil, err
-	}
-	res.Branch, res.BranchChosen = pick, true
-	return res, nil
-}
-
 // FetchResult reports a fetch.
 type FetchResult struct {
 	Remote        string `json:"remote"`
@@ -346,7 +261,7 @@ func (r *Repo) Fetch(ctx context.Context, remote string) (*FetchResult, error) {
 	if remote == "" {
 		remote = "origin"
 	}
-	updated, err := r.git.fetch(ctx, remote)
+	updated, err := r.git.Fetch(ctx, remote)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +284,7 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 			return nil, err
 		}
 	}
-	if err := r.git.pull(ctx, remote); err != nil {
+	if err := r.git.Pull(ctx, remote); err != nil {
 		if fresh {
 			_ = r.clearPullBase() // HEAD did not move
 		}

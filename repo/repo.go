@@ -11,8 +11,10 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/generic"
+	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/pattern"
 	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/trust"
@@ -235,3 +237,16 @@ func (r *Repo) Branch() string { return r.git.Branch() }
 
 // abs maps a slash path relative to the root to an OS path.
 func (r *Repo) abs(p string) string { return filepath.Join(r.Root, filepath.FromSlash(p)) }
+
+// Manifests and ReadManifest are manifestBlobs and readManifestBlob for
+// the pipeline packages under repo/internal (reach.Manifests), which read
+// a commit's manifests through this Git, shards and work-tree copies
+// included, without importing repo.
+func (g *gitRepo) Manifests(c *gitdb.Commit) (map[string]gitdb.Hash, error) {
+	return g.manifestBlobs(c)
+}
+
+func (g *gitRepo) ReadManifest(h gitdb.Hash, p string) (*manifest.Manifest, error) {
+	m, _, err := g.readManifestBlob(h, p)
+	return m, err
+}

@@ -14,6 +14,12 @@
 #   derived                      formats, hashing
 #   boxsel                       manifest, formats, geom, hashing
 #   lockfile                     confine
+#   reach                        hashing, manifest, gitdb
+#   gc                           hashing, store, gitdb, reach, registry
+#   fsck                         hashing, manifest, store, gitdb, reach,
+#                                internal/progress
+#   diffscan                     diff, formats, manifest, hashing, gitdb,
+#                                reach, statcache
 # only store/s3 imports minio-go, only the gdal build-tagged package
 # imports godal.
 #
@@ -50,6 +56,10 @@ while read -r pkg imports; do
         repo/internal/boxsel) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="repo/internal/boxsel may import only manifest, formats, geom and hashing" ;;
         repo/internal/derived) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="repo/internal/derived may import only formats and hashing" ;;
         repo/internal/readpath) [[ $irel == hashing || $irel == store || $irel == store/local ]] || bad="repo/internal/readpath may import only hashing, store and store/local" ;;
+        repo/internal/reach) [[ $irel == hashing || $irel == manifest || $irel == repo/internal/gitdb ]] || bad="repo/internal/reach may import only hashing, manifest and repo/internal/gitdb" ;;
+        repo/internal/gc) [[ $irel == hashing || $irel == store || $irel == repo/internal/gitdb || $irel == repo/internal/reach || $irel == repo/internal/registry ]] || bad="repo/internal/gc may import only hashing, store, repo/internal/gitdb, reach and registry" ;;
+        repo/internal/fsck) [[ $irel == hashing || $irel == manifest || $irel == store || $irel == internal/progress || $irel == repo/internal/gitdb || $irel == repo/internal/reach ]] || bad="repo/internal/fsck may import only hashing, manifest, store, internal/progress, repo/internal/gitdb and reach" ;;
+        repo/internal/diffscan) [[ $irel == diff || $irel == formats || $irel == formats/* || $irel == manifest || $irel == hashing || $irel == repo/internal/gitdb || $irel == repo/internal/reach || $irel == repo/internal/statcache ]] || bad="repo/internal/diffscan may import only diff, formats, manifest, hashing, repo/internal/gitdb, reach and statcache" ;;
         repo/internal/*) [[ $irel != cmd/* && $irel != repo && $irel != serve && $irel != serve/* ]] || bad="$rel may not import repo or what sits above it" ;;
         serve) [[ $irel == repo || $irel == manifest || $irel == formats || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, formats (names), store, hashing and geom" ;;
         scripts/*) ;;

@@ -43,6 +43,15 @@ bad=(
   "$m/repo/internal/lockfile $m/repo/internal/gitdb"
   "$m/repo/internal/readpath $m/store/s3"
   "$m/repo/internal/readpath $m/manifest"
+  "$m/repo/internal/reach $m/store"
+  "$m/repo/internal/reach $m/repo"
+  "$m/repo/internal/gc $m/manifest"
+  "$m/repo/internal/gc $m/repo/internal/statcache"
+  "$m/repo/internal/gc $m/repo"
+  "$m/repo/internal/fsck $m/repo/internal/readpath"
+  "$m/repo/internal/fsck $m/repo"
+  "$m/repo/internal/diffscan $m/store"
+  "$m/repo/internal/diffscan $m/repo"
 )
 fail=0
 for line in "${bad[@]}"; do
@@ -68,6 +77,10 @@ good=(
   "$m/repo/internal/derived $m/formats $m/formats/generic $m/hashing"
   "$m/repo/internal/boxsel $m/manifest $m/formats $m/formats/parquet $m/geom $m/hashing"
   "$m/repo/internal/lockfile $m/repo/internal/confine"
+  "$m/repo/internal/reach $m/hashing $m/manifest $m/repo/internal/gitdb"
+  "$m/repo/internal/gc $m/hashing $m/store $m/repo/internal/gitdb $m/repo/internal/reach $m/repo/internal/registry"
+  "$m/repo/internal/fsck $m/hashing $m/manifest $m/store $m/internal/progress $m/repo/internal/gitdb $m/repo/internal/reach"
+  "$m/repo/internal/diffscan $m/diff $m/formats $m/formats/flatgeobuf $m/manifest $m/hashing $m/repo/internal/gitdb $m/repo/internal/reach $m/repo/internal/statcache"
 )
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then
