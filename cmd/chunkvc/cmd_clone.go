@@ -33,7 +33,8 @@ branch, or main, or master, and says so.
 A store the committed config names that is a local directory outside the
 repository is not read until you trust it (see chunkvc store --help):
 without --trust-store such a clone gets its manifests only, and exits with
-status 4 saying what to run.`,
+status 4 saying what to run; a --lazy clone exits 0 and says the same
+(--json: "store_trusted": false).`,
 		Args: argsUsage(cobra.RangeArgs(1, 2)),
 		RunE: func(c *cobra.Command, args []string) error {
 			url := args[0]
@@ -49,14 +50,22 @@ status 4 saying what to run.`,
 			if err != nil {
 				return err
 			}
+			trusted := r.StoreInfo().Trusted
 			if g.json {
-				return g.printJSON(map[string]any{"root": r.Root, "store": r.Store.String(), "lazy": o.lazy,
-					"branch": res.Branch, "branch_chosen": res.BranchChosen, "checkout": res.Checkout})
+				return g.printJSON(map[string]any{"root": r.Root, "store": r.Store.String(), "store_trusted": trusted,
+					"lazy": o.lazy, "branch": res.Branch, "branch_chosen": res.BranchChosen, "checkout": res.Checkout})
 			}
 			if res.BranchChosen {
 				g.say("The remote's HEAD names no branch it has; checked out %s\n", res.Branch)
 			}
 			g.say("Cloned into %s (branch %s, store: %s)\n", r.Root, res.Branch, r.Store)
+			if !trusted {
+				// Only a lazy clone gets here with an untrusted store (a
+				// full clone fails with ErrUntrustedStore): say it now,
+				// not at the first checkout.
+				g.say("The store is a directory outside the repository that came with the clone; nothing is read\n"+
+					"from or written to it until you run `chunkvc -C %s store trust`\n", r.Root)
+			}
 			if co := res.Checkout; co != nil {
 				var fetched int64
 				for _, f := range co.Files {

@@ -98,6 +98,19 @@ func TestCommittedOutsideStoreNeedsTrust(t *testing.T) {
 			if res.code != exitRefused || !strings.Contains(res.stderr, "chunkvc -C "+root+" store trust") || !strings.Contains(res.stderr, "chunkvc checkout") {
 				t.Fatalf("clone: exit %d\n%s", res.code, res.stderr)
 			}
+			// A lazy clone has nothing to check out and succeeds, but says
+			// at once that the store is not used yet.
+			lazy := b.run(binary, "clone", "--lazy", bare, "lazy")
+			if lazy.code != 0 || !strings.Contains(lazy.stderr, "chunkvc -C "+b.path("lazy")+" store trust") {
+				t.Fatalf("clone --lazy: exit %d\n%s", lazy.code, lazy.stderr)
+			}
+			var cl struct {
+				Trusted *bool `json:"store_trusted"`
+			}
+			b.jsonOf(&cl, "clone", "--lazy", bare, "lazy2")
+			if cl.Trusted == nil || *cl.Trusted {
+				t.Fatalf("clone --lazy --json: store_trusted %v, want false", cl.Trusted)
+			}
 			b.dir = root
 			// What needs no store works; the file not checked out is not
 			// a deletion.
@@ -181,6 +194,13 @@ func TestTrustedByCloneFlagAndInit(t *testing.T) {
 	a.cv("commit", "-m", "v1")
 
 	b := newRunner(t)
+	var cl struct {
+		Trusted *bool `json:"store_trusted"`
+	}
+	b.jsonOf(&cl, "clone", "--lazy", "--trust-store", a.dir, "lazy")
+	if cl.Trusted == nil || !*cl.Trusted {
+		t.Fatalf("clone --lazy --trust-store --json: store_trusted %v, want true", cl.Trusted)
+	}
 	b.cv("clone", "--trust-store", a.dir, "c")
 	if string(b.read("c/x.bin")) != string(data) {
 		t.Fatal("clone --trust-store differs")
