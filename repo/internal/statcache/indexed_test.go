@@ -1,6 +1,7 @@
 package statcache
 
 import (
+	"bytes"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -71,6 +72,20 @@ func TestLoadIndexedIsLoad(t *testing.T) {
 	}
 	if got := Load(git, root).Entries; !reflect.DeepEqual(got, eager.Entries) {
 		t.Fatalf("indexed cache saved %d entries, Load's cache holds %d", len(got), len(eager.Entries))
+	}
+	// The merged file is the one encode writes, byte for byte; so is
+	// one saved with nothing changed.
+	for _, c := range []*Cache{eager, LoadIndexed(git, root)} {
+		data, err := os.ReadFile(filepath.Join(state, "statcache"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, encode(c.all())) {
+			t.Fatal("indexed cache saved other bytes than encode writes")
+		}
+		if err := LoadIndexed(git, root).Save(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, bad := range [][]byte{[]byte("chunkvc-statcache 1\ngarbage"), nil} {
 		data, err := os.ReadFile(filepath.Join(state, "statcache"))

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"maps"
-	"math"
 	"sort"
 	"sync"
 	"time"
@@ -108,61 +106,6 @@ func Load(git *confine.Tree, root string) *Cache {
 	return c
 }
 
-// LoadIndexed is Load for a caller that looks entries up by path (Lookup,
-// LayoutOf, Last, IsLazy) and rarely saves: the file is checked whole
-// (checksum and every field, as Load does) but its entries are decoded
-// one at a time when asked for, not made into a map of every path.
-func LoadIndexed(git *confine.Tree, root string) *Cache {
-	data, err := git.ReadFile(statCacheRel, confine.NoLimit)
-	if err != nil {
-		return Load(git, root) // the JSON cache, or none
-	}
-	git.Close()
-	c := &Cache{Entries: map[string]Entry{}, window: FSWindow(root), t: git}
-	body, ok := checked(data)
-	if !ok {
-		return c
-	}
-	c.body = string(body)
-	n, _ := binary.Uvarint(body)
-	idx := make(map[string]int32, min(n, uint64(len(body))))
-	if scan(c.body, func(p string, at int, _ Entry) { idx[p] = int32(at) }) == nil && len(body) < math.MaxInt32 {
-		c.idx = idx
-	} else {
-		c.body = ""
-	}
-	return c
-}
-
-// get returns p's entry, under c.mu.
-func (c *Cache) get(p string) (Entry, bool) {
-	if e, ok := c.Entries[p]; ok || c.idx == nil || c.gone[p] {
-		return e, ok
-	}
-	at, ok := c.idx[p]
-	if !ok {
-		return Entry{}, false
-	}
-	d := decoder{s: c.body, pos: int(at)}
-	return d.entry(), true
-}
-
-// all returns every entry, under c.mu: Entries itself unless indexed.
-func (c *Cache) all() map[string]Entry {
-	if c.idx == nil {
-		return c.Entries
-	}
-	m := make(map[string]Entry, len(c.idx)+len(c.Entries))
-	for p, at := range c.idx {
-		if !c.gone[p] {
-			d := decoder{s: c.body, pos: int(at)}
-			m[p] = d.entry()
-		}
-	}
-	maps.Copy(m, c.Entries)
-	return m
-}
-
 // Lookup returns the entry for p if st matches it and it is not racy: the
 // file's mtime was more than the racy window older than when it was
 // hashed, so a later change would have moved its stat.
@@ -224,7 +167,7 @@ func (c *Cache) Drop(p string) {
 // saved costs only speed next time.
 func (c *Cache) Save() error {
 	c.mu.Lock()
-	data := encode(c.all())
+	data := c.encode()
 	c.mu.Unlock()
 	defer c.t.Close()
 	if err := c.t.WriteFile(statCacheRel, data, true); err != nil {
@@ -265,36 +208,41 @@ func encode(entries map[string]Entry) []byte {
 	b = append(b, statCacheMagic...)
 	b = binary.AppendUvarint(b, uint64(len(paths)))
 	for _, p := range paths {
-		e := entries[p]
-		b = binary.AppendUvarint(b, uint64(len(p)))
-		b = append(b, p...)
-		b = binary.AppendVarint(b, e.Size)
-		b = binary.AppendVarint(b, e.Mtime)
-		b = binary.AppendVarint(b, e.Ctime)
-		b = binary.AppendUvarint(b, e.Ino)
-		b = append(b, e.Digest[:]...)
-		var flags byte
-		if !e.Layout.IsZero() {
-			flags |= scLayout
-		}
-		if e.Manifest != "" {
-			flags |= scManifest
-		}
-		if e.Lazy {
-			flags |= scLazy
-		}
-		b = append(b, flags)
-		if flags&scLayout != 0 {
-			b = append(b, e.Layout[:]...)
-		}
-		b = binary.AppendVarint(b, e.Hashed)
-		if flags&scManifest != 0 {
-			b = binary.AppendUvarint(b, uint64(len(e.Manifest)))
-			b = append(b, e.Manifest...)
-		}
+		b = appendEntry(b, p, entries[p])
 	}
 	sum := hashing.Sum(b)
 	return append(b, sum[:]...)
+}
+
+// appendEntry appends p's entry e to b (see the package doc).
+func appendEntry(b []byte, p string, e Entry) []byte {
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	b = append(b, p...)
+	b = binary.AppendVarint(b, e.Size)
+	b = binary.AppendVarint(b, e.Mtime)
+	b = binary.AppendVarint(b, e.Ctime)
+	b = binary.AppendUvarint(b, e.Ino)
+	b = append(b, e.Digest[:]...)
+	var flags byte
+	if !e.Layout.IsZero() {
+		flags |= scLayout
+	}
+	if e.Manifest != "" {
+		flags |= scManifest
+	}
+	if e.Lazy {
+		flags |= scLazy
+	}
+	b = append(b, flags)
+	if flags&scLayout != 0 {
+		b = append(b, e.Layout[:]...)
+	}
+	b = binary.AppendVarint(b, e.Hashed)
+	if flags&scManifest != 0 {
+		b = binary.AppendUvarint(b, uint64(len(e.Manifest)))
+		b = append(b, e.Manifest...)
+	}
+	return b
 }
 
 var errStatCache = errors.New("stat cache damaged")
@@ -345,6 +293,29 @@ func scan(body string, each func(p string, at int, e Entry)) error {
 			return errStatCache
 		}
 		each(p, at, e)
+	}
+	if d.bad || d.pos != len(d.s) {
+		return errStatCache
+	}
+	return nil
+}
+
+// scanSpans calls each with every entry of body, its path and where its
+// bytes (from its path's length to its last field) begin and end.
+func scanSpans(body string, each func(p string, start, end int)) error {
+	d := decoder{s: body}
+	n := d.uvarint()
+	if n > uint64(len(body)) {
+		return errStatCache
+	}
+	for range n {
+		start := d.pos
+		p := d.str(d.uvarint())
+		d.entry()
+		if d.bad {
+			return errStatCache
+		}
+		each(p, start, d.pos)
 	}
 	if d.bad || d.pos != len(d.s) {
 		return errStatCache
