@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
@@ -25,7 +26,9 @@ func LoadIndexed(git *confine.Tree, root string) *Cache {
 	if !ok {
 		return c
 	}
-	c.body = string(body)
+	// The file's bytes are this cache's alone and never written: its
+	// strings may share them rather than copy 150 bytes a file.
+	c.body = unsafe.String(unsafe.SliceData(body), len(body))
 	n, _ := binary.Uvarint(body)
 	idx := make(map[string]int32, min(n, uint64(len(body))))
 	if scan(c.body, func(p string, at int, _ Entry) { idx[p] = int32(at) }) == nil && len(body) < math.MaxInt32 {
