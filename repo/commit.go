@@ -164,7 +164,7 @@ func (j *commitJob) read() error {
 	var listed []string
 	var reads errgroup.Group
 	reads.Go(func() error {
-		j.cache = r.loadStatCache()
+		j.cache = statcache.LoadIndexed(r.gitTree(), r.Root)
 		return nil
 	})
 	if len(j.opt.Paths) == 0 {
@@ -201,6 +201,7 @@ func (j *commitJob) read() error {
 // queues the others to be chunked.
 func (j *commitJob) sortOut() error {
 	var total int64
+	j.res.Files = slices.Grow(j.res.Files, len(j.paths))
 	stats := j.r.statFiles(j.paths, true)
 	for i, p := range j.paths {
 		fi, err := stats[i].fi, stats[i].err

@@ -124,7 +124,9 @@ func (r *Repo) startStatus() (*statusJob, []string, error) {
 		return err
 	})
 	g.Go(func() error {
-		j.cache = r.loadStatCache()
+		// Looked up file by file, saved only when a file was read: not
+		// decoded into a map of every path.
+		j.cache = statcache.LoadIndexed(r.gitTree(), r.Root)
 		return nil
 	})
 	j.prev, err = r.git.manifestBlobs(head)

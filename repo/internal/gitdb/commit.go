@@ -3,7 +3,6 @@ package gitdb
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -111,29 +110,22 @@ func (g *Repo) ManifestBlobs(c *Commit, dir string) (map[string]Hash, error) {
 	if c == nil {
 		return out, nil
 	}
-	tree, err := object.GetTree(g.r.Storer, plumbing.Hash(c.TreeHash))
-	if err != nil {
-		return nil, fmt.Errorf("commit %s: %w", c.Hash, err)
-	}
-	sub, err := tree.Tree(dir)
-	if errors.Is(err, object.ErrDirectoryNotFound) {
+	files, err := g.listFiles(c.TreeHash, dir)
+	if errors.Is(err, errNoDir) {
 		return out, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %s: %w", c.Hash, dir, err)
 	}
-	walker := object.NewTreeWalker(sub, true, nil)
-	defer walker.Close()
-	for {
-		name, entry, err := walker.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("commit %s: walk manifests: %w", c.Hash, err)
-		}
-		if entry.Mode.IsFile() {
-			out[name] = Hash(entry.Hash)
+	n := 0
+	for _, list := range files {
+		n += len(list)
+	}
+	out = make(map[string]Hash, n)
+	for _, list := range files {
+		for _, f := range list {
+			out[f.Path] = f.Hash
 		}
 	}
+	return out, nil
 }

@@ -54,7 +54,9 @@
 //
 // A file that is shorter, fails its checksum, has a field that does not
 // parse, or has bytes left after the last entry is not a cache (Load
-// starts empty).
+// starts empty). LoadIndexed checks the file as whole, then decodes an
+// entry only when its path is asked for (status, which looks up every
+// tracked file once and seldom saves).
 //
 // Earlier versions wrote .git/chunkvc/statcache.json,
 // {"entries":{"<path>":{"size":…,"mtime":…,"ctime":…,"ino":…,

@@ -8,10 +8,14 @@ import (
 	"time"
 )
 
-// ctimeIno returns the inode-change time (ns) and inode number.
+// ctimeIno returns the inode-change time (ns) and inode number, of an
+// os or a StatNames answer.
 func ctimeIno(fi fs.FileInfo) (int64, uint64) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+	switch st := fi.Sys().(type) {
+	case *syscall.Stat_t:
 		return st.Ctim.Sec*1e9 + st.Ctim.Nsec, st.Ino
+	case *info:
+		return st.ctime, st.ino
 	}
 	return 0, 0
 }
@@ -91,6 +95,11 @@ func releaseAtLeast(release string, major, minor int) bool {
 // SingleLink reports whether fi's file has no other name, so that writing
 // it in place changes nothing else.
 func SingleLink(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink == 1
+	switch st := fi.Sys().(type) {
+	case *syscall.Stat_t:
+		return st.Nlink == 1
+	case *info:
+		return st.nlink == 1
+	}
+	return false
 }

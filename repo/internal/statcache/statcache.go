@@ -66,8 +66,17 @@ type Cache struct {
 	t      *confine.Tree // .git
 	window int64         // racy window for this file system, ns
 	// Entries is every entry, by slash path; read it only while no one
-	// else uses the cache.
+	// else uses the cache, and only of a cache Load made. One that
+	// LoadIndexed made holds here only what was Put since.
 	Entries map[string]Entry `json:"entries"`
+
+	// An indexed cache leaves the file's entries in the file's bytes
+	// (body, whose paths and manifests it hands out as substrings),
+	// found by path through idx (the offset of the entry's fields), until
+	// Save needs them all; gone holds the paths dropped since.
+	body string
+	idx  map[string]int32
+	gone map[string]bool
 }
 
 const statCacheRel = "chunkvc/statcache"
@@ -103,7 +112,7 @@ func Load(git *confine.Tree, root string) *Cache {
 func (c *Cache) Lookup(p string, st Stat) (Entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.Entries[p]
+	e, ok := c.get(p)
 	w := c.window
 	if w == 0 {
 		w = racyWindow
@@ -120,7 +129,7 @@ func (c *Cache) Lookup(p string, st Stat) (Entry, bool) {
 func (c *Cache) LayoutOf(p string, st Stat) (Entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.Entries[p]
+	e, ok := c.get(p)
 	return e, ok && e.Stat == st
 }
 
@@ -129,14 +138,14 @@ func (c *Cache) LayoutOf(p string, st Stat) (Entry, bool) {
 func (c *Cache) Last(p string) (Entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.Entries[p]
-	return e, ok
+	return c.get(p)
 }
 
 // Put records e as p's entry.
 func (c *Cache) Put(p string, e Entry) {
 	c.mu.Lock()
 	c.Entries[p] = e
+	delete(c.gone, p)
 	c.mu.Unlock()
 }
 
@@ -144,6 +153,12 @@ func (c *Cache) Put(p string, e Entry) {
 func (c *Cache) Drop(p string) {
 	c.mu.Lock()
 	delete(c.Entries, p)
+	if c.idx != nil {
+		if c.gone == nil {
+			c.gone = map[string]bool{}
+		}
+		c.gone[p] = true
+	}
 	c.mu.Unlock()
 }
 
@@ -152,7 +167,7 @@ func (c *Cache) Drop(p string) {
 // saved costs only speed next time.
 func (c *Cache) Save() error {
 	c.mu.Lock()
-	data := encode(c.Entries)
+	data := c.encode()
 	c.mu.Unlock()
 	defer c.t.Close()
 	if err := c.t.WriteFile(statCacheRel, data, true); err != nil {
@@ -182,126 +197,198 @@ const (
 // encode returns the cache file of entries (see the package doc).
 func encode(entries map[string]Entry) []byte {
 	paths := make([]string, 0, len(entries))
-	for p := range entries {
+	size := len(statCacheMagic) + binary.MaxVarintLen64 + idLen
+	for p, e := range entries {
 		paths = append(paths, p)
+		// Every field at its longest: the buffer never grows.
+		size += 2*binary.MaxVarintLen64 + len(p) + len(e.Manifest) + 5*binary.MaxVarintLen64 + 2*idLen + 1
 	}
 	sort.Strings(paths)
-	b := make([]byte, 0, len(statCacheMagic)+len(entries)*128+idLen)
+	b := make([]byte, 0, size)
 	b = append(b, statCacheMagic...)
 	b = binary.AppendUvarint(b, uint64(len(paths)))
 	for _, p := range paths {
-		e := entries[p]
-		b = binary.AppendUvarint(b, uint64(len(p)))
-		b = append(b, p...)
-		b = binary.AppendVarint(b, e.Size)
-		b = binary.AppendVarint(b, e.Mtime)
-		b = binary.AppendVarint(b, e.Ctime)
-		b = binary.AppendUvarint(b, e.Ino)
-		b = append(b, e.Digest[:]...)
-		var flags byte
-		if !e.Layout.IsZero() {
-			flags |= scLayout
-		}
-		if e.Manifest != "" {
-			flags |= scManifest
-		}
-		if e.Lazy {
-			flags |= scLazy
-		}
-		b = append(b, flags)
-		if flags&scLayout != 0 {
-			b = append(b, e.Layout[:]...)
-		}
-		b = binary.AppendVarint(b, e.Hashed)
-		if flags&scManifest != 0 {
-			b = binary.AppendUvarint(b, uint64(len(e.Manifest)))
-			b = append(b, e.Manifest...)
-		}
+		b = appendEntry(b, p, entries[p])
 	}
 	sum := hashing.Sum(b)
 	return append(b, sum[:]...)
 }
 
+// appendEntry appends p's entry e to b (see the package doc).
+func appendEntry(b []byte, p string, e Entry) []byte {
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	b = append(b, p...)
+	b = binary.AppendVarint(b, e.Size)
+	b = binary.AppendVarint(b, e.Mtime)
+	b = binary.AppendVarint(b, e.Ctime)
+	b = binary.AppendUvarint(b, e.Ino)
+	b = append(b, e.Digest[:]...)
+	var flags byte
+	if !e.Layout.IsZero() {
+		flags |= scLayout
+	}
+	if e.Manifest != "" {
+		flags |= scManifest
+	}
+	if e.Lazy {
+		flags |= scLazy
+	}
+	b = append(b, flags)
+	if flags&scLayout != 0 {
+		b = append(b, e.Layout[:]...)
+	}
+	b = binary.AppendVarint(b, e.Hashed)
+	if flags&scManifest != 0 {
+		b = binary.AppendUvarint(b, uint64(len(e.Manifest)))
+		b = append(b, e.Manifest...)
+	}
+	return b
+}
+
 var errStatCache = errors.New("stat cache damaged")
 
-// decode returns the entries of a cache file, or errStatCache if it is
-// not one, whole and undamaged.
-func decode(b []byte) (map[string]Entry, error) {
+// checked returns the entries' bytes of a cache file (after the magic,
+// before the checksum) if its magic and checksum are right.
+func checked(b []byte) ([]byte, bool) {
 	if len(b) < len(statCacheMagic)+idLen || string(b[:len(statCacheMagic)]) != statCacheMagic {
-		return nil, errStatCache
+		return nil, false
 	}
 	body := b[:len(b)-idLen]
 	if hashing.ID(b[len(body):]) != hashing.Sum(body) {
+		return nil, false
+	}
+	return body[len(statCacheMagic):], true
+}
+
+// decode returns the entries of a cache file, or errStatCache if it is
+// not one, whole and undamaged. Their paths and manifests share one
+// string.
+func decode(b []byte) (map[string]Entry, error) {
+	body, ok := checked(b)
+	if !ok {
 		return nil, errStatCache
 	}
-	d := decoder{b: body[len(statCacheMagic):]}
-	n := d.uvarint()
-	if n > uint64(len(d.b)) { // every entry takes more than a byte
-		return nil, errStatCache
-	}
-	out := make(map[string]Entry, n)
-	for range n {
-		p := string(d.bytes(d.uvarint()))
-		var e Entry
-		e.Size, e.Mtime, e.Ctime = d.varint(), d.varint(), d.varint()
-		e.Ino = d.uvarint()
-		copy(e.Digest[:], d.bytes(idLen))
-		flags := d.bytes(1)
-		if len(flags) == 1 {
-			if flags[0]&scLayout != 0 {
-				copy(e.Layout[:], d.bytes(idLen))
-			}
-			e.Hashed = d.varint()
-			if flags[0]&scManifest != 0 {
-				e.Manifest = string(d.bytes(d.uvarint()))
-			}
-			e.Lazy = flags[0]&scLazy != 0
-		}
-		if d.bad {
-			return nil, errStatCache
-		}
-		out[p] = e
-	}
-	if d.bad || len(d.b) != 0 {
-		return nil, errStatCache
+	n, _ := binary.Uvarint(body)
+	out := make(map[string]Entry, min(n, uint64(len(body))))
+	if err := scan(string(body), func(p string, _ int, e Entry) { out[p] = e }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// decoder reads the stat cache's fields; a short or malformed field sets
-// bad and yields zeros.
+// scan calls each with every entry of body (a checked file's entries),
+// its path, the offset of its fields and the entry; errStatCache if a
+// field does not parse or bytes are left after the last entry.
+func scan(body string, each func(p string, at int, e Entry)) error {
+	d := decoder{s: body}
+	n := d.uvarint()
+	if n > uint64(len(body)) { // every entry takes more than a byte
+		return errStatCache
+	}
+	for range n {
+		p := d.str(d.uvarint())
+		at := d.pos
+		e := d.entry()
+		if d.bad {
+			return errStatCache
+		}
+		each(p, at, e)
+	}
+	if d.bad || d.pos != len(d.s) {
+		return errStatCache
+	}
+	return nil
+}
+
+// scanSpans calls each with every entry of body, its path and where its
+// bytes (from its path's length to its last field) begin and end.
+func scanSpans(body string, each func(p string, start, end int)) error {
+	d := decoder{s: body}
+	n := d.uvarint()
+	if n > uint64(len(body)) {
+		return errStatCache
+	}
+	for range n {
+		start := d.pos
+		p := d.str(d.uvarint())
+		d.entry()
+		if d.bad {
+			return errStatCache
+		}
+		each(p, start, d.pos)
+	}
+	if d.bad || d.pos != len(d.s) {
+		return errStatCache
+	}
+	return nil
+}
+
+// decoder reads the stat cache's fields from s, from pos on; a short or
+// malformed field sets bad and yields zeros.
 type decoder struct {
-	b   []byte
+	s   string
+	pos int
 	bad bool
 }
 
+// entry reads an entry's fields, those after its path.
+func (d *decoder) entry() Entry {
+	var e Entry
+	e.Size, e.Mtime, e.Ctime = d.varint(), d.varint(), d.varint()
+	e.Ino = d.uvarint()
+	copy(e.Digest[:], d.str(idLen))
+	flags := d.str(1)
+	if len(flags) == 1 {
+		if flags[0]&scLayout != 0 {
+			copy(e.Layout[:], d.str(idLen))
+		}
+		e.Hashed = d.varint()
+		if flags[0]&scManifest != 0 {
+			e.Manifest = d.str(d.uvarint())
+		}
+		e.Lazy = flags[0]&scLazy != 0
+	}
+	return e
+}
+
+// uvarint reads encoding/binary's unsigned varint.
 func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad = true
-		return 0
+	var v uint64
+	for i := 0; i < binary.MaxVarintLen64; i++ {
+		if d.bad || d.pos >= len(d.s) {
+			break
+		}
+		c := d.s[d.pos]
+		d.pos++
+		if i == binary.MaxVarintLen64-1 && c > 1 {
+			break // past 64 bits
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return v
+		}
 	}
-	d.b = d.b[n:]
-	return v
+	d.bad = true
+	return 0
 }
 
+// varint reads encoding/binary's signed (zig-zag) varint.
 func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.bad = true
-		return 0
+	u := d.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	d.b = d.b[n:]
 	return v
 }
 
-func (d *decoder) bytes(n uint64) []byte {
-	if d.bad || n > uint64(len(d.b)) {
+func (d *decoder) str(n uint64) string {
+	if d.bad || n > uint64(len(d.s)-d.pos) {
 		d.bad = true
-		return nil
+		return ""
 	}
-	v := d.b[:n]
-	d.b = d.b[n:]
+	v := d.s[d.pos : d.pos+int(n)]
+	d.pos += int(n)
 	return v
 }
 
@@ -317,5 +404,6 @@ func (e Entry) DescribedBy(h gitdb.Hash) bool {
 func (c *Cache) IsLazy(p string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.Entries[p].Lazy
+	e, _ := c.get(p)
+	return e.Lazy
 }

@@ -1,0 +1,106 @@
+package statcache
+
+import (
+	"bytes"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/chunkvc/chunkvc/repo/internal/confine"
+)
+
+// A cache LoadIndexed reads answers every question as the one Load reads,
+// before and after Put and Drop, saves the same file, and a damaged file
+// is no cache to it either.
+func TestLoadIndexedIsLoad(t *testing.T) {
+	root := t.TempDir()
+	state := filepath.Join(root, ".git", "chunkvc")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := confine.New(filepath.Join(root, ".git"), ".git")
+	rng := rand.New(rand.NewSource(4))
+	want := randomEntries(rng, 300)
+	if err := (&Cache{Entries: want, t: git}).Save(); err != nil {
+		t.Fatal(err)
+	}
+	eager, lazy := Load(git, root), LoadIndexed(git, root)
+	if lazy.idx == nil || len(lazy.Entries) != 0 {
+		t.Fatal("LoadIndexed decoded the cache into a map")
+	}
+	paths := make([]string, 0, len(want))
+	for p := range want {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	same := func(when string) {
+		t.Helper()
+		for _, p := range append(paths, "not/there") {
+			st := want[p].Stat
+			e1, ok1 := eager.Lookup(p, st)
+			e2, ok2 := lazy.Lookup(p, st)
+			l1, lok1 := eager.LayoutOf(p, st)
+			l2, lok2 := lazy.LayoutOf(p, st)
+			a1, aok1 := eager.Last(p)
+			a2, aok2 := lazy.Last(p)
+			if ok1 != ok2 || e1 != e2 || lok1 != lok2 || l1 != l2 || aok1 != aok2 || a1 != a2 || eager.IsLazy(p) != lazy.IsLazy(p) {
+				t.Fatalf("%s: %s: indexed cache answers %v %v / %v, Load's %v %v / %v", when, p, e2, ok2, a2, e1, ok1, a1)
+			}
+		}
+	}
+	same("as loaded")
+	for i, p := range paths[:40] {
+		if i%2 == 0 {
+			eager.Drop(p)
+			lazy.Drop(p)
+			continue
+		}
+		e := want[paths[len(paths)-1-i]]
+		eager.Put(p, e)
+		lazy.Put(p, e)
+	}
+	eager.Drop(paths[1]) // put, then dropped
+	lazy.Drop(paths[1])
+	eager.Put(paths[2], want[paths[3]]) // dropped, then put
+	lazy.Put(paths[2], want[paths[3]])
+	same("after Put and Drop")
+	if err := lazy.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if got := Load(git, root).Entries; !reflect.DeepEqual(got, eager.Entries) {
+		t.Fatalf("indexed cache saved %d entries, Load's cache holds %d", len(got), len(eager.Entries))
+	}
+	// The merged file is the one encode writes, byte for byte; so is
+	// one saved with nothing changed.
+	for _, c := range []*Cache{eager, LoadIndexed(git, root)} {
+		data, err := os.ReadFile(filepath.Join(state, "statcache"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, encode(c.all())) {
+			t.Fatal("indexed cache saved other bytes than encode writes")
+		}
+		if err := LoadIndexed(git, root).Save(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range [][]byte{[]byte("chunkvc-statcache 1\ngarbage"), nil} {
+		data, err := os.ReadFile(filepath.Join(state, "statcache"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad == nil {
+			data[len(statCacheMagic)+3] ^= 1 // checksum fails
+			bad = data
+		}
+		if err := os.WriteFile(filepath.Join(state, "statcache"), bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c := LoadIndexed(git, root); c.idx != nil || len(c.Entries) != 0 {
+			t.Errorf("a damaged cache gave entries")
+		}
+	}
+}
