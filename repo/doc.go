@@ -23,7 +23,8 @@
 // store), statcache (the stat cache), blockcache (the block cache),
 // journal (the undo journal of a patch in place), derived (the check of
 // derived segments at commit), boxsel (the chunks a --bbox needs),
-// pattern (tracked globs and the .gitignore block), fileio (kernel copy
+// pattern (tracked globs and the .gitignore block), walk (listing and
+// stating the work tree, several folders at once), fileio (kernel copy
 // and section writes), lockfile (the repository lock) and confine (the
 // work tree and .git, written and read without ever following a link).
 //

@@ -6,16 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/lockfile"
-	"github.com/chunkvc/chunkvc/repo/internal/statcache"
+	"github.com/chunkvc/chunkvc/repo/internal/walk"
 )
 
 // safeTarget checks that the work-tree path p can be written without
@@ -58,121 +55,17 @@ func (r *Repo) CheckWritable(p string) error {
 }
 
 // trackedFiles walks the work tree and returns the slash paths of regular
-// files matching a tracked pattern, sorted. Symlinks are never followed;
-// .git and .chunkvc at the root, and any folder holding a .git (a nested
-// repository is not ours), are skipped. Folders are read several at once.
+// files matching a tracked pattern, sorted (repo/internal/walk). Symlinks
+// are never followed; .git and .chunkvc at the root, and any folder
+// holding a .git (a nested repository is not ours), are skipped.
 func (r *Repo) trackedFiles() ([]string, error) {
-	if fi, err := os.Lstat(r.Root); err != nil || !fi.IsDir() {
-		return nil, err // as filepath.WalkDir: a root that is no folder holds nothing
-	}
-	w := &treeWalk{r: r}
-	w.dirs.Add(1)
-	w.queue = append(w.queue, "")
-	w.cond = sync.NewCond(&w.mu)
-	var wg sync.WaitGroup
-	for range walkWorkers {
-		wg.Go(w.work)
-	}
-	w.dirs.Wait()
-	w.mu.Lock()
-	w.done = true
-	w.cond.Broadcast()
-	w.mu.Unlock()
-	wg.Wait()
-	if w.err != nil {
-		return nil, w.err
-	}
-	var out []string
-	for _, f := range w.found {
-		out = append(out, f...)
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// walkWorkers is how many folders trackedFiles reads at once.
-const walkWorkers = 4
-
-// treeWalk is one trackedFiles: a queue of folders (slash paths from the
-// root, "" the root) that workers read, each adding what it finds.
-type treeWalk struct {
-	r     *Repo
-	dirs  sync.WaitGroup // folders queued and not yet read
-	mu    sync.Mutex
-	cond  *sync.Cond
-	queue []string
-	done  bool
-	found [][]string // the tracked files of each folder read
-	err   error
-}
-
-// work reads queued folders until every folder is read.
-func (w *treeWalk) work() {
-	for {
-		w.mu.Lock()
-		for len(w.queue) == 0 && !w.done {
-			w.cond.Wait()
-		}
-		if len(w.queue) == 0 {
-			w.mu.Unlock()
-			return
-		}
-		d := w.queue[len(w.queue)-1]
-		w.queue = w.queue[:len(w.queue)-1]
-		failed := w.err != nil
-		w.mu.Unlock()
-		if !failed {
-			files, subdirs, err := w.readDir(d)
-			w.mu.Lock()
-			if err != nil && w.err == nil {
-				w.err = err
-			}
-			if len(files) > 0 {
-				w.found = append(w.found, files)
-			}
-			w.dirs.Add(len(subdirs))
-			w.queue = append(w.queue, subdirs...)
-			w.cond.Broadcast()
-			w.mu.Unlock()
-		}
-		w.dirs.Done()
-	}
-}
-
-// readDir returns the tracked files and the folders to walk of folder d.
-func (w *treeWalk) readDir(d string) (files, subdirs []string, err error) {
-	f, err := os.Open(filepath.Join(w.r.Root, filepath.FromSlash(d)))
-	if err != nil {
-		return nil, nil, err
-	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return nil, nil, err
-	}
-	prefix := ""
-	if d != "" {
-		prefix = d + "/"
-		for _, e := range entries {
-			if e.Name() == ".git" {
-				return nil, nil, nil // a nested repository is not ours
-			}
-		}
-	}
-	for _, e := range entries {
-		rel := prefix + e.Name()
-		switch t := e.Type(); {
-		case t.IsDir():
-			if !isInternal(rel) {
-				subdirs = append(subdirs, rel)
-			}
-		case !t.IsRegular(), strings.Contains(e.Name(), ".chunkvc-tmp-"):
-		case gitOwned[rel]: // Git needs these itself, whatever the patterns say
-		case w.r.Config.IsTracked(rel):
-			files = append(files, rel)
-		}
-	}
-	return files, subdirs, nil
+	return walk.Files(r.Root, walk.Rules{
+		Descend: func(rel string) bool { return !isInternal(rel) },
+		Keep: func(rel, name string) bool {
+			// Git needs its own files, whatever the patterns say.
+			return !strings.Contains(name, ".chunkvc-tmp-") && !gitOwned[rel] && r.Config.IsTracked(rel)
+		},
+	})
 }
 
 var gitOwned = map[string]bool{".gitignore": true, ".gitattributes": true, ".gitmodules": true}
@@ -212,53 +105,10 @@ type fileInfo struct {
 	err error
 }
 
-// statFiles stats the work-tree files paths, several folders at once: a
-// tree of thousands of files otherwise waits on one stat call after
-// another (on a network file system, one round trip after another). Each
-// folder is opened once and its files stated through it (statcache.
-// StatNames). lstat does not follow a final symbolic link.
+// statFiles stats the work-tree files paths, several folders at once
+// (walk.Stat). lstat does not follow a final symbolic link.
 func (r *Repo) statFiles(paths []string, lstat bool) []fileInfo {
-	// Batches of paths in one folder, at most statBatch long: paths in
-	// path order put a folder's files side by side.
-	type batch struct {
-		dir        string
-		start, end int
-	}
-	var batches []batch
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		dir, name := ".", p
-		if k := strings.LastIndexByte(p, '/'); k >= 0 {
-			dir, name = p[:k], p[k+1:]
-		}
-		names[i] = name
-		if n := len(batches); n == 0 || batches[n-1].dir != dir || i-batches[n-1].start >= statBatch {
-			batches = append(batches, batch{dir, i, i})
-		}
-		batches[len(batches)-1].end = i + 1
-	}
 	out := make([]fileInfo, len(paths))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(8, len(batches)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(batches) {
-					return
-				}
-				b := batches[i]
-				statcache.StatNames(r.abs(b.dir), names[b.start:b.end], lstat, func(k int, fi fs.FileInfo, err error) {
-					out[b.start+k] = fileInfo{fi, err}
-				})
-			}
-		})
-	}
-	wg.Wait()
+	walk.Stat(r.Root, paths, lstat, func(i int, fi fs.FileInfo, err error) { out[i] = fileInfo{fi, err} })
 	return out
 }
-
-// statBatch is how many files of one folder a statFiles worker takes at
-// a time: enough to pay for opening the folder, few enough that a single
-// large folder still keeps every worker busy.
-const statBatch = 256

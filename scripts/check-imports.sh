@@ -52,6 +52,7 @@ while read -r pkg imports; do
         repo/internal/confine|repo/internal/pattern|repo/internal/fileio) bad="$rel is a leaf" ;;
         repo/internal/statcache|repo/internal/blockcache) [[ $irel == hashing || $irel == manifest || $irel == repo/internal/confine || $irel == repo/internal/gitdb ]] || bad="$rel may import only hashing, manifest, repo/internal/confine and repo/internal/gitdb" ;;
         repo/internal/journal) [[ $irel == hashing || $irel == repo/internal/statcache ]] || bad="repo/internal/journal may import only hashing and repo/internal/statcache" ;;
+        repo/internal/walk) [[ $irel == repo/internal/statcache ]] || bad="repo/internal/walk may import only repo/internal/statcache" ;;
         repo/internal/lockfile) [[ $irel == repo/internal/confine ]] || bad="repo/internal/lockfile may import only repo/internal/confine" ;;
         repo/internal/boxsel) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="repo/internal/boxsel may import only manifest, formats, geom and hashing" ;;
         repo/internal/derived) [[ $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="repo/internal/derived may import only formats and hashing" ;;

@@ -52,6 +52,8 @@ bad=(
   "$m/repo/internal/fsck $m/repo"
   "$m/repo/internal/diffscan $m/store"
   "$m/repo/internal/diffscan $m/repo"
+  "$m/repo/internal/walk $m/repo"
+  "$m/repo/internal/walk $m/manifest"
 )
 fail=0
 for line in "${bad[@]}"; do
@@ -77,6 +79,7 @@ good=(
   "$m/repo/internal/derived $m/formats $m/formats/generic $m/hashing"
   "$m/repo/internal/boxsel $m/manifest $m/formats $m/formats/parquet $m/geom $m/hashing"
   "$m/repo/internal/lockfile $m/repo/internal/confine"
+  "$m/repo/internal/walk $m/repo/internal/statcache"
   "$m/repo/internal/reach $m/hashing $m/manifest $m/repo/internal/gitdb"
   "$m/repo/internal/gc $m/hashing $m/store $m/repo/internal/gitdb $m/repo/internal/reach $m/repo/internal/registry"
   "$m/repo/internal/fsck $m/hashing $m/manifest $m/store $m/internal/progress $m/repo/internal/gitdb $m/repo/internal/reach"
