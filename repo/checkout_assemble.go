@@ -53,7 +53,7 @@ func (r *Repo) reuseFrom(ctx context.Context, p string, layoutID hashing.ID) *re
 	}
 	ru := &reuse{f: f, offs: map[hashing.ID]int64{}, inline: map[int64][]byte{}}
 	var off int64
-	for _, pc := range lay.Pieces {
+	for _, pc := range lay.All() {
 		switch {
 		case pc.Chunk:
 			ru.offs[pc.ID] = off
@@ -131,23 +131,16 @@ func (r *Repo) layoutFor(ctx context.Context, m *manifest.Manifest) (*manifest.L
 // its records hold once the digest of what was written is the manifest's.
 func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, w io.Writer, ru *reuse, d *hashing.Digest, q *blockcache.Records) (AssembleStats, hashing.ID, error) {
 	var st AssembleStats
-	// Each chunk's first place in m.Chunks, for its key: a map without
-	// pointers, which the collector does not scan (a checkout of 500,000
-	// tiles collects often).
-	keyOf := make(map[hashing.ID]int32, len(m.Chunks))
-	for i, c := range m.Chunks {
-		if _, ok := keyOf[c.ID]; !ok {
-			keyOf[c.ID] = int32(i)
-		}
-	}
 	if d == nil {
 		d = hashing.New()
 	}
 	out := io.MultiWriter(w, d)
-	ra := r.readChunksAhead(ctx, lay, ru, func(id hashing.ID) bool { _, ok := keyOf[id]; return ok })
+	// The read-ahead finds each chunk's first place in m.Chunks, for its
+	// key, by an IDIndex: a map from ID took 38 MB for 521,623 tiles.
+	ra := r.readChunksAhead(ctx, lay, ru, manifest.NewIDIndex(m.Chunks))
 	defer ra.stop()
-	for i := range lay.Pieces {
-		pc := &lay.Pieces[i]
+	for i := range lay.Len() {
+		pc := lay.Piece(i)
 		if err := ctx.Err(); err != nil {
 			return st, hashing.ID{}, err
 		}
@@ -167,14 +160,14 @@ func (r *Repo) stream(ctx context.Context, m *manifest.Manifest, lay *manifest.L
 			}
 			continue
 		}
-		at, ok := keyOf[pc.ID]
-		if !ok {
+		f, err := ra.next(ctx, i)
+		if err != nil {
+			return st, hashing.ID{}, fmt.Errorf("%s: chunk %s: %w", m.Path, pc.ID, err)
+		}
+		if f.at < 0 {
 			return st, hashing.ID{}, fmt.Errorf("%s: %w: layout names chunk %s, which the manifest does not list", m.Path, ErrIntegrity, pc.ID)
 		}
-		f, err := ra.next(ctx, pc)
-		if err != nil {
-			return st, hashing.ID{}, fmt.Errorf("%s: chunk %s (%s): %w", m.Path, m.Chunks[at].Key, pc.ID, err)
-		}
+		at := f.at
 		data := f.data
 		switch {
 		case f.err != nil:
@@ -284,10 +277,7 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 // left for finishDerived.
 func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File, ru *reuse, prog progress.Counter) (AssembleStats, error) {
 	var st AssembleStats
-	known := make(map[hashing.ID]bool, len(m.Chunks))
-	for _, c := range m.Chunks {
-		known[c.ID] = true
-	}
+	known := manifest.NewIDIndex(m.Chunks)
 	var runSrc, runDst, runLen int64 // the pending copy from the working file
 	flush := func() error {
 		if runLen == 0 {
@@ -302,11 +292,11 @@ func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.La
 		return err
 	}
 	var off int64
-	for _, pc := range lay.Pieces {
+	for _, pc := range lay.All() {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		if pc.Chunk && !known[pc.ID] {
+		if _, ok := known.Find(pc.ID); pc.Chunk && !ok {
 			return st, fmt.Errorf("%s: %w: layout names chunk %s, which the manifest does not list", m.Path, ErrIntegrity, pc.ID)
 		}
 		if src, ok := ru.offs[pc.ID]; ok && pc.Chunk {
@@ -386,7 +376,7 @@ func (r *Repo) finishDerived(ctx context.Context, m *manifest.Manifest, lay *man
 func (r *Repo) patchDerived(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout, f *os.File) (hashing.ID, []hashing.CV, error) {
 	var ws []write
 	var off int64
-	for _, pc := range lay.Pieces {
+	for _, pc := range lay.All() {
 		if pc.Derive != "" {
 			ws = append(ws, write{off: off, pc: pc})
 		}
