@@ -14,22 +14,32 @@ import (
 // the first 8 bytes of its ID, searched by binary search. About 12 bytes a
 // chunk, where a map from ID takes over 60: a checkout holds one for
 // every chunk of a file of 500,000 tiles while it writes it. It reads the
-// full IDs from the chunks it was built from, which must not change.
+// full IDs from what it was built from, which must not change.
 type IDIndex struct {
-	chunks []Chunk
-	prefix []uint64 // sorted; prefix[i] is the first 8 bytes of chunks[place[i]].ID
+	id     func(place int) hashing.ID
+	prefix []uint64 // sorted; prefix[i] is the first 8 bytes of id(place[i])
 	place  []int32  // by ID, then place: the first place of an ID comes first
 }
 
 // NewIDIndex indexes chunks (at most 2^31 of them) by ID.
 func NewIDIndex(chunks []Chunk) *IDIndex {
+	places := make([]int32, len(chunks))
+	for i := range places {
+		places[i] = int32(i)
+	}
+	return IndexIDs(places, func(i int) hashing.ID { return chunks[i].ID })
+}
+
+// IndexIDs indexes places (non-negative, each once) by the IDs id gives
+// them: a layout's chunk pieces, say. It keeps places.
+func IndexIDs(places []int32, id func(place int) hashing.ID) *IDIndex {
 	type entry struct {
 		prefix uint64
 		place  int32
 	}
-	es := make([]entry, len(chunks))
-	for i := range chunks {
-		es[i] = entry{idPrefix(chunks[i].ID), int32(i)}
+	es := make([]entry, len(places))
+	for i, at := range places {
+		es[i] = entry{idPrefix(id(int(at))), at}
 	}
 	slices.SortFunc(es, func(a, b entry) int {
 		switch {
@@ -38,12 +48,13 @@ func NewIDIndex(chunks []Chunk) *IDIndex {
 		case a.prefix > b.prefix:
 			return 1
 		}
-		if c := bytes.Compare(chunks[a.place].ID[8:], chunks[b.place].ID[8:]); c != 0 {
+		ia, ib := id(int(a.place)), id(int(b.place))
+		if c := bytes.Compare(ia[8:], ib[8:]); c != 0 {
 			return c
 		}
 		return int(a.place - b.place)
 	})
-	x := &IDIndex{chunks: chunks, prefix: make([]uint64, len(es)), place: make([]int32, len(es))}
+	x := &IDIndex{id: id, prefix: make([]uint64, len(es)), place: places}
 	for i, e := range es {
 		x.prefix[i], x.place[i] = e.prefix, e.place
 	}
@@ -56,7 +67,7 @@ func (x *IDIndex) Find(id hashing.ID) (int, bool) {
 	for i := sort.Search(len(x.prefix), func(i int) bool { return x.prefix[i] >= p }); i < len(x.prefix) && x.prefix[i] == p; i++ {
 		// IDs sharing a prefix (rare: a 2^-64 chance a pair) are sorted by
 		// the rest, so the first equal one is the first place.
-		if at := int(x.place[i]); x.chunks[at].ID == id {
+		if at := int(x.place[i]); x.id(at) == id {
 			return at, true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
@@ -32,9 +33,10 @@ type AssembleStats struct {
 
 // reuse is a working file whose chunks can be read instead of fetched.
 type reuse struct {
-	f      *os.File
-	offs   map[hashing.ID]int64
-	inline map[int64][]byte // the inline bytes of its layout, by offset
+	f    *os.File
+	lay  *manifest.Layout  // its layout
+	offs []int64           // where each piece of lay starts
+	ids  *manifest.IDIndex // lay's chunk pieces by ID: no maps of a million pieces
 }
 
 // reuseFrom indexes the chunks of the working file at p when its layout is
@@ -51,18 +53,58 @@ func (r *Repo) reuseFrom(ctx context.Context, p string, layoutID hashing.ID) *re
 	if err != nil {
 		return nil
 	}
-	ru := &reuse{f: f, offs: map[hashing.ID]int64{}, inline: map[int64][]byte{}}
+	ru := &reuse{f: f, lay: lay, offs: make([]int64, lay.Len())}
+	var chunks []int32
 	var off int64
-	for _, pc := range lay.All() {
-		switch {
-		case pc.Chunk:
-			ru.offs[pc.ID] = off
-		case pc.Derive == "":
-			ru.inline[off] = pc.Inline
+	for i, pc := range lay.All() {
+		ru.offs[i] = off
+		if pc.Chunk {
+			chunks = append(chunks, int32(i))
 		}
 		off += pc.Len
 	}
+	ru.ids = manifest.IndexIDs(chunks, func(i int) hashing.ID { return lay.Piece(i).ID })
 	return ru
+}
+
+// chunkAt returns where the working file holds chunk id, if it does.
+func (ru *reuse) chunkAt(id hashing.ID) (int64, bool) {
+	i, ok := ru.ids.Find(id)
+	if !ok {
+		return 0, false
+	}
+	return ru.offs[i], true
+}
+
+// pieceAt returns the piece of the working file's layout that starts at
+// off, if one does.
+func (ru *reuse) pieceAt(off int64) (manifest.Piece, bool) {
+	i, ok := slices.BinarySearch(ru.offs, off)
+	if !ok {
+		return manifest.Piece{}, false
+	}
+	return ru.lay.Piece(i), true
+}
+
+// inlineAt returns the inline bytes of the working file's layout that
+// start at off; nil if no inline piece starts there.
+func (ru *reuse) inlineAt(off int64) []byte {
+	if pc, ok := ru.pieceAt(off); ok && pc.IsInline() {
+		return pc.Inline
+	}
+	return nil
+}
+
+// chunkFor returns where the working file holds chunk piece pc, if it
+// does: at next if it is there (a run goes on), else where the index says.
+func (ru *reuse) chunkFor(pc manifest.Piece, next int64) (int64, bool) {
+	if !pc.Chunk {
+		return 0, false
+	}
+	if at, ok := ru.pieceAt(next); ok && at.Chunk && at.ID == pc.ID {
+		return next, true
+	}
+	return ru.chunkAt(pc.ID)
 }
 
 func (ru *reuse) close() {
@@ -76,7 +118,7 @@ func (ru *reuse) read(id hashing.ID, n int64, buf []byte) ([]byte, bool) {
 	if ru == nil {
 		return nil, false
 	}
-	off, ok := ru.offs[id]
+	off, ok := ru.chunkAt(id)
 	if !ok {
 		return nil, false
 	}
@@ -245,7 +287,7 @@ func (r *Repo) assembleFile(ctx context.Context, m *manifest.Manifest, f *os.Fil
 	d := hashing.NewBlocks()
 	var q *blockcache.Records
 	if m.Size > hashing.BlockLen {
-		q = blockcache.NewRecords(blockcache.NewQuickSeed(), 0)
+		q = blockcache.NewRecords(blockcache.NewQuickSeed(), len(m.Chunks)) // room for a record a chunk: most layouts use each once
 	}
 	st, _, err := r.stream(ctx, m, lay, w, ru, d, q)
 	if err != nil {
@@ -299,7 +341,7 @@ func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.La
 		if _, ok := known.Find(pc.ID); pc.Chunk && !ok {
 			return st, fmt.Errorf("%s: %w: layout names chunk %s, which the manifest does not list", m.Path, ErrIntegrity, pc.ID)
 		}
-		if src, ok := ru.offs[pc.ID]; ok && pc.Chunk {
+		if src, ok := ru.chunkFor(pc, runSrc+runLen); ok {
 			if runLen > 0 && runSrc+runLen == src && runDst+runLen == off {
 				runLen += pc.Len
 			} else {
@@ -315,7 +357,7 @@ func (r *Repo) place(ctx context.Context, m *manifest.Manifest, lay *manifest.La
 		// Inline bytes that follow a run in the working file too (a
 		// COG's tile leaders) extend it: one copy instead of a copy and
 		// a write per tile.
-		if runLen > 0 && !pc.Chunk && pc.Derive == "" && runDst+runLen == off && bytes.Equal(ru.inline[runSrc+runLen], pc.Inline) {
+		if runLen > 0 && !pc.Chunk && pc.Derive == "" && runDst+runLen == off && bytes.Equal(ru.inlineAt(runSrc+runLen), pc.Inline) {
 			runLen += pc.Len
 			off += pc.Len
 			continue
