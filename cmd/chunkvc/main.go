@@ -101,7 +101,7 @@ func unknownCommand(root *cobra.Command, args []string) bool {
 // every object of a store, keep 1 GiB rather than collect that often.
 // checkout, pull and clone, which write files, get 192 MiB: a checkout
 // holds a file's manifest, layout blob and the store's map of its objects,
-// about 250 bytes a chunk (a COG of 521,623 tiles: 130 MB of live heap at
+// about 270 bytes a chunk (a COG of 521,623 tiles: 140 MB of live heap at
 // the peak), and the limit keeps one of that size under 300 MB of RSS. The
 // other commands get 512 MiB.
 func gcSettings(root *cobra.Command, args []string) (percent int, limit int64) {
