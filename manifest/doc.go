@@ -47,7 +47,9 @@
 // bytes, and DecodeSplit accepts only the canonical encoding.
 //
 // Glossary: root, the version 2 file under .chunkvc/manifests; shard, one
-// file of chunk lines under .chunkvc/shards; Part, a shard's name and text.
+// file of chunk lines under .chunkvc/shards; Part, a shard's name and text;
+// IDIndex, a manifest's chunks (or a layout's chunk pieces) sorted by ID
+// for lookups by binary search, smaller than a map for 500,000 tiles.
 //
 // Layout blob (content-addressed, in the store):
 //

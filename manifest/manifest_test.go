@@ -256,15 +256,15 @@ func TestLayoutRoundTripAndBounds(t *testing.T) {
 	l.Append(Piece{Len: 1, Inline: []byte("f")})
 	l.Append(Piece{Len: 40, Derive: "fgb-rtree", ID: hashing.Sum([]byte("idx"))})
 	l.Append(Piece{Len: 1, Inline: []byte("g")})
-	if len(l.Pieces) != 5 || l.Size != 147 || !l.HasDerived() {
-		t.Fatalf("append did not merge inline pieces: %d pieces, size %d", len(l.Pieces), l.Size)
+	if l.Len() != 5 || l.Size != 147 || !l.HasDerived() {
+		t.Fatalf("append did not merge inline pieces: %d pieces, size %d", l.Len(), l.Size)
 	}
 	enc := l.Encode()
 	got, err := DecodeLayout(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got.Encode(), enc) || string(got.Pieces[0].Inline) != "abcde" || got.Pieces[3].Derive != "fgb-rtree" || got.Pieces[3].ID != l.Pieces[3].ID {
+	if !bytes.Equal(got.Encode(), enc) || string(got.Piece(0).Inline) != "abcde" || got.Piece(3).Derive != "fgb-rtree" || got.Piece(3).ID != l.Piece(3).ID {
 		t.Fatal("layout round trip differs")
 	}
 	for i := 0; i < len(enc); i++ {
@@ -360,8 +360,20 @@ func FuzzDecodeLayout(f *testing.F) {
 			return
 		}
 		var total int64
-		for _, p := range l.Pieces {
+		for _, p := range l.All() {
+			if p.IsInline() && int64(len(p.Inline)) != p.Len {
+				t.Fatalf("inline piece of %d bytes holds %d", p.Len, len(p.Inline))
+			}
 			total += p.Len
+		}
+		again, err := DecodeLayout(l.Encode())
+		if err != nil || again.Len() != l.Len() {
+			t.Fatalf("re-encoded layout: %v", err)
+		}
+		for i, p := range l.All() {
+			if q := again.Piece(i); q.Len != p.Len || q.ID != p.ID || q.Derive != p.Derive || !bytes.Equal(q.Inline, p.Inline) {
+				t.Fatalf("piece %d differs once re-encoded", i)
+			}
 		}
 		if total != l.Size {
 			t.Fatalf("accepted layout with pieces summing to %d, size %d", total, l.Size)

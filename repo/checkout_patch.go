@@ -306,7 +306,7 @@ func (j *patchJob) record(cache *statcache.Cache) {
 	now, hashed := statcache.Settled(j.f, j.written, m.Size >= settleMin)
 	cache.Put(m.Path, statcache.Entry{Stat: now, Digest: m.Digest, Layout: m.Layout, Hashed: hashed})
 	j.st.InPlace, j.st.BytesWritten = true, j.n
-	j.st.ChunksReused = chunkPieces(j.lay.Pieces) - j.st.ChunksLocal - j.st.ChunksFetched // left where they were
+	j.st.ChunksReused = chunkPieces(j.lay) - j.st.ChunksLocal - j.st.ChunksFetched // left where they were
 }
 
 // write is a piece of the new layout that the file does not hold yet.
@@ -317,19 +317,18 @@ type write struct {
 }
 
 // differing returns the pieces of lay that old does not have at the same
-// offset, and their total length.
+// offset, and their total length. Both are in offset order: one pass over
+// each, with no map of old's million pieces.
 func differing(old, lay *manifest.Layout) ([]write, int64) {
-	at := make(map[int64]manifest.Piece, len(old.Pieces))
-	var off int64
-	for _, pc := range old.Pieces {
-		at[off] = pc
-		off += pc.Len
-	}
 	var out []write
-	var n int64
-	off = 0
-	for _, pc := range lay.Pieces {
-		if o, ok := at[off]; !ok || !samePiece(o, pc) {
+	var n, off, oldOff int64
+	j := 0
+	for _, pc := range lay.All() {
+		for j < old.Len() && oldOff < off {
+			oldOff += old.Piece(j).Len
+			j++
+		}
+		if oldOff != off || j >= old.Len() || !samePiece(old.Piece(j), pc) {
 			out = append(out, write{off: off, pc: pc})
 			n += pc.Len
 		}
@@ -338,8 +337,9 @@ func differing(old, lay *manifest.Layout) ([]write, int64) {
 	return out, n
 }
 
-func chunkPieces(ps []manifest.Piece) (n int) {
-	for _, p := range ps {
+// chunkPieces counts lay's chunk pieces.
+func chunkPieces(lay *manifest.Layout) (n int) {
+	for _, p := range lay.All() {
 		if p.Chunk {
 			n++
 		}

@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 )
@@ -23,7 +22,9 @@ const (
 
 // fetched is one chunk piece, read ahead of its write.
 type fetched struct {
-	pc     *manifest.Piece
+	i      int            // the piece's index in the layout
+	pc     manifest.Piece // the piece
+	at     int            // the chunk's first place in the manifest; -1: not listed
 	data   []byte
 	src    readpath.Source
 	reused bool // from the working file
@@ -41,11 +42,13 @@ type chunkAhead struct {
 }
 
 // readChunksAhead starts reading the chunk pieces of lay: from ru when it holds
-// them intact, else from the stores, each verified by hash. known reports
-// whether the manifest lists a chunk; one it does not is not read (next
-// returns it with errUnlisted). The caller must call stop when done with
-// next, which cancels the reads not yet needed and waits for the others.
-func (r *Repo) readChunksAhead(ctx context.Context, lay *manifest.Layout, ru *reuse, known func(hashing.ID) bool) *chunkAhead {
+// them intact, else from the stores, each verified by hash. Each is looked
+// up in the manifest's chunks by idx, its place handed over with it (the
+// writer looked every chunk up a second time); one the manifest does not
+// list is not read (next returns it with errUnlisted and no place). The
+// caller must call stop when done with next, which cancels the reads not
+// yet needed and waits for the others.
+func (r *Repo) readChunksAhead(ctx context.Context, lay *manifest.Layout, ru *reuse, idx *manifest.IDIndex) *chunkAhead {
 	ctx, cancel := context.WithCancel(ctx)
 	ra := &chunkAhead{cancel: cancel, queue: make(chan *fetched, 1024), budget: semaphore.NewWeighted(aheadBytes)}
 	// A few long-lived workers rather than a goroutine per chunk: each new
@@ -55,7 +58,7 @@ func (r *Repo) readChunksAhead(ctx context.Context, lay *manifest.Layout, ru *re
 	for range aheadWorkers {
 		workers.Go(func() {
 			for f := range work {
-				r.fetchAhead(ctx, f, ru, known)
+				r.fetchAhead(ctx, f, ru, idx)
 			}
 		})
 	}
@@ -63,12 +66,12 @@ func (r *Repo) readChunksAhead(ctx context.Context, lay *manifest.Layout, ru *re
 		defer close(ra.queue)
 		defer workers.Wait() // every fetch queued is done before the queue closes
 		defer close(work)
-		for i := range lay.Pieces {
-			pc := &lay.Pieces[i]
+		for i := range lay.Len() {
+			pc := lay.Piece(i)
 			if pc.Derive != "" || !pc.Chunk {
 				continue
 			}
-			f := &fetched{pc: pc, done: make(chan struct{}), weight: min(pc.Len, aheadBytes)}
+			f := &fetched{i: i, pc: pc, at: -1, done: make(chan struct{}), weight: min(pc.Len, aheadBytes)}
 			if err := ra.budget.Acquire(ctx, f.weight); err != nil {
 				return
 			}
@@ -84,13 +87,16 @@ func (r *Repo) readChunksAhead(ctx context.Context, lay *manifest.Layout, ru *re
 }
 
 // fetchAhead reads f's chunk.
-func (r *Repo) fetchAhead(ctx context.Context, f *fetched, ru *reuse, known func(hashing.ID) bool) {
+func (r *Repo) fetchAhead(ctx context.Context, f *fetched, ru *reuse, idx *manifest.IDIndex) {
 	defer close(f.done)
-	pc := f.pc
+	pc := &f.pc
+	if at, ok := idx.Find(pc.ID); ok {
+		f.at = at
+	}
 	switch {
 	case ctx.Err() != nil:
 		f.err = ctx.Err()
-	case !known(pc.ID):
+	case f.at < 0:
 		f.err = errUnlisted
 	default:
 		if data, ok := ru.read(pc.ID, pc.Len, nil); ok {
@@ -104,9 +110,9 @@ func (r *Repo) fetchAhead(ctx context.Context, f *fetched, ru *reuse, known func
 // errUnlisted marks a layout's chunk that its manifest does not list.
 var errUnlisted = fmt.Errorf("%w: not listed in the manifest", ErrIntegrity)
 
-// next returns the next chunk piece, read (or failed); pc is the piece the
-// caller expects, a check of the order.
-func (ra *chunkAhead) next(ctx context.Context, pc *manifest.Piece) (*fetched, error) {
+// next returns the next chunk piece, read (or failed); i is the index of
+// the piece the caller expects, a check of the order.
+func (ra *chunkAhead) next(ctx context.Context, i int) (*fetched, error) {
 	var f *fetched
 	var ok bool
 	select {
@@ -118,7 +124,7 @@ func (ra *chunkAhead) next(ctx context.Context, pc *manifest.Piece) (*fetched, e
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("read-ahead ended before chunk %s", pc.ID)
+		return nil, fmt.Errorf("read-ahead ended before piece %d", i)
 	}
 	select {
 	case <-f.done:
@@ -126,8 +132,8 @@ func (ra *chunkAhead) next(ctx context.Context, pc *manifest.Piece) (*fetched, e
 		return nil, ctx.Err()
 	}
 	ra.budget.Release(f.weight)
-	if f.pc != pc {
-		return nil, fmt.Errorf("read-ahead out of order at chunk %s", pc.ID)
+	if f.i != i {
+		return nil, fmt.Errorf("read-ahead out of order at piece %d", i)
 	}
 	return f, nil
 }

@@ -82,9 +82,9 @@ func TestScanPlanPrints(t *testing.T) {
 			lay.Append(manifest.Piece{Len: rg.Len, Chunk: true, ID: c.ID})
 		}
 	}
-	if len(lay.Pieces) != 6 || lay.Size != size || pl.pieces != 6 || len(pl.chunks) != 3 || cap(pl.chunks) != 5 {
+	if lay.Len() != 6 || lay.Size != size || pl.pieces != 6 || len(pl.chunks) != 3 || cap(pl.chunks) != 5 {
 		t.Fatalf("layout of %d pieces, %d bytes, plan of %d pieces, %d chunks; want 6 pieces (the inline runs merged), %d bytes, 3 chunks",
-			len(lay.Pieces), lay.Size, pl.pieces, len(pl.chunks), size)
+			lay.Len(), lay.Size, pl.pieces, len(pl.chunks), size)
 	}
 	prints := blockcache.LayoutPrints(&lay, size)
 	for i := range prints {
@@ -113,7 +113,7 @@ func TestScanPlanPrints(t *testing.T) {
 		t.Fatalf("chunk parts given for aliases at %v", aliased)
 	}
 	got, err := manifest.DecodeLayout(blob)
-	if err != nil || !bytes.Equal(got.Pieces[1].Inline, data[segs[1].Off:segs[3].Off]) {
+	if err != nil || !bytes.Equal(got.Piece(1).Inline, data[segs[1].Off:segs[3].Off]) {
 		t.Fatalf("decoded plan layout: %v", err)
 	}
 }

@@ -95,7 +95,7 @@ func (r *Repo) checkStored(ctx context.Context, m *manifest.Manifest, lay *manif
 	}
 	seen := make(map[hashing.ID]bool, len(m.Chunks))
 	var far []store.Sized
-	for _, pc := range lay.Pieces {
+	for _, pc := range lay.All() {
 		if !pc.Chunk || seen[pc.ID] {
 			continue
 		}

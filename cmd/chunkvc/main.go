@@ -98,11 +98,12 @@ func unknownCommand(root *cobra.Command, args []string) bool {
 // tiles has a live heap of 70 MB, which 9× would let grow past the 300 MB
 // a commit may take: near 224 MiB (plus the scan's and the pack's buffers,
 // outside the heap) the collector runs early again. gc and fsck, which map
-// every object of a store, keep 1 GiB rather than collect that often. The
-// other commands get 512 MiB: a checkout holds a file's manifest and layout
-// whole (about 750 bytes a chunk, 390 MB for 521,623 tiles), and a limit
-// below its live heap keeps the collector running (at 224 MiB it took half
-// of such a checkout's CPU time, and the checkout twice as long).
+// every object of a store, keep 1 GiB rather than collect that often.
+// checkout, pull and clone, which write files, get 192 MiB: a checkout
+// holds a file's manifest, layout blob and the store's map of its objects,
+// about 270 bytes a chunk (a COG of 521,623 tiles: 140 MB of live heap at
+// the peak), and the limit keeps one of that size under 300 MB of RSS. The
+// other commands get 512 MiB.
 func gcSettings(root *cobra.Command, args []string) (percent int, limit int64) {
 	c, _, err := root.Find(args)
 	switch {
@@ -112,6 +113,8 @@ func gcSettings(root *cobra.Command, args []string) (percent int, limit int64) {
 		return 800, 224 << 20
 	case c.Name() == "gc" || c.Name() == "fsck":
 		return 400, 1 << 30
+	case c.Name() == "checkout" || c.Name() == "pull" || c.Name() == "clone":
+		return 400, 192 << 20
 	}
 	return 400, 512 << 20
 }

@@ -7,8 +7,9 @@ import (
 
 // TestGCSettings: gc and fsck keep the large heap limit however they are
 // called, commit and status the one that holds a commit under 300 MB and
-// collect at 9× their live heap, and the other commands collect at 5×
-// under a limit above a large checkout's live heap.
+// collect at 9× their live heap, checkout, pull and clone the one that
+// holds a large checkout under 300 MB, and the other commands collect at
+// 5× under a larger limit.
 func TestGCSettings(t *testing.T) {
 	var out bytes.Buffer
 	root := newRootCmd(&globalOptions{stdout: &out, stderr: &out})
@@ -23,7 +24,9 @@ func TestGCSettings(t *testing.T) {
 		{[]string{"commit", "-m", "x"}, 800, 224 << 20},
 		{[]string{"-C", "gc", "commit", "-m", "gc"}, 800, 224 << 20},
 		{[]string{"-C", "d", "status", "--json"}, 800, 224 << 20},
-		{[]string{"checkout", "HEAD", "--", "gc"}, 400, 512 << 20},
+		{[]string{"checkout", "HEAD", "--", "gc"}, 400, 192 << 20},
+		{[]string{"-C", "d", "pull"}, 400, 192 << 20},
+		{[]string{"clone", "src", "dst"}, 400, 192 << 20},
 		{[]string{"-C", "commit", "cat", "HEAD:commit"}, 400, 512 << 20},
 		{nil, 400, 512 << 20},
 	} {

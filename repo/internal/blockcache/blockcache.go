@@ -49,21 +49,60 @@ type Piece struct {
 // blockPrints returns the fingerprint of each BlockLen block of a size-byte
 // file whose pieces, in file order, cover it exactly.
 func blockPrints(pieces []Piece, size int64) []Fingerprint {
-	n := (size + hashing.BlockLen - 1) / hashing.BlockLen
-	out := make([]Fingerprint, n)
-	j := 0
-	for b := range n {
-		start, end := b*hashing.BlockLen, min((b+1)*hashing.BlockLen, size)
-		for j < len(pieces) && pieces[j].Off+pieces[j].Len <= start {
-			j++
-		}
-		k := j
-		for k < len(pieces) && pieces[k].Off < end {
-			k++
-		}
-		out[b] = BlockPrint(pieces[j:k], start, end)
+	p := newPrinter(size)
+	for _, pc := range pieces {
+		p.add(pc)
 	}
-	return out
+	return p.finish()
+}
+
+// printer computes block prints from a file's pieces given one at a time,
+// holding only those of the block it is at: a layout of a million pieces
+// is not turned into a million Pieces at once.
+type printer struct {
+	size   int64
+	out    []Fingerprint
+	b      int64   // the next block to print
+	window []Piece // pieces that may overlap block b and after, in order
+}
+
+func newPrinter(size int64) *printer {
+	return &printer{size: size, out: make([]Fingerprint, (size+hashing.BlockLen-1)/hashing.BlockLen)}
+}
+
+// add takes the next piece; every block that ends at or before its start
+// has all its pieces then, and is printed.
+func (p *printer) add(pc Piece) {
+	for p.b < int64(len(p.out)) && pc.Off >= min((p.b+1)*hashing.BlockLen, p.size) {
+		p.print()
+	}
+	p.window = append(p.window, pc)
+}
+
+// print prints block b from the window and moves on to the next block.
+func (p *printer) print() {
+	start, end := p.b*hashing.BlockLen, min((p.b+1)*hashing.BlockLen, p.size)
+	j := 0
+	for j < len(p.window) && p.window[j].Off+p.window[j].Len <= start {
+		j++
+	}
+	if j > 0 { // drop what no later block overlaps, reusing the space
+		p.window = p.window[:copy(p.window, p.window[j:])]
+	}
+	k := 0
+	for k < len(p.window) && p.window[k].Off < end {
+		k++
+	}
+	p.out[p.b] = BlockPrint(p.window[:k], start, end)
+	p.b++
+}
+
+// finish prints the blocks left and returns every print.
+func (p *printer) finish() []Fingerprint {
+	for p.b < int64(len(p.out)) {
+		p.print()
+	}
+	return p.out
 }
 
 // BlockPrint returns the fingerprint of the block [start, end) from the
@@ -99,21 +138,21 @@ func LayoutPrints(lay *manifest.Layout, size int64) []Fingerprint {
 	if size <= hashing.BlockLen {
 		return nil
 	}
-	pieces := make([]Piece, 0, len(lay.Pieces))
+	p := newPrinter(size)
 	var off int64
-	for _, pc := range lay.Pieces {
+	for _, pc := range lay.All() {
 		if pc.IsInline() {
 			// In parts as long as a commit's scan reads them.
 			for at := int64(0); at < pc.Len; at += hashing.MaxRange {
 				n := min(hashing.MaxRange, pc.Len-at)
-				pieces = append(pieces, Piece{off + at, n, hashing.Sum(pc.Inline[at : at+n])})
+				p.add(Piece{off + at, n, hashing.Sum(pc.Inline[at : at+n])})
 			}
 		} else {
-			pieces = append(pieces, Piece{off, pc.Len, pc.ID}) // a chunk's, or a derived piece's recorded hash
+			p.add(Piece{off, pc.Len, pc.ID}) // a chunk's, or a derived piece's recorded hash
 		}
 		off += pc.Len
 	}
-	return blockPrints(pieces, size)
+	return p.finish()
 }
 
 // Set is one file version's entry in the block cache.

@@ -183,3 +183,58 @@ func FuzzDecodeBlocks(f *testing.F) {
 		}
 	})
 }
+
+// allAtOnce is how prints were computed before the printer: every piece
+// in a slice, each block's overlapping run found by two indexes.
+func allAtOnce(pieces []Piece, size int64) []Fingerprint {
+	n := (size + hashing.BlockLen - 1) / hashing.BlockLen
+	out := make([]Fingerprint, n)
+	j := 0
+	for b := range n {
+		start, end := b*hashing.BlockLen, min((b+1)*hashing.BlockLen, size)
+		for j < len(pieces) && pieces[j].Off+pieces[j].Len <= start {
+			j++
+		}
+		k := j
+		for k < len(pieces) && pieces[k].Off < end {
+			k++
+		}
+		out[b] = BlockPrint(pieces[j:k], start, end)
+	}
+	return out
+}
+
+// The printer, fed a piece at a time, gives the prints of the whole slice
+// at once: pieces within a block, across several, gaps and a short tail.
+func TestPrinterMatchesAllAtOnce(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for round := range 300 {
+		var pieces []Piece
+		var off int64
+		for len(pieces) < 1+rng.Intn(60) {
+			var n int64
+			switch rng.Intn(4) {
+			case 0:
+				n = 1 + rng.Int63n(3*hashing.BlockLen)
+			default:
+				n = 1 + rng.Int63n(hashing.BlockLen/8)
+			}
+			if rng.Intn(20) == 0 {
+				off += 1 + rng.Int63n(1000) // a gap
+			}
+			pieces = append(pieces, Piece{off, n, hashing.ID{byte(rng.Intn(256)), byte(round)}})
+			off += n
+		}
+		size := off + rng.Int63n(2)*rng.Int63n(hashing.BlockLen) // sometimes uncovered at the end
+		want := allAtOnce(pieces, size)
+		got := blockPrints(pieces, size)
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d prints, want %d", round, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("round %d: block %d print differs", round, i)
+			}
+		}
+	}
+}

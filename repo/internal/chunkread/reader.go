@@ -231,8 +231,8 @@ func (cr *Reader) OpenFile(ctx context.Context, m *manifest.Manifest) (*File, er
 	if err != nil {
 		return nil, err
 	}
-	offs := make([]int64, len(lay.Pieces)+1)
-	for i, pc := range lay.Pieces {
+	offs := make([]int64, lay.Len()+1)
+	for i, pc := range lay.All() {
 		offs[i+1] = offs[i] + pc.Len
 	}
 	return &File{cr: cr, m: m, lay: lay, offs: offs}, nil
@@ -269,7 +269,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		return 0, err
 	}
 	n := 0
-	for i := f.pieceAt(off); i < len(f.lay.Pieces) && f.offs[i] < end; i++ {
+	for i := f.pieceAt(off); i < f.lay.Len() && f.offs[i] < end; i++ {
 		a, b := max(off, f.offs[i]), min(end, f.offs[i+1])
 		n += copy(p[a-off:b-off], data[i][a-f.offs[i]:b-f.offs[i]])
 	}
@@ -285,9 +285,9 @@ func (f *File) Prefetch(ctx context.Context, ranges [][2]int64) error {
 	var spans [][2]int64
 	for _, rg := range formats.MergeRanges(ranges) {
 		a, b := max(rg[0], 0), min(rg[1], f.m.Size)
-		for i := f.pieceAt(a); a < b && i < len(f.lay.Pieces) && f.offs[i] < b && budget > 0; i++ {
-			if f.lay.Pieces[i].Chunk {
-				budget -= f.lay.Pieces[i].Len
+		for i := f.pieceAt(a); a < b && i < f.lay.Len() && f.offs[i] < b && budget > 0; i++ {
+			if pc := f.lay.Piece(i); pc.Chunk {
+				budget -= pc.Len
 			}
 			spans = append(spans, [2]int64{f.offs[i], f.offs[i+1]})
 		}
@@ -296,8 +296,8 @@ func (f *File) Prefetch(ctx context.Context, ranges [][2]int64) error {
 	g.SetLimit(f.cr.limit)
 	seen := map[hashing.ID]bool{}
 	for _, s := range formats.MergeRanges(spans) {
-		for i := f.pieceAt(s[0]); i < len(f.lay.Pieces) && f.offs[i] < s[1]; i++ {
-			pc := f.lay.Pieces[i]
+		for i := f.pieceAt(s[0]); i < f.lay.Len() && f.offs[i] < s[1]; i++ {
+			pc := f.lay.Piece(i)
 			if !pc.Chunk || seen[pc.ID] {
 				continue
 			}
@@ -313,7 +313,7 @@ func (f *File) Prefetch(ctx context.Context, ranges [][2]int64) error {
 
 // pieceAt returns the index of the piece holding byte off.
 func (f *File) pieceAt(off int64) int {
-	return sort.Search(len(f.lay.Pieces), func(i int) bool { return f.offs[i+1] > off })
+	return sort.Search(f.lay.Len(), func(i int) bool { return f.offs[i+1] > off })
 }
 
 // pieces returns the bytes of every piece overlapping [off, end), indexed
@@ -323,8 +323,8 @@ func (f *File) pieces(ctx context.Context, off, end int64) (map[int][]byte, erro
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(f.cr.limit)
-	for i := f.pieceAt(off); i < len(f.lay.Pieces) && f.offs[i] < end; i++ {
-		pc := f.lay.Pieces[i]
+	for i := f.pieceAt(off); i < f.lay.Len() && f.offs[i] < end; i++ {
+		pc := f.lay.Piece(i)
 		switch {
 		case pc.Chunk:
 			g.Go(func() error {
@@ -370,7 +370,7 @@ func (f *File) chunkErr(pc manifest.Piece, err error) error {
 
 // derived returns the bytes of derived piece i, rebuilding the file once.
 func (f *File) derived(ctx context.Context, i int) ([]byte, error) {
-	pc := f.lay.Pieces[i]
+	pc := f.lay.Piece(i)
 	cr := f.cr
 	cr.mu.Lock()
 	if b, ok := cr.derived.get(pc.ID); ok {
@@ -406,7 +406,7 @@ func (f *File) derived(ctx context.Context, i int) ([]byte, error) {
 func (f *File) rebuild(ctx context.Context) error {
 	st, err := f.cr.src.Assemble(ctx, f.m, func(file io.ReaderAt) error {
 		f.cr.stats.derived.Add(1)
-		for i, pc := range f.lay.Pieces {
+		for i, pc := range f.lay.All() {
 			if pc.Derive == "" {
 				continue
 			}

@@ -61,8 +61,8 @@ func DecodeLayout(m *manifest.Manifest, b []byte) (*manifest.Layout, error) {
 // layout overlapping [off, end), in file order.
 func (f *File) Pieces(off, end int64) iter.Seq2[int64, manifest.Piece] {
 	return func(yield func(int64, manifest.Piece) bool) {
-		for i := f.pieceAt(off); i < len(f.lay.Pieces) && f.offs[i] < end; i++ {
-			if !yield(f.offs[i], f.lay.Pieces[i]) {
+		for i := f.pieceAt(off); i < f.lay.Len() && f.offs[i] < end; i++ {
+			if !yield(f.offs[i], f.lay.Piece(i)) {
 				return
 			}
 		}

@@ -93,10 +93,12 @@ func TestSearchAndMapAgree(t *testing.T) {
 		seen := map[hashing.ID]bool{}
 		for range 300 {
 			var id hashing.ID
-			if len(all) > 0 && rng.Intn(3) == 0 {
+			rng.Read(id[:])
+			switch n := rng.Intn(6); {
+			case len(all) > 0 && n < 2:
 				id = all[rng.Intn(len(all))] // a copy of an object another pack holds
-			} else {
-				rng.Read(id[:])
+			case len(all) > 0 && n == 2:
+				copy(id[:8], all[rng.Intn(len(all))][:8]) // another object under a mapped prefix
 			}
 			if seen[id] {
 				continue
@@ -114,7 +116,7 @@ func TestSearchAndMapAgree(t *testing.T) {
 		got := map[hashing.ID]Ref{}
 		for _, id := range all {
 			r, ok := s.search(id)
-			m, mok := s.index()[id]
+			m, mok := s.mapped(*s.index(), id)
 			if ok != mok || r != m {
 				t.Fatalf("%s: %s: search %v %v, map %v %v", stage, id.Short(), r, ok, m, mok)
 			}
@@ -124,6 +126,12 @@ func TestSearchAndMapAgree(t *testing.T) {
 		}
 		if _, ok := s.Lookup(missing); ok {
 			t.Fatalf("%s: a missing object was found", stage)
+		}
+		for _, id := range all[:50] {
+			id[31] ^= 0x80 // absent, its prefix mapped
+			if r, ok := s.mapped(*s.index(), id); ok {
+				t.Fatalf("%s: an absent object sharing a prefix was found at %v", stage, r)
+			}
 		}
 		return got
 	}
