@@ -104,12 +104,17 @@ func (m *Manifest) EncodeSplit(shardOf func(key string) string) (root []byte, pa
 	}
 	parts = make([]Part, len(names))
 	var cs []Chunk
+	// Each text is made in buf and copied out at its length: grown by
+	// doubling, the texts of a large file's shards held up to twice their
+	// bytes.
+	var buf []byte
 	for i, n := range names {
 		cs = cs[:0]
 		for _, at := range groups[n] {
 			cs = append(cs, m.Chunks[at])
 		}
-		parts[i] = Part{Name: n, Data: encodeShard(m.Path, n, cs)}
+		buf = appendShard(buf[:0], m.Path, n, cs)
+		parts[i] = Part{Name: n, Data: bytes.Clone(buf)}
 	}
 	root, err = m.encodeRoot(len(parts), ShardsDigest(parts))
 	return root, parts, err
@@ -131,8 +136,11 @@ func (m *Manifest) encodeRoot(shards int, digest hashing.ID) ([]byte, error) {
 }
 
 // encodeShard is the text of shard name of path's manifest.
-func encodeShard(p, name string, chunks []Chunk) []byte {
-	b := fmt.Appendf(nil, "chunkvc-shard 1\npath %s\nshard %s\nchunks %d\n", p, name, len(chunks))
+func encodeShard(p, name string, chunks []Chunk) []byte { return appendShard(nil, p, name, chunks) }
+
+// appendShard appends encodeShard's text to b.
+func appendShard(b []byte, p, name string, chunks []Chunk) []byte {
+	b = fmt.Appendf(b, "chunkvc-shard 1\npath %s\nshard %s\nchunks %d\n", p, name, len(chunks))
 	sp := spellings{at: map[uint64][2]int{}}
 	for _, c := range chunks {
 		b = appendChunkLine(b, c, &sp)
