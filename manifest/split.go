@@ -192,14 +192,17 @@ func DecodeRoot(root []byte) (m *Manifest, chunks int, shardsLine string, err er
 
 // DecodeSplit reads a split manifest from its root and its shards, in any
 // order, and accepts only the canonical encoding: the shards the root's
-// digest names, each canonical, every key once.
+// digest names, each canonical, every key once. It sorts parts by name and
+// sets the Data of each part it has decoded to nil: the texts of a large
+// manifest take as much memory as its chunks, and go as they are read.
 func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
 	m, count, shardsLine, err := DecodeRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(parts, func(a, b Part) int { return strings.Compare(a.Name, b.Name) })
-	want := fmt.Sprintf("shards %d %s", len(parts), ShardsDigest(parts).Tagged())
+	digest := ShardsDigest(parts)
+	want := fmt.Sprintf("shards %d %s", len(parts), digest.Tagged())
 	if shardsLine != want {
 		return nil, fmt.Errorf("%w: %s's shards do not match its root (%q, have %q)", ErrInvalid, m.Path, shardsLine, want)
 	}
@@ -213,12 +216,13 @@ func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
 	// One parser for every shard: its bboxes are allocated in slabs, and
 	// a slab a shard of 64 chunks would waste most of 8,000 times over.
 	cp := &chunkParser{coords: map[string]float64{}}
-	for _, p := range parts {
-		cs, err := decodeShard(m.Path, p, cp)
+	for i := range parts {
+		cs, err := decodeShard(m.Path, parts[i], cp)
 		if err != nil {
 			return nil, err
 		}
 		m.Chunks = append(m.Chunks, cs...)
+		parts[i].Data = nil
 	}
 	if len(m.Chunks) != count {
 		return nil, fmt.Errorf("%w: %s: root counts %d chunks, shards hold %d", ErrInvalid, m.Path, count, len(m.Chunks))
@@ -235,7 +239,7 @@ func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
 	if err := m.validate(); err != nil { // keys repeated across shards, …
 		return nil, err
 	}
-	again, err := m.encodeRoot(len(parts), ShardsDigest(parts))
+	again, err := m.encodeRoot(len(parts), digest)
 	if err != nil || !bytes.Equal(again, root) {
 		return nil, fmt.Errorf("%w: %s: root not in canonical form (line %d)", ErrInvalid, m.Path, firstDiffLine(again, root))
 	}

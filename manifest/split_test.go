@@ -350,3 +350,20 @@ func TestSplitTextsFit(t *testing.T) {
 		t.Errorf("%d shards: %d bytes held for %d of text", len(parts), c, n)
 	}
 }
+
+// DecodeSplit lets each shard's text go once it has decoded it.
+func TestDecodeSplitDropsTexts(t *testing.T) {
+	m := tiledManifest(40, 40)
+	root, parts, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeSplit(root, parts); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if p.Data != nil {
+			t.Fatalf("shard %s: %d bytes of text kept", p.Name, len(p.Data))
+		}
+	}
+}
