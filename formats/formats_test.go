@@ -37,3 +37,26 @@ func TestCheckRejectsBadLayouts(t *testing.T) {
 		t.Fatalf("good layout: %v", err)
 	}
 }
+
+// Coalesce merges touching inline segments, drops empty ones, keeps chunks
+// and derived segments apart, and needs no second slice.
+func TestCoalesce(t *testing.T) {
+	in := func() []Segment {
+		return []Segment{
+			{Off: 0, Len: 4}, {Off: 4, Len: 0}, {Off: 4, Len: 6}, {Off: 10, Len: 5, Key: "a"},
+			{Off: 15, Len: 2}, {Off: 17, Len: 3, Derive: "idx"}, {Off: 20, Len: 1}, {Off: 21, Len: 1},
+			{Off: 22, Len: 0, Key: "empty"}, {Off: 22, Len: 2},
+		}
+	}
+	want := []Segment{
+		{Off: 0, Len: 10}, {Off: 10, Len: 5, Key: "a"}, {Off: 15, Len: 2}, {Off: 17, Len: 3, Derive: "idx"},
+		{Off: 20, Len: 2}, {Off: 22, Len: 0, Key: "empty"}, {Off: 22, Len: 2},
+	}
+	if got := Coalesce(in()); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Coalesce = %v\nwant %v", got, want)
+	}
+	base, segs := in(), in()
+	if n := testing.AllocsPerRun(10, func() { copy(segs, base); Coalesce(segs) }); n != 0 {
+		t.Errorf("Coalesce allocated %v times", n)
+	}
+}

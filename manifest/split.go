@@ -104,12 +104,17 @@ func (m *Manifest) EncodeSplit(shardOf func(key string) string) (root []byte, pa
 	}
 	parts = make([]Part, len(names))
 	var cs []Chunk
+	// Each text is made in buf and copied out at its length: grown by
+	// doubling, the texts of a large file's shards held up to twice their
+	// bytes.
+	var buf []byte
 	for i, n := range names {
 		cs = cs[:0]
 		for _, at := range groups[n] {
 			cs = append(cs, m.Chunks[at])
 		}
-		parts[i] = Part{Name: n, Data: encodeShard(m.Path, n, cs)}
+		buf = appendShard(buf[:0], m.Path, n, cs)
+		parts[i] = Part{Name: n, Data: bytes.Clone(buf)}
 	}
 	root, err = m.encodeRoot(len(parts), ShardsDigest(parts))
 	return root, parts, err
@@ -131,8 +136,11 @@ func (m *Manifest) encodeRoot(shards int, digest hashing.ID) ([]byte, error) {
 }
 
 // encodeShard is the text of shard name of path's manifest.
-func encodeShard(p, name string, chunks []Chunk) []byte {
-	b := fmt.Appendf(nil, "chunkvc-shard 1\npath %s\nshard %s\nchunks %d\n", p, name, len(chunks))
+func encodeShard(p, name string, chunks []Chunk) []byte { return appendShard(nil, p, name, chunks) }
+
+// appendShard appends encodeShard's text to b.
+func appendShard(b []byte, p, name string, chunks []Chunk) []byte {
+	b = fmt.Appendf(b, "chunkvc-shard 1\npath %s\nshard %s\nchunks %d\n", p, name, len(chunks))
 	sp := spellings{at: map[uint64][2]int{}}
 	for _, c := range chunks {
 		b = appendChunkLine(b, c, &sp)
@@ -184,14 +192,17 @@ func DecodeRoot(root []byte) (m *Manifest, chunks int, shardsLine string, err er
 
 // DecodeSplit reads a split manifest from its root and its shards, in any
 // order, and accepts only the canonical encoding: the shards the root's
-// digest names, each canonical, every key once.
+// digest names, each canonical, every key once. It sorts parts by name and
+// sets the Data of each part it has decoded to nil: the texts of a large
+// manifest take as much memory as its chunks, and go as they are read.
 func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
 	m, count, shardsLine, err := DecodeRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(parts, func(a, b Part) int { return strings.Compare(a.Name, b.Name) })
-	want := fmt.Sprintf("shards %d %s", len(parts), ShardsDigest(parts).Tagged())
+	digest := ShardsDigest(parts)
+	want := fmt.Sprintf("shards %d %s", len(parts), digest.Tagged())
 	if shardsLine != want {
 		return nil, fmt.Errorf("%w: %s's shards do not match its root (%q, have %q)", ErrInvalid, m.Path, shardsLine, want)
 	}
@@ -205,12 +216,13 @@ func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
 	// One parser for every shard: its bboxes are allocated in slabs, and
 	// a slab a shard of 64 chunks would waste most of 8,000 times over.
 	cp := &chunkParser{coords: map[string]float64{}}
-	for _, p := range parts {
-		cs, err := decodeShard(m.Path, p, cp)
+	for i := range parts {
+		cs, err := decodeShard(m.Path, parts[i], cp)
 		if err != nil {
 			return nil, err
 		}
 		m.Chunks = append(m.Chunks, cs...)
+		parts[i].Data = nil
 	}
 	if len(m.Chunks) != count {
 		return nil, fmt.Errorf("%w: %s: root counts %d chunks, shards hold %d", ErrInvalid, m.Path, count, len(m.Chunks))
@@ -227,7 +239,7 @@ func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
 	if err := m.validate(); err != nil { // keys repeated across shards, …
 		return nil, err
 	}
-	again, err := m.encodeRoot(len(parts), ShardsDigest(parts))
+	again, err := m.encodeRoot(len(parts), digest)
 	if err != nil || !bytes.Equal(again, root) {
 		return nil, fmt.Errorf("%w: %s: root not in canonical form (line %d)", ErrInvalid, m.Path, firstDiffLine(again, root))
 	}

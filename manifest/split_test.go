@@ -331,3 +331,39 @@ func TestDecodeSplitKeepsKeysNotText(t *testing.T) {
 		t.Fatalf("a decoded split manifest keeps %d bytes a chunk, want at most 110 (a Chunk is 64, its key about 12)", perChunk)
 	}
 }
+
+// Shard texts are held at their length, not at what growing them left.
+func TestSplitTextsFit(t *testing.T) {
+	m := tiledManifest(300, 300)
+	_, parts, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, c int
+	for _, p := range parts {
+		n, c = n+len(p.Data), c+cap(p.Data)
+		if string(p.Data) != string(encodeShard(m.Path, p.Name, mustShard(t, m.Path, p))) {
+			t.Fatalf("shard %s differs from its encodeShard", p.Name)
+		}
+	}
+	if c > n+n/10 {
+		t.Errorf("%d shards: %d bytes held for %d of text", len(parts), c, n)
+	}
+}
+
+// DecodeSplit lets each shard's text go once it has decoded it.
+func TestDecodeSplitDropsTexts(t *testing.T) {
+	m := tiledManifest(40, 40)
+	root, parts, err := m.EncodeSplit(byBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeSplit(root, parts); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range parts {
+		if p.Data != nil {
+			t.Fatalf("shard %s: %d bytes of text kept", p.Name, len(p.Data))
+		}
+	}
+}

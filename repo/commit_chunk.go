@@ -177,8 +177,9 @@ type chunkJob struct {
 	// loadPrevious: set when prevG's Wait returns
 	prevG errgroup.Group
 	old   *manifest.Manifest
-	prev  *blockcache.Set
-	known map[hashing.ID]bool // old's chunks and layout: not stored again
+	prev  *blockcache.Set // until the scan is done; then gen is the new entry's
+	gen   uint32
+	known *manifest.IDIndex // old's chunks (and its layout): not stored again
 
 	// plan
 	l       *formats.Layout
@@ -204,7 +205,7 @@ type chunkJob struct {
 
 	// layout
 	byRange map[[2]int64]hashing.ID // for aliases, when there are any
-	layBlob []byte
+	layLen  int64                   // the layout blob's: only the goroutine storing it holds it
 	layID   hashing.ID
 	layG    errgroup.Group
 }
@@ -252,7 +253,6 @@ func (j *chunkJob) loadPrevious(loadOld func() (*manifest.Manifest, error)) {
 	// version the file last was, else of the committed one) is read while
 	// the file's layout is parsed: neither needs the other, and each takes
 	// milliseconds for a COG of a few thousand tiles.
-	j.known = map[hashing.ID]bool{}
 	j.prevG.Go(func() error {
 		if loadOld != nil {
 			var err error
@@ -270,10 +270,8 @@ func (j *chunkJob) loadPrevious(loadOld func() (*manifest.Manifest, error)) {
 			}
 		}
 		if old != nil {
-			for _, c := range old.Chunks {
-				j.known[c.ID] = true
-			}
-			j.known[old.Layout] = true
+			// Searched, not a map: 12 bytes a chunk, not over 60.
+			j.known = manifest.NewIDIndex(old.Chunks)
 		}
 		return nil
 	})
@@ -305,18 +303,18 @@ func (j *chunkJob) layout(ctx context.Context) error {
 		j.byRange = map[[2]int64]hashing.ID{}
 		alias = func(i int) { j.byRange[[2]int64{j.pl.ranges[i].Off, j.pl.ranges[i].Len}] = j.pl.id(i) }
 	}
-	var err error
-	if j.layBlob, err = j.pl.layout(j.size, j.derived, alias); err != nil {
+	blob, err := j.pl.layout(j.size, j.derived, alias)
+	if err != nil {
 		return fmt.Errorf("%s: %w", j.p, err)
 	}
-	j.layID = hashing.Sum(j.layBlob)
+	j.layID, j.layLen = hashing.Sum(blob), int64(len(blob))
 	// Stored while the manifest is made: its delta against the previous
 	// layout (a few hundred KiB for a COG of a few thousand tiles) costs
 	// as much CPU as the rest of chunkFile.
 	if !j.up.dryRun {
 		j.layG.Go(func() error {
 			_ = j.prefetch.Wait() // PrefetchBase returns before the Put it serves
-			_, err := j.up.ensure(ctx, j.layID, j.layBlob, likeLayout(j.old))
+			_, err := j.up.ensure(ctx, j.layID, blob, likeLayout(j.old))
 			return err
 		})
 	}
@@ -342,21 +340,27 @@ func (j *chunkJob) finish() (*chunked, error) {
 	// manifest's text: they go before it is made, and with them what
 	// else only the scan and the block cache's entry needed.
 	j.pl, j.quick = nil, nil
-	j.prev, j.derived, j.prints = nil, nil, nil
+	j.derived, j.prints = nil, nil
+	ch := &chunked{stat: j.before, hashed: j.hashedAt}
 	if !j.up.dryRun {
 		j.up.keepAdded(j.chunks, j.added) // in the plan's order, before Normalize sorts them
 		j.added = nil
+		j.startSave(ch, bs, recs)
 	}
 	m, err := j.build()
+	// The block cache's entry (a large file's records and chaining values
+	// take as much as its manifest's text) is written and let go before
+	// that text is made.
+	_ = ch.put.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", j.p, err)
 	}
-	ch := &chunked{m: m, stat: j.before, hashed: j.hashedAt}
+	ch.m = m
 	if err := ch.encode(j.r.formats.ShardOf(m.Format)); err != nil {
 		return nil, fmt.Errorf("%s: %w", j.p, err)
 	}
 	if !j.up.dryRun {
-		j.startWrites(ch, bs, recs)
+		j.startNamed(ch)
 	}
 	if err := j.deltas.Wait(); err != nil {
 		_, _ = ch.put.Wait(), ch.named.Wait()
@@ -378,11 +382,7 @@ func (j *chunkJob) blockEntry() (*blockcache.Set, *blockcache.Records) {
 	if j.up.dryRun {
 		return nil, nil
 	}
-	var gen uint32
-	if j.prev != nil {
-		gen = j.prev.Gen + 1
-	}
-	bs := &blockcache.Set{Gen: gen, Prints: j.pl.prints(j.size, j.derived, j.prints), CVs: j.cvs}
+	bs := &blockcache.Set{Gen: j.gen, Prints: j.pl.prints(j.size, j.derived, j.prints), CVs: j.cvs}
 	var recs *blockcache.Records
 	if j.quick != nil {
 		recs = blockcache.NewRecords(j.quickSeed, len(j.pl.chunks))
@@ -406,7 +406,7 @@ func (j *chunkJob) build() (*manifest.Manifest, error) {
 	m := &manifest.Manifest{
 		Path: j.p, Format: l.Format, FormatVersion: l.Version, Params: manifest.SanitizeValue(l.Params),
 		Fallback: manifest.SanitizeValue(l.Fallback), Size: j.size, Digest: j.digest, Layout: j.layID,
-		LayoutSize: int64(len(j.layBlob)), Chunks: chunks,
+		LayoutSize: j.layLen, Chunks: chunks,
 	}
 	for _, fld := range l.Summary {
 		m.Summary = append(m.Summary, manifest.Field{Name: fld.Name, Value: manifest.SanitizeValue(fld.Value)})
@@ -414,17 +414,15 @@ func (j *chunkJob) build() (*manifest.Manifest, error) {
 	return m, nil
 }
 
-// startWrites starts writing the block cache's entry bs (with recs) and
-// ch's Git objects. The goroutines outlive chunkFile: they hold what they
-// need, not the job, which holds the previous manifest.
-func (j *chunkJob) startWrites(ch *chunked, bs *blockcache.Set, recs *blockcache.Records) {
-	r, p, packed := j.r, j.p, j.up.packManifests
-	digest, size := j.digest, j.size
+// startSave starts writing the block cache's entry bs (with recs), in
+// ch.put. The goroutine holds what it needs, not the job.
+func (j *chunkJob) startSave(ch *chunked, bs *blockcache.Set, recs *blockcache.Records) {
+	r, digest, size := j.r, j.digest, j.size
 	replaced := []hashing.ID{j.base.digest}
 	if j.old != nil {
 		replaced = append(replaced, j.old.Digest)
 	}
-	// A cache: made and written while the commit goes on.
+	// A cache: written while the manifest is sorted (finish waits for it).
 	ch.put.Go(func() error {
 		if recs != nil {
 			bs.SetQuick(recs)
@@ -432,6 +430,13 @@ func (j *chunkJob) startWrites(ch *chunked, bs *blockcache.Set, recs *blockcache
 		r.saveBlocks(digest, size, bs, replaced...)
 		return nil
 	})
+}
+
+// startNamed starts writing ch's Git objects, in ch.named. The goroutine
+// outlives chunkFile: it holds what it needs, not the job, which holds the
+// previous manifest.
+func (j *chunkJob) startNamed(ch *chunked) {
+	r, p, packed := j.r, j.p, j.up.packManifests
 	// Written (deflated) while the commit goes on, other files and
 	// the store's batch included, or packed with the others by
 	// Commit; Commit waits for it before the Git commit that refers
