@@ -14,7 +14,8 @@ import (
 // LoadIndexed is Load for a caller that looks entries up by path (Lookup,
 // LayoutOf, Last, IsLazy) and rarely saves: the file is checked whole
 // (checksum and every field, as Load does) but its entries are decoded
-// one at a time when asked for, not made into a map of every path.
+// one at a time when asked for: the cache keeps a map from path to the
+// entry's offset in the file, not a decoded Entry for every path.
 func LoadIndexed(git *confine.Tree, root string) *Cache {
 	data, err := git.ReadFile(statCacheRel, confine.NoLimit)
 	if err != nil {

@@ -2,7 +2,6 @@ package statcache
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -42,19 +41,6 @@ func StatNames(dir string, names []string, lstat bool, set func(i int, fi fs.Fil
 		in := &infos[i]
 		*in = info{name: n, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, nlink: uint64(st.Nlink), mode: st.Mode}
 		set(i, in, nil)
-	}
-}
-
-// statEach is StatNames one path at a time, when dir cannot be opened:
-// each file then gets os.Stat's own answer.
-func statEach(dir string, names []string, lstat bool, set func(int, fs.FileInfo, error)) {
-	stat := os.Stat
-	if lstat {
-		stat = os.Lstat
-	}
-	for i, n := range names {
-		fi, err := stat(filepath.Join(dir, n))
-		set(i, fi, err)
 	}
 }
 
