@@ -21,7 +21,7 @@
 #   diffscan                     diff, formats, manifest, hashing, gitdb,
 #                                reach, statcache
 # only store/s3 imports minio-go, only the gdal build-tagged package
-# imports godal.
+# imports godal, and parquet-go is for tests, pqgen and scripts only.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
 # instead of `go list`: how scripts/check-imports_test.sh proves each rule
@@ -38,6 +38,7 @@ while read -r pkg imports; do
       github.com/go-git/*) [[ $rel == repo/internal/gitdb ]] || bad="only repo/internal/gitdb may import go-git" ;;
       github.com/minio/minio-go/*) [[ $rel == store/s3 ]] || bad="only store/s3 may import minio-go" ;;
       github.com/airbusgeo/godal*) [[ $rel == gdal || $rel == */gdal ]] || bad="only the gdal package may import godal" ;;
+      github.com/parquet-go/*) [[ $rel == formats/parquet/pqgen || $rel == scripts/* ]] || bad="only tests, pqgen and scripts may import parquet-go (it costs every command its start-up)" ;;
     esac
     if [[ $imp == "$mod"/* ]]; then
       case "$rel" in

@@ -9,6 +9,8 @@ bad=(
   "$m/manifest github.com/go-git/go-git/v5"
   "$m/store/local github.com/minio/minio-go/v7"
   "$m/formats/tiff github.com/airbusgeo/godal"
+  "$m/formats/parquet github.com/parquet-go/parquet-go"
+  "$m/repo github.com/parquet-go/parquet-go/format"
   "$m/hashing $m/manifest"
   "$m/internal/progress $m/hashing"
   "$m/manifest $m/store"

@@ -43,10 +43,13 @@
 // of the row group's WKB values, else the file-level geo bbox. Every chunk
 // of a row group carries it. WKB (wkb.go: ISO and EWKB, Z/M/ZM, all seven
 // types plus TIN/triangle; NaN and empty skipped) is decoded only after
-// every range has been checked, read with parquet-go once page headers
-// pass size/count limits and compressed bodies are proven to decompress
-// within their declared size (UNCOMPRESSED, SNAPPY, GZIP, ZSTD; other
-// codecs get no decoded footprint). Decoded footprints are cached in
+// every range has been checked, by the adapter's own page decoder
+// (pages.go, delta.go: data pages v1 and v2, dictionary pages; PLAIN,
+// dictionary, DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY values), once
+// page headers pass size/count limits and compressed bodies are proven to
+// decompress within their declared size (UNCOMPRESSED, SNAPPY, GZIP, ZSTD;
+// other codecs and encodings get no decoded footprint). parquet-go is a
+// test dependency only: the tests check the decoder against it. Decoded footprints are cached in
 // Adapter.Footprints by the hash of the geometry column chunk, so an edit
 // decodes only the row groups whose geometry chunk changed.
 package parquet

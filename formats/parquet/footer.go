@@ -12,6 +12,7 @@ import (
 type fileMeta struct {
 	schemaRaw []byte // encoded schema list, for the fingerprint
 	leaves    int
+	top       []topLeaf // the leaf columns right under the root
 	numRows   int64
 	rowGroups []rowGroup
 	geo       []byte
@@ -64,7 +65,7 @@ func decodeFooter(b []byte) (*fileMeta, error) {
 		switch {
 		case id == 2 && t == tList:
 			start := r.pos
-			m.leaves = r.schema()
+			m.leaves, m.top = r.schema()
 			m.schemaRaw = b[start:r.pos]
 		case id == 3 && t == tI64:
 			m.numRows = r.varint()
@@ -99,33 +100,79 @@ func (r *treader) take(n int) bool {
 	return true
 }
 
-// schema reads the SchemaElement list and counts the leaves.
-func (r *treader) schema() int {
+// schema reads the SchemaElement list, counts the leaves and returns the
+// top-level ones (direct children of the root) with their repetition.
+func (r *treader) schema() (leaves int, top []topLeaf) {
 	elem, n := r.list()
 	if elem != tStruct {
 		r.skipItems(elem, n)
-		return 0
+		return 0, nil
 	}
-	leaves := 0
+	// Children still to come of each group being read, the root first.
+	var open []int32
 	for i := 0; i < n && r.err == nil; i++ {
-		children := int32(0)
+		children, rep := int32(0), int32(-1)
+		var name []byte
 		var last int16
 		for r.err == nil {
 			t, id := r.field(&last)
 			if t == tStop {
 				break
 			}
-			if id == 5 && t == tI32 {
+			switch {
+			case id == 3 && t == tI32:
+				rep = r.i32()
+			case id == 4 && t == tBinary:
+				name = r.binary()
+			case id == 5 && t == tI32:
 				children = r.i32()
-			} else {
+			default:
 				r.skipField(t)
 			}
 		}
 		if i > 0 && children <= 0 {
 			leaves++
+			if len(open) == 1 {
+				top = append(top, topLeaf{name: name, rep: rep})
+			}
+		}
+		if i > 0 && len(open) > 0 {
+			open[len(open)-1]--
+		}
+		if children > 0 {
+			open = append(open, children)
+		}
+		for len(open) > 0 && open[len(open)-1] <= 0 {
+			open = open[:len(open)-1]
 		}
 	}
-	return leaves
+	return leaves, top
+}
+
+// topLeaf is a leaf column that is a direct child of the schema's root.
+type topLeaf struct {
+	name []byte
+	rep  int32 // FieldRepetitionType: 0 required, 1 optional, 2 repeated; -1 unset
+}
+
+// levels says how the top-level leaf column name is levelled; ok is false
+// when the schema has no such column.
+func (m *fileMeta) levels(name string) (lv levelInfo, ok bool) {
+	for _, l := range m.top {
+		if string(l.name) != name {
+			continue
+		}
+		switch l.rep {
+		case 0:
+			return levelInfo{}, true
+		case 1:
+			return levelInfo{maxDef: 1}, true
+		case 2:
+			return levelInfo{maxRep: 1, maxDef: 1}, true
+		}
+		return levelInfo{}, false
+	}
+	return levelInfo{}, false
 }
 
 func (r *treader) skipItems(elem byte, n int) {

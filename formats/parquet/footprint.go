@@ -14,7 +14,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
-	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
@@ -112,19 +111,21 @@ func (c *FootprintCache) put(k footprintKey, b *geom.BBox) {
 
 // decodeFootprints fills g.decoded for the row groups that have no
 // covering or geospatial statistics, from the WKB values of the primary
-// geometry column. It runs after the footer pre-check; parquet-go is
-// opened (at most once) only when a chunk is not in the cache. Chunks that
-// cannot be decoded safely are left without a footprint.
+// geometry column (pages.go) when they are not in the cache. It runs
+// after the footer pre-check. Chunks that cannot be decoded safely are
+// left without a footprint.
 func (a Adapter) decodeFootprints(ctx context.Context, r io.ReaderAt, size int64, m *fileMeta, g *geoInfo, dataEnd int64) error {
 	if !g.ok || !strings.EqualFold(g.encoding, "WKB") {
+		return nil
+	}
+	lv, ok := m.levels(g.primary)
+	if !ok { // not a leaf right under the root: not decoded
 		return nil
 	}
 	cache := a.Footprints
 	if cache == nil {
 		cache = defaultFootprints
 	}
-	var f *pq.File
-	var openErr error
 	for i := range m.rowGroups {
 		rg := &m.rowGroups[i]
 		if g.statsBBox(rg) != nil {
@@ -161,23 +162,14 @@ func (a Adapter) decodeFootprints(ctx context.Context, r io.ReaderAt, size int64
 			g.setDecoded(i, len(m.rowGroups), b)
 			continue
 		}
-		if f == nil && openErr == nil {
-			f, openErr = openFile(r, size)
+		b, err := decodeChunk(ctx, chunk, c.codec, lv)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		var b *geom.BBox
-		if openErr == nil {
-			var err error
-			b, err = decodeChunk(ctx, f, i, j, c.codec, chunk)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
-				b = nil
-			}
+		if err != nil {
+			b = nil
 		}
-		if openErr == nil { // an open failure is about the file, not the chunk
-			cache.put(key, b)
-		}
+		cache.put(key, b)
 		g.setDecoded(i, len(m.rowGroups), b)
 	}
 	return nil
@@ -190,89 +182,41 @@ func (g *geoInfo) setDecoded(i, n int, b *geom.BBox) {
 	g.decoded[i] = b
 }
 
-// openFile opens a file whose footer passed the pre-check with parquet-go;
-// a panic is an error.
-func openFile(r io.ReaderAt, size int64) (f *pq.File, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("parquet-go panicked: %v", p)
-		}
-	}()
-	return pq.OpenFile(r, size, pq.SkipPageIndex(true), pq.SkipBloomFilters(true), pq.SkipMagicBytes(true))
-}
-
-// decodeChunk returns the extent of the WKB values of column j of row
-// group i, whose bytes are chunk. The page headers are checked first:
-// sizes and value counts within the limits, and every compressed body
-// decompressing to no more than its header says (parquet-go's codecs do
-// not bound their output).
-func decodeChunk(ctx context.Context, f *pq.File, i, j int, codec int32, chunk []byte) (bb *geom.BBox, err error) {
+// decodeChunk returns the extent of the WKB values of a geometry column
+// chunk (its bytes: chunk), levelled as lv. The page headers are checked
+// first: sizes and value counts within the limits, and every compressed
+// body decompressing to no more than its header says.
+func decodeChunk(ctx context.Context, chunk []byte, codec int32, lv levelInfo) (*geom.BBox, error) {
 	if err := checkPages(chunk, codec); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			bb, err = nil, fmt.Errorf("parquet-go panicked: %v", p)
-		}
-	}()
-	rgs := f.RowGroups()
-	if i >= len(rgs) {
-		return nil, errors.New("row group missing in parquet-go")
-	}
-	ccs := rgs[i].ColumnChunks()
-	if j >= len(ccs) {
-		return nil, errors.New("column chunk missing in parquet-go")
-	}
-	pages := ccs[j].Pages()
-	defer func() { _ = pages.Close() }() // read only
 	var e extent
-	buf := make([]pq.Value, 256)
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	n := 0
+	err := byteArrays(chunk, codec, lv, func(v []byte) error {
+		if n++; n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
-		p, err := pages.ReadPage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		err = pageExtent(p, buf, &e)
-		pq.Release(p)
-		if err != nil {
-			return nil, err
-		}
+		_, err := wkbExtent(v, &e)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return e.bbox(), nil
-}
-
-func pageExtent(p pq.Page, buf []pq.Value, e *extent) error {
-	vr := p.Values()
-	for {
-		n, err := vr.ReadValues(buf)
-		for _, v := range buf[:n] {
-			if v.IsNull() {
-				continue
-			}
-			if _, werr := wkbExtent(v.ByteArray(), e); werr != nil {
-				return werr
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // pageInfo is what checkPages reads from a PageHeader.
 type pageInfo struct {
 	hdr                 int
+	kind                int32 // pageData, pageDictionary, pageDataV2 (others are skipped)
 	uncompressed, size  int32
 	values              int32
+	nulls               int32 // v2: num_nulls
+	encoding            int32 // of the values
+	defEncoding         int32 // v1: of the definition levels
+	repEncoding         int32 // v1: of the repetition levels
 	levels              int32 // v2: repetition + definition level bytes (never compressed)
 	v2, v2NotCompressed bool
 }
@@ -368,6 +312,8 @@ func readPageInfo(b []byte) (pageInfo, error) {
 			break
 		}
 		switch {
+		case id == 1 && t == tI32:
+			p.kind = r.i32()
 		case id == 2 && t == tI32:
 			p.uncompressed = r.i32()
 			seen |= 1
@@ -408,6 +354,14 @@ func pageSubHeader(r *treader, p *pageInfo) {
 		switch {
 		case id == 1 && t == tI32:
 			p.values = r.i32()
+		case p.v2 && id == 2 && t == tI32:
+			p.nulls = r.i32()
+		case p.v2 && id == 4 && t == tI32, !p.v2 && id == 2 && t == tI32:
+			p.encoding = r.i32()
+		case !p.v2 && id == 3 && t == tI32:
+			p.defEncoding = r.i32()
+		case !p.v2 && id == 4 && t == tI32:
+			p.repEncoding = r.i32()
 		case p.v2 && (id == 5 || id == 6) && t == tI32:
 			n := r.i32()
 			if n < 0 || n > 1<<30 || p.levels > 1<<30 {

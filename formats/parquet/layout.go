@@ -92,7 +92,7 @@ func (a Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*format
 	if err != nil {
 		return nil, err
 	}
-	// Only now, with every range checked, may parquet-go read the file.
+	// Only now, with every range checked, are the WKB values decoded.
 	if err := a.decodeFootprints(ctx, r, size, m, g, dataEnd); err != nil {
 		return nil, err
 	}

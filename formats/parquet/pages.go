@@ -1,0 +1,307 @@
+package parquet
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+)
+
+// The values of a BYTE_ARRAY column chunk, decoded here rather than with
+// parquet-go: linking parquet-go's reader (and, through it, protobuf)
+// cost every chunkvc command about 3 ms of start-up and 5 MB of binary,
+// for the one thing the adapter decodes, the WKB values of a geometry
+// column. What is decoded: data pages v1 and v2 and dictionary pages;
+// PLAIN, PLAIN_DICTIONARY, RLE_DICTIONARY, DELTA_LENGTH_BYTE_ARRAY and
+// DELTA_BYTE_ARRAY values; RLE levels (v1 with
+// their length prefix, v2 bare); UNCOMPRESSED, SNAPPY, GZIP and ZSTD.
+// Anything else is an error, and the row group gets no decoded footprint.
+
+// Page types and encodings (parquet.thrift).
+const (
+	pageData       = 0
+	pageDictionary = 2
+	pageDataV2     = 3
+
+	encPlain       = 0
+	encPlainDict   = 2
+	encRLE         = 3
+	encDeltaLength = 6 // DELTA_LENGTH_BYTE_ARRAY
+	encDeltaBytes  = 7 // DELTA_BYTE_ARRAY
+	encRLEDict     = 8
+)
+
+// levelInfo says how a column's values are levelled: the largest
+// repetition and definition levels (0 for a required top-level column).
+type levelInfo struct{ maxRep, maxDef int }
+
+// byteArrays calls visit with every non-null value of the BYTE_ARRAY
+// column chunk chunk (pages compressed with codec; checkPages accepted
+// it). The slices visit gets are only valid during the call.
+func byteArrays(chunk []byte, codec int32, lv levelInfo, visit func([]byte) error) error {
+	var dict [][]byte
+	for pos := 0; pos < len(chunk); {
+		p, err := readPageInfo(chunk[pos:min(len(chunk), pos+maxHeader)])
+		if err != nil {
+			return err
+		}
+		body := chunk[pos+p.hdr : pos+p.hdr+int(p.size)]
+		pos += p.hdr + int(p.size)
+		switch p.kind {
+		case pageDictionary:
+			if p.encoding != encPlain && p.encoding != encPlainDict {
+				return fmt.Errorf("dictionary page in encoding %d", p.encoding)
+			}
+			data, err := decompress(codec, body, p.uncompressed)
+			if err != nil {
+				return err
+			}
+			if dict, err = plainByteArrays(data, int(p.values), nil); err != nil {
+				return fmt.Errorf("dictionary page: %w", err)
+			}
+		case pageData, pageDataV2:
+			if err := dataPage(p, body, codec, lv, dict, visit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dataPage visits the non-null values of one data page.
+func dataPage(p pageInfo, body []byte, codec int32, lv levelInfo, dict [][]byte, visit func([]byte) error) error {
+	var values []byte
+	present := int(p.values)
+	if p.kind == pageDataV2 {
+		// Levels lead the body uncompressed; num_nulls says how many
+		// values they leave out.
+		if p.nulls < 0 || p.nulls > p.values {
+			return fmt.Errorf("data page v2 with %d nulls of %d values", p.nulls, p.values)
+		}
+		present -= int(p.nulls)
+		values = body[p.levels:]
+		if !p.v2NotCompressed {
+			var err error
+			if values, err = decompress(codec, values, p.uncompressed-p.levels); err != nil {
+				return err
+			}
+		}
+	} else {
+		data, err := decompress(codec, body, p.uncompressed)
+		if err != nil {
+			return err
+		}
+		if lv.maxRep > 0 {
+			if _, data, err = levelRun(data, p.repEncoding, lv.maxRep, int(p.values)); err != nil {
+				return fmt.Errorf("repetition levels: %w", err)
+			}
+		}
+		if lv.maxDef > 0 {
+			var n int
+			if n, data, err = levelRun(data, p.defEncoding, lv.maxDef, int(p.values)); err != nil {
+				return fmt.Errorf("definition levels: %w", err)
+			}
+			present = n
+		}
+		values = data
+	}
+	switch p.encoding {
+	case encPlain:
+		_, err := plainByteArrays(values, present, visit)
+		return err
+	case encPlainDict, encRLEDict:
+		return dictValues(values, present, dict, visit)
+	case encDeltaLength:
+		return deltaLengthValues(values, present, visit)
+	case encDeltaBytes:
+		return deltaByteValues(values, present, visit)
+	}
+	return fmt.Errorf("data page in encoding %d", p.encoding)
+}
+
+// levelRun reads the v1 levels of n values (a 4-byte length, then the RLE
+// hybrid) from the start of data, and returns how many are at max (the
+// values present, for definition levels) and the bytes after them.
+func levelRun(data []byte, enc int32, max, n int) (atMax int, rest []byte, err error) {
+	if enc != encRLE {
+		return 0, nil, fmt.Errorf("level encoding %d", enc)
+	}
+	if len(data) < 4 {
+		return 0, nil, errors.New("truncated level length")
+	}
+	l := binary.LittleEndian.Uint32(data)
+	if uint64(l) > uint64(len(data)-4) {
+		return 0, nil, fmt.Errorf("levels of %d bytes, %d left", l, len(data)-4)
+	}
+	atMax, err = countLevels(data[4:4+l], bits.Len(uint(max)), n, uint64(max))
+	return atMax, data[4+l:], err
+}
+
+// countLevels decodes n values of width w from the RLE/bit-packed hybrid
+// in b and counts those equal to want.
+func countLevels(b []byte, w, n int, want uint64) (int, error) {
+	count := 0
+	err := rleHybrid(b, w, n, func(v uint64, k int) error {
+		if v == want {
+			count += k
+		}
+		return nil
+	})
+	return count, err
+}
+
+// rleHybrid decodes n values of bit width w (0..32) from the RLE/bit-packed
+// hybrid b, giving each run to f as a value and a repeat count. Bit-packed
+// groups past n (padding) are ignored.
+func rleHybrid(b []byte, w, n int, f func(v uint64, k int) error) error {
+	if w < 0 || w > 32 {
+		return fmt.Errorf("bit width %d", w)
+	}
+	for n > 0 {
+		h, k := binary.Uvarint(b)
+		if k <= 0 {
+			return errors.New("truncated run header")
+		}
+		b = b[k:]
+		if h&1 == 0 { // an RLE run: its count, then the value in ceil(w/8) bytes
+			run := h >> 1
+			vb := (w + 7) / 8
+			if len(b) < vb {
+				return errors.New("truncated RLE run")
+			}
+			var v uint64
+			for i := range vb {
+				v |= uint64(b[i]) << (8 * i)
+			}
+			b = b[vb:]
+			k := int(min(run, uint64(n)))
+			if err := f(v, k); err != nil {
+				return err
+			}
+			n -= k
+			continue
+		}
+		// Bit-packed: groups of 8 values, w bytes each. Some writers
+		// (Impala) end the last run with only the bytes its values take.
+		groups := h >> 1
+		vals, span := n, len(b) // a run past the values or the bytes left
+		if groups <= uint64(n) {
+			vals = min(int(groups)*8, n)
+		}
+		if groups <= uint64(len(b)) {
+			span = min(int(groups)*w, len(b))
+		}
+		need := (vals*w + 7) / 8
+		if len(b) < need {
+			return errors.New("truncated bit-packed run")
+		}
+		packed := b[:need]
+		b = b[span:]
+		for i := 0; i < vals; i, n = i+1, n-1 {
+			if err := f(unpack(packed, i, w), 1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// plainByteArrays reads n PLAIN BYTE_ARRAY values (a 4-byte little-endian
+// length, then the bytes) from b: given to visit when set, else returned.
+func plainByteArrays(b []byte, n int, visit func([]byte) error) ([][]byte, error) {
+	if n < 0 || n > len(b)/4 && n > 0 {
+		return nil, fmt.Errorf("%d byte arrays in %d bytes", n, len(b))
+	}
+	var out [][]byte
+	if visit == nil {
+		out = make([][]byte, 0, n)
+	}
+	for range n {
+		if len(b) < 4 {
+			return nil, errors.New("truncated byte array length")
+		}
+		l := binary.LittleEndian.Uint32(b)
+		if uint64(l) > uint64(len(b)-4) {
+			return nil, fmt.Errorf("byte array of %d bytes, %d left", l, len(b)-4)
+		}
+		v := b[4 : 4+l : 4+l]
+		b = b[4+l:]
+		if visit == nil {
+			out = append(out, v)
+		} else if err := visit(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// dictValues visits n dictionary-encoded values: a bit-width byte, then
+// the indices as an RLE hybrid.
+func dictValues(b []byte, n int, dict [][]byte, visit func([]byte) error) error {
+	if n == 0 {
+		return nil
+	}
+	if len(b) == 0 {
+		return errors.New("dictionary indices without a bit width")
+	}
+	return rleHybrid(b[1:], int(b[0]), n, func(v uint64, k int) error {
+		if v >= uint64(len(dict)) {
+			return fmt.Errorf("dictionary index %d of %d entries", v, len(dict))
+		}
+		for range k {
+			if err := visit(dict[v]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// decompress returns src decompressed by codec, which checkPages has
+// already bounded: the result must be exactly n bytes.
+func decompress(codec int32, src []byte, n int32) ([]byte, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("page of %d bytes", n)
+	}
+	var out []byte
+	switch codec {
+	case 0: // UNCOMPRESSED
+		out = src
+	case 1: // SNAPPY
+		var err error
+		if out, err = snappy.Decode(nil, src); err != nil {
+			return nil, err
+		}
+	case 2: // GZIP
+		z, err := gzip.NewReader(bytes.NewReader(src))
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = z.Close() }() // ReadAll reports a bad stream
+		if out, err = io.ReadAll(io.LimitReader(z, int64(n)+1)); err != nil {
+			return nil, err
+		}
+	case 6: // ZSTD
+		z, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxMemory(2*maxDecodePage), zstd.WithDecoderMaxWindow(maxDecodePage))
+		if err != nil {
+			return nil, err
+		}
+		defer z.Close()
+		if out, err = z.DecodeAll(src, make([]byte, 0, n)); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("codec %s is not decoded for footprints", codecName(codec))
+	}
+	if len(out) != int(n) {
+		return nil, fmt.Errorf("page decompresses to %d bytes, header says %d", len(out), n)
+	}
+	return out, nil
+}
