@@ -97,13 +97,13 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	wt := r.workTree()
 	defer wt.Close()
-	h, err := j.gitCommit(wt)
+	made, err := j.gitCommit(wt)
 	if err != nil {
 		return j.res, err
 	}
-	j.res.Commit, j.res.Branch = h.String(), r.git.Branch()
+	j.res.Commit, j.res.Branch = made.Hash.String(), r.git.Branch()
 	registered := r.registerAsync(ctx, target, "commit "+j.res.Commit+" made")
-	err = j.afterCommit(wt, h)
+	err = j.afterCommit(wt, made)
 	return j.res, errors.Join(err, registered())
 }
 
@@ -173,19 +173,20 @@ func (j *commitJob) read() error {
 			return err
 		})
 	}
-	j.prev, err = r.git.manifestBlobs(head)
+	list, err := r.headList(head)
 	if werr := reads.Wait(); err == nil {
 		err = werr
 	}
 	if err != nil {
 		return err
 	}
+	j.prev = list.blobs()
 	listed, j.refused = storable(listed)
 	un, err := r.loadUnfinished()
 	if err != nil {
 		return err
 	}
-	if j.paths, j.deleted, j.notOut, err = r.commitScope(j.opt.Paths, listed, j.prev, j.cache, un); err != nil {
+	if j.paths, j.deleted, j.notOut, err = r.commitScope(j.opt.Paths, listed, list, j.cache, un); err != nil {
 		return err
 	}
 	partial := r.loadPartial() // once, not per path: 20,000 paths, 20,000 reads
@@ -392,20 +393,20 @@ func (j *commitJob) store(ctx context.Context) error {
 // gitCommit makes the Git commit of the changed manifests, once it has
 // checked that their work-tree copies have a place. With nothing to commit
 // it keeps the stats it read and returns ErrNothingToCommit.
-func (j *commitJob) gitCommit(wt *confine.Tree) (gitdb.Hash, error) {
+func (j *commitJob) gitCommit(wt *confine.Tree) (gitdb.Made, error) {
 	writes := map[string]gitdb.Blob{} // manifest file → its blob
 	for _, ch := range j.worktree {
 		maps.Copy(writes, ch.gitFiles())
 	}
 	j.remove = append(j.remove, j.r.git.staleShards(j.prev, j.worktree, writes)...)
 	if err := j.checkCopies(wt); err != nil {
-		return gitdb.ZeroHash, err
+		return gitdb.Made{}, err
 	}
 	if err := j.r.checkManifestTree(slices.Sorted(maps.Keys(writes)), j.remove); err != nil {
-		return gitdb.ZeroHash, err
+		return gitdb.Made{}, err
 	}
 	// Every chunk is stored and verified: now, and only now, Git.
-	h, err := j.r.git.commit(j.opt.Message, writes, j.remove, j.r.git.manifestsOf(j.prev, j.opt.Paths, j.paths, j.deleted))
+	made, err := j.r.git.commit(j.opt.Message, writes, j.remove, j.r.git.manifestsOf(j.prev, j.opt.Paths, j.paths, j.deleted))
 	if errors.Is(err, ErrNothingToCommit) {
 		// Every file matches HEAD: the stats seen of those that were
 		// read (touched, not changed) hold, and spare the next commit
@@ -419,7 +420,7 @@ func (j *commitJob) gitCommit(wt *confine.Tree) (gitdb.Hash, error) {
 			err = fmt.Errorf("%w; %s", err, NotCheckedOutNote(j.notOut))
 		}
 	}
-	return h, err
+	return made, err
 }
 
 // keepStats puts the stats of what was read, now committed or as HEAD has
@@ -433,15 +434,17 @@ func (j *commitJob) keepStats() {
 	}
 }
 
-// afterCommit brings the work tree's manifest copies up to commit h and
-// saves the stat cache, which describes the data files as committed,
-// while they are written.
-func (j *commitJob) afterCommit(wt *confine.Tree, h gitdb.Hash) error {
+// afterCommit brings the work tree's manifest copies up to commit made
+// and saves the stat cache, which describes the data files as committed,
+// and the listing of the commit's manifests, while they are written.
+func (j *commitJob) afterCommit(wt *confine.Tree, made gitdb.Made) error {
+	h := made.Hash
 	j.keepStats()
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)
 		_ = j.cache.Save()
+		j.r.saveListing(made)
 	}()
 	defer func() { <-saved }()
 	// Deleted files' manifests go first: a new one may take the place of

@@ -18,7 +18,7 @@ import (
 // committed ones that are gone from the work tree, and those missing
 // because a checkout did not write them (un; not deleted): of args, or
 // with no args of listed, the tracked files of the whole work tree.
-func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, cache *statcache.Cache, un *unfinished) (paths, deleted, notOut []string, err error) {
+func (r *Repo) commitScope(args, listed []string, prev manifestList, cache *statcache.Cache, un *unfinished) (paths, deleted, notOut []string, err error) {
 	if len(args) == 0 {
 		deleted, notOut = goneFrom(listed, prev, cache, un)
 		return listed, deleted, notOut, nil
@@ -28,7 +28,7 @@ func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, ca
 		if err := manifest.CheckPath(p); err != nil {
 			return nil, nil, nil, err
 		}
-		_, inPrev := prev[p]
+		_, inPrev := prev.find(p)
 		if _, err := os.Lstat(r.abs(p)); errors.Is(err, fs.ErrNotExist) {
 			switch {
 			case inPrev && cache.IsLazy(p):

@@ -27,17 +27,17 @@ var ErrNothingToCommit = errors.New("nothing to commit: the git index matches HE
 // 45 ms of a commit of ten of 20,000 files. The branch moves only if it
 // still is where it was read (another git may have committed meanwhile).
 // It returns ErrNothingToCommit when the tree is the parent's.
-func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Hash, error) {
+func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Made, []*index.Entry, error) {
 	name, cur, err := g.headTarget()
 	if err != nil {
-		return ZeroHash, err
+		return Made{}, nil, err
 	}
 	var parents []plumbing.Hash
 	var parentTree plumbing.Hash
 	if !cur.IsZero() {
 		c, err := object.GetCommit(g.r.Storer, plumbing.Hash(cur))
 		if err != nil {
-			return ZeroHash, fmt.Errorf("%s names commit %s, which cannot be read (%w): %w", name, cur, err, ErrBrokenRef)
+			return Made{}, nil, fmt.Errorf("%s names commit %s, which cannot be read (%w): %w", name, cur, err, ErrBrokenRef)
 		}
 		parents, parentTree = []plumbing.Hash{c.Hash}, c.TreeHash
 	}
@@ -50,28 +50,28 @@ func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Hash, error
 	for i, e := range es {
 		// Stage 0 is merged; go-git's index.Merged is 1, the ancestor's.
 		if e.Stage != 0 || i > 0 && e.Name == es[i-1].Name {
-			return ZeroHash, fmt.Errorf("%s: %w", e.Name, ErrUnmerged)
+			return Made{}, nil, fmt.Errorf("%s: %w", e.Name, ErrUnmerged)
 		}
 	}
 	if cur.IsZero() && len(es) == 0 {
-		return ZeroHash, ErrNothingToCommit
+		return Made{}, nil, ErrNothingToCommit
 	}
 	tree, err := g.writeTree("", es)
 	if err != nil {
-		return ZeroHash, err
+		return Made{}, nil, err
 	}
 	if tree == parentTree {
-		return ZeroHash, ErrNothingToCommit
+		return Made{}, nil, ErrNothingToCommit
 	}
 	s := object.Signature{Name: strings.Map(signatureRune, sig.Name), Email: strings.Map(signatureRune, sig.Email), When: sig.When}
 	c := &object.Commit{Author: s, Committer: s, Message: msg, TreeHash: tree, ParentHashes: parents}
 	obj := g.r.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("encode commit: %w", err)
+		return Made{}, nil, fmt.Errorf("encode commit: %w", err)
 	}
 	h, err := g.r.Storer.SetEncodedObject(obj)
 	if err != nil {
-		return ZeroHash, fmt.Errorf("write commit: %w", err)
+		return Made{}, nil, fmt.Errorf("write commit: %w", err)
 	}
 	subject, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
 	kind := "commit"
@@ -84,9 +84,9 @@ func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Hash, error
 		Who:     Ident{Name: s.Name, Email: s.Email, When: s.When},
 	})
 	if err != nil {
-		return ZeroHash, fmt.Errorf("move %s to %s: %w", name, h, err)
+		return Made{}, nil, fmt.Errorf("move %s to %s: %w", name, h, err)
 	}
-	return Hash(h), nil
+	return Made{Hash: Hash(h), Tree: Hash(tree)}, es, nil
 }
 
 // headTarget returns the ref a commit moves (HEAD's branch, or HEAD when

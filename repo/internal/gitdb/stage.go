@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -93,34 +94,68 @@ type Settle struct {
 // change, ErrUnmerged for an index with conflicts, and ErrGitLocked when a
 // git holds index.lock.
 func (g *Repo) Commit(msg string, files map[string]Blob, remove []string, s Settle) (Hash, error) {
+	m, err := g.CommitListing(msg, files, remove, s)
+	return m.Hash, err
+}
+
+// Made is a commit CommitListing made: its hash, its tree's, and the
+// files its tree holds under each folder it was asked to list.
+type Made struct {
+	Hash, Tree Hash
+	// Lists holds, for each folder asked for, what ListFiles gives for
+	// it: the files under it, by path below it, in byte order.
+	Lists [][]TreeEntry
+}
+
+// CommitListing is Commit, which also returns what the new tree holds
+// under each of dirs (slash paths), from the index the tree was written
+// from: no tree is read back.
+func (g *Repo) CommitListing(msg string, files map[string]Blob, remove []string, s Settle, dirs ...string) (Made, error) {
 	sig, err := g.signature()
 	if err != nil {
-		return ZeroHash, err
+		return Made{}, err
 	}
 	lk, err := g.lockIndex()
 	if err != nil {
-		return ZeroHash, err
+		return Made{}, err
 	}
 	defer lk.abort()
 	idx, err := g.index()
 	if err != nil {
-		return ZeroHash, fmt.Errorf("read git index: %w", err)
+		return Made{}, fmt.Errorf("read git index: %w", err)
 	}
 	if err := g.settle(idx, files, remove, s); err != nil {
-		return ZeroHash, err
+		return Made{}, err
 	}
 	stageInto(idx, files, remove)
-	h, err := g.commitIndex(idx, msg, sig)
+	m, es, err := g.commitIndex(idx, msg, sig)
 	if errors.Is(err, ErrNothingToCommit) {
-		return ZeroHash, err
+		return Made{}, err
 	}
 	if err != nil {
-		return ZeroHash, fmt.Errorf("git commit: %w", err)
+		return Made{}, fmt.Errorf("git commit: %w", err)
+	}
+	for _, d := range dirs {
+		m.Lists = append(m.Lists, filesUnder(es, d))
 	}
 	if err := lk.commit(idx); err != nil {
-		return h, fmt.Errorf("commit %s made, but writing the git index failed (git reset rebuilds it): %w", h, err)
+		return m, fmt.Errorf("commit %s made, but writing the git index failed (git reset rebuilds it): %w", m.Hash, err)
 	}
-	return h, nil
+	return m, nil
+}
+
+// filesUnder returns the files (as a tree lists them: not a submodule)
+// of es, index entries sorted by name, under folder dir, by path below it.
+func filesUnder(es []*index.Entry, dir string) []TreeEntry {
+	prefix := dir + "/"
+	i, _ := slices.BinarySearchFunc(es, prefix, func(e *index.Entry, p string) int { return strings.Compare(e.Name, p) })
+	var out []TreeEntry
+	for ; i < len(es) && strings.HasPrefix(es[i].Name, prefix); i++ {
+		if kindOf(uint32(es[i].Mode)) == kindFile {
+			out = append(out, TreeEntry{es[i].Name[len(prefix):], Hash(es[i].Hash)})
+		}
+	}
+	return out
 }
 
 // settle sets the index entries in s's scope that files and remove do

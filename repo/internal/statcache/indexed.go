@@ -5,6 +5,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sort"
+	"strings"
 	"unsafe"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -14,8 +16,10 @@ import (
 // LoadIndexed is Load for a caller that looks entries up by path (Lookup,
 // LayoutOf, Last, IsLazy) and rarely saves: the file is checked whole
 // (checksum and every field, as Load does) but its entries are decoded
-// one at a time when asked for: the cache keeps a map from path to the
-// entry's offset in the file, not a decoded Entry for every path.
+// one at a time when asked for. The cache keeps where each entry begins,
+// in the file's order, which is the paths' byte order: a lookup is a
+// binary search, or none when paths are asked for in that order (status
+// and commit walk the sorted work tree), and no map of every path is made.
 func LoadIndexed(git *confine.Tree, root string) *Cache {
 	data, err := git.ReadFile(statCacheRel, confine.NoLimit)
 	if err != nil {
@@ -24,20 +28,63 @@ func LoadIndexed(git *confine.Tree, root string) *Cache {
 	git.Close()
 	c := &Cache{Entries: map[string]Entry{}, window: FSWindow(root), t: git}
 	body, ok := checked(data)
-	if !ok {
+	if !ok || len(body) >= math.MaxInt32 {
 		return c
 	}
 	// The file's bytes are this cache's alone and never written: its
 	// strings may share them rather than copy 150 bytes a file.
 	c.body = unsafe.String(unsafe.SliceData(body), len(body))
 	n, _ := binary.Uvarint(body)
-	idx := make(map[string]int32, min(n, uint64(len(body))))
-	if scan(c.body, func(p string, at int, _ Entry) { idx[p] = int32(at) }) == nil && len(body) < math.MaxInt32 {
-		c.idx = idx
-	} else {
+	idx := make([]int32, 0, min(n, uint64(len(body))))
+	last, sorted := "", true
+	err = scanSpans(c.body, func(p string, start, _ int) {
+		if len(idx) > 0 && p <= last {
+			sorted = false
+		}
+		last = p
+		idx = append(idx, int32(start))
+	})
+	switch {
+	case err != nil:
 		c.body = ""
+	case !sorted: // not as encode writes it: decoded whole, as Load does
+		if entries, err := decode(data); err == nil {
+			c.Entries = entries
+		}
+		c.body = ""
+	default:
+		c.idx = idx
 	}
 	return c
+}
+
+// pathAt returns the path of the i-th entry of an indexed cache's file,
+// and the offset of its fields.
+func (c *Cache) pathAt(i int) (string, int) {
+	d := decoder{s: c.body, pos: int(c.idx[i])}
+	p := d.str(d.uvarint())
+	return p, d.pos
+}
+
+// find returns the offset of p's fields in an indexed cache's file, under
+// c.mu: the entry after the last one found is tried first.
+func (c *Cache) find(p string) (int, bool) {
+	if c.next < len(c.idx) {
+		if q, at := c.pathAt(c.next); q == p {
+			c.next++
+			return at, true
+		}
+	}
+	i, ok := sort.Find(len(c.idx), func(i int) int {
+		q, _ := c.pathAt(i)
+		return strings.Compare(p, q)
+	})
+	if !ok {
+		return 0, false
+	}
+	_, at := c.pathAt(i)
+	c.next = i + 1
+	return at, true
 }
 
 // get returns p's entry, under c.mu.
@@ -45,11 +92,11 @@ func (c *Cache) get(p string) (Entry, bool) {
 	if e, ok := c.Entries[p]; ok || c.idx == nil || c.gone[p] {
 		return e, ok
 	}
-	at, ok := c.idx[p]
+	at, ok := c.find(p)
 	if !ok {
 		return Entry{}, false
 	}
-	d := decoder{s: c.body, pos: int(at)}
+	d := decoder{s: c.body, pos: at}
 	return d.entry(), true
 }
 
@@ -59,9 +106,10 @@ func (c *Cache) all() map[string]Entry {
 		return c.Entries
 	}
 	m := make(map[string]Entry, len(c.idx)+len(c.Entries))
-	for p, at := range c.idx {
+	for i := range c.idx {
+		p, at := c.pathAt(i)
 		if !c.gone[p] {
-			d := decoder{s: c.body, pos: int(at)}
+			d := decoder{s: c.body, pos: at}
 			m[p] = d.entry()
 		}
 	}

@@ -2,13 +2,17 @@ package statcache
 
 import (
 	"bytes"
+	"encoding/binary"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
+	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
@@ -38,7 +42,11 @@ func TestLoadIndexedIsLoad(t *testing.T) {
 	sort.Strings(paths)
 	same := func(when string) {
 		t.Helper()
-		for _, p := range append(paths, "not/there") {
+		// In path order (found where the last one ended), then in an
+		// order of their own (searched for).
+		shuffled := slices.Clone(paths)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		for _, p := range slices.Concat(paths, []string{"not/there", ""}, shuffled) {
 			st := want[p].Stat
 			e1, ok1 := eager.Lookup(p, st)
 			e2, ok2 := lazy.Lookup(p, st)
@@ -101,6 +109,33 @@ func TestLoadIndexedIsLoad(t *testing.T) {
 		}
 		if c := LoadIndexed(git, root); c.idx != nil || len(c.Entries) != 0 {
 			t.Errorf("a damaged cache gave entries")
+		}
+	}
+}
+
+// A file whose entries are not in path order (encode never writes one) is
+// read whole: its entries are found all the same.
+func TestLoadIndexedUnsorted(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git", "chunkvc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := confine.New(filepath.Join(root, ".git"), ".git")
+	want := randomEntries(rand.New(rand.NewSource(7)), 50)
+	paths := slices.Sorted(maps.Keys(want))
+	slices.Reverse(paths)
+	b := binary.AppendUvarint([]byte(statCacheMagic), uint64(len(paths)))
+	for _, p := range paths {
+		b = appendEntry(b, p, want[p])
+	}
+	sum := hashing.Sum(b)
+	if err := os.WriteFile(filepath.Join(root, ".git", "chunkvc", "statcache"), append(b, sum[:]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := LoadIndexed(git, root)
+	for _, p := range slices.Concat(paths, slices.Sorted(maps.Keys(want))) {
+		if e, ok := c.Last(p); !ok || e != want[p] {
+			t.Fatalf("%s: %v %v, want %v", p, e, ok, want[p])
 		}
 	}
 }

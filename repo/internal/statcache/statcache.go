@@ -72,10 +72,12 @@ type Cache struct {
 
 	// An indexed cache leaves the file's entries in the file's bytes
 	// (body, whose paths and manifests it hands out as substrings),
-	// found by path through idx (the offset of the entry's fields), until
-	// Save needs them all; gone holds the paths dropped since.
+	// found by path through idx (where each entry begins, in path order)
+	// until Save needs them all; next is the entry after the last one
+	// found, gone holds the paths dropped since.
 	body string
-	idx  map[string]int32
+	idx  []int32
+	next int
 	gone map[string]bool
 }
 

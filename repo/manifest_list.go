@@ -1,0 +1,108 @@
+package repo
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
+)
+
+// manifestList is a commit's manifests (split ones' roots), by data path
+// in byte order: what manifestBlobs maps, for callers that walk it beside
+// the sorted list of work-tree files rather than look 20,000 paths up in
+// a map.
+type manifestList []gitdb.TreeEntry
+
+// listedDirs are the folders of a commit's tree that a listing holds:
+// the manifests and the shards of split ones.
+func listedDirs() []string { return []string{ManifestDir, manifest.ShardDir} }
+
+// headList returns commit c's manifests (nil c: none), from the listing
+// saved for c's tree (statcache.LoadListing) when there is one, else read
+// from its tree objects and saved for the next command. Split manifests'
+// shards are noted as manifestBlobs notes them.
+func (r *Repo) headList(c *gitdb.Commit) (manifestList, error) {
+	if c == nil {
+		return nil, nil
+	}
+	dirs := listedDirs()
+	lists, ok := statcache.LoadListing(r.gitTree(), c.TreeHash, dirs)
+	if !ok {
+		lists = make([][]gitdb.TreeEntry, len(dirs))
+		for i, d := range dirs {
+			l, err := r.git.ListFiles(c.TreeHash, d)
+			if err != nil {
+				return nil, err
+			}
+			lists[i] = l
+		}
+		_ = statcache.SaveListing(r.gitTree(), c.TreeHash, dirs, lists)
+	}
+	roots := manifestList(lists[0])
+	r.git.noteShards(roots.find, slices.Values(lists[1]))
+	return roots, nil
+}
+
+// saveListing saves the listing of a commit's tree, made.
+func (r *Repo) saveListing(made gitdb.Made) {
+	if len(made.Lists) == len(listedDirs()) {
+		_ = statcache.SaveListing(r.gitTree(), made.Tree, listedDirs(), made.Lists)
+	}
+}
+
+// find returns p's manifest blob, by binary search.
+func (l manifestList) find(p string) (gitdb.Hash, bool) {
+	i, ok := slices.BinarySearchFunc(l, p, func(e gitdb.TreeEntry, p string) int { return strings.Compare(e.Path, p) })
+	if !ok {
+		return gitdb.Hash{}, false
+	}
+	return l[i].Hash, true
+}
+
+// blobs returns l as manifestBlobs gives it.
+func (l manifestList) blobs() map[string]gitdb.Hash {
+	m := make(map[string]gitdb.Hash, len(l))
+	for _, e := range l {
+		m[e.Path] = e.Hash
+	}
+	return m
+}
+
+// listCursor looks paths up in a manifestList in increasing order, each
+// from where the last one was found: a walk of both lists at once. A path
+// out of order is looked up by binary search.
+type listCursor struct {
+	l    manifestList
+	i    int
+	last string
+}
+
+func (c *listCursor) find(p string) (gitdb.Hash, bool) {
+	if p < c.last {
+		return c.l.find(p)
+	}
+	c.last = p
+	for c.i < len(c.l) && c.l[c.i].Path < p {
+		c.i++
+	}
+	if c.i < len(c.l) && c.l[c.i].Path == p {
+		return c.l[c.i].Hash, true
+	}
+	return gitdb.Hash{}, false
+}
+
+// shardOwner returns the data path whose split manifest a shard file at
+// sp (its path under manifest.ShardDir, <path>/<name>) belongs to: the
+// nearest folder that a manifest names (a file's path is never a folder
+// of another file's); false for a stray shard.
+func shardOwner(sp string, isRoot func(string) bool) (string, bool) {
+	for p := path.Dir(sp); p != "."; p = path.Dir(p) {
+		if isRoot(p) {
+			return p, true
+		}
+	}
+	return "", false
+}
