@@ -213,14 +213,15 @@ func (j *commitJob) sortOut() error {
 			return fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
 		}
 		h, inPrev := j.prev[p]
-		e, hit := j.cache.Lookup(p, statcache.StatOf(fi))
-		if hit && inPrev && e.DescribedBy(h) {
+		st := statcache.StatOf(fi)
+		if inPrev && j.cache.Unchanged(p, st, h) {
 			// Same stat as when HEAD's manifest was made: not even read
 			// (so no format or chunk count to report).
 			j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileUnchanged, Size: fi.Size()})
 			continue
 		}
 		f := &commitFile{p: p}
+		e, hit := j.cache.Lookup(p, st)
 		if hit && inPrev {
 			// Same stat as a file hashed before, but HEAD's manifest is
 			// another: the digest decides.

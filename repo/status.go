@@ -159,7 +159,7 @@ func (j *statusJob) checkFile(ctx context.Context, p string, st fileInfo, partia
 		return nil
 	}
 	if st.err == nil {
-		if e, ok := j.cache.Lookup(p, statcache.StatOf(st.fi)); ok && e.DescribedBy(h) {
+		if j.cache.Unchanged(p, statcache.StatOf(st.fi), h) {
 			return nil // same stat as when HEAD's manifest was made: unchanged, nothing read
 		}
 	}

@@ -21,23 +21,29 @@ import (
 // binary search, or none when paths are asked for in that order (status
 // and commit walk the sorted work tree), and no map of every path is made.
 func LoadIndexed(git *confine.Tree, root string) *Cache {
-	data, err := git.ReadFile(statCacheRel, confine.NoLimit)
-	if err != nil {
-		return Load(git, root) // the JSON cache, or none
+	c := &Cache{Entries: map[string]Entry{}, t: git}
+	data := mapFile(git, statCacheRel, c)
+	c.mapped = data != nil
+	if data == nil {
+		var err error
+		if data, err = git.ReadFile(statCacheRel, confine.NoLimit); err != nil {
+			return Load(git, root) // the JSON cache, or none
+		}
 	}
 	git.Close()
-	c := &Cache{Entries: map[string]Entry{}, window: FSWindow(root), t: git}
+	c.window = FSWindow(root)
 	body, ok := checked(data)
 	if !ok || len(body) >= math.MaxInt32 {
 		return c
 	}
 	// The file's bytes are this cache's alone and never written: its
-	// strings may share them rather than copy 150 bytes a file.
+	// strings may share them rather than copy 150 bytes a file (those
+	// handed out are copied when the bytes are a mapping, see get).
 	c.body = unsafe.String(unsafe.SliceData(body), len(body))
 	n, _ := binary.Uvarint(body)
 	idx := make([]int32, 0, min(n, uint64(len(body))))
 	last, sorted := "", true
-	err = scanSpans(c.body, func(p string, start, _ int) {
+	err := scanSpans(c.body, func(p string, start, _ int) {
 		if len(idx) > 0 && p <= last {
 			sorted = false
 		}
@@ -87,8 +93,18 @@ func (c *Cache) find(p string) (int, bool) {
 	return at, true
 }
 
-// get returns p's entry, under c.mu.
+// get returns p's entry, under c.mu; its strings are its own.
 func (c *Cache) get(p string) (Entry, bool) {
+	e, ok := c.borrow(p)
+	if c.mapped && e.Manifest != "" {
+		e.Manifest = strings.Clone(e.Manifest) // the mapping goes with c
+	}
+	return e, ok
+}
+
+// borrow is get, whose strings may be the mapped file's: they must not
+// outlive c.
+func (c *Cache) borrow(p string) (Entry, bool) {
 	if e, ok := c.Entries[p]; ok || c.idx == nil || c.gone[p] {
 		return e, ok
 	}

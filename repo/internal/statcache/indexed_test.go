@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
@@ -136,6 +138,36 @@ func TestLoadIndexedUnsorted(t *testing.T) {
 	for _, p := range slices.Concat(paths, slices.Sorted(maps.Keys(want))) {
 		if e, ok := c.Last(p); !ok || e != want[p] {
 			t.Fatalf("%s: %v %v, want %v", p, e, ok, want[p])
+		}
+	}
+}
+
+// What a cache hands out stays readable once the cache is gone, and with
+// it the mapping of its file.
+func TestLoadIndexedOutlived(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git", "chunkvc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := confine.New(filepath.Join(root, ".git"), ".git")
+	want := randomEntries(rand.New(rand.NewSource(8)), 20)
+	if err := (&Cache{Entries: want, t: git}).Save(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Entry{}
+	func() {
+		c := LoadIndexed(git, root)
+		for p := range want {
+			got[p], _ = c.Last(p)
+		}
+	}()
+	for range 5 {
+		runtime.GC() // runs the cleanup that unmaps the file
+		time.Sleep(10 * time.Millisecond)
+	}
+	for p, e := range want {
+		if got[p].Manifest != e.Manifest || got[p] != e {
+			t.Fatalf("%s: %v, want %v", p, got[p], e)
 		}
 	}
 }
