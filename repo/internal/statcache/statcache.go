@@ -78,8 +78,8 @@ type Cache struct {
 	body   string
 	mapped bool // body is a mapping of the file (mapFile)
 	idx    []int32
-	next int
-	gone map[string]bool
+	next   int
+	gone   map[string]bool
 }
 
 const statCacheRel = "chunkvc/statcache"
