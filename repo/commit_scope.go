@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 
 	"github.com/chunkvc/chunkvc/formats"
@@ -58,6 +59,11 @@ func (r *Repo) commitScope(args, listed []string, prev manifestList, cache *stat
 // the classic "two incompatible schemas in one partitioned lake" mistake.
 // Siblings not read during this commit are read from HEAD on demand.
 func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.Manifest, prev map[string]gitdb.Hash) error {
+	if !slices.ContainsFunc(files, func(f FileResult) bool {
+		return (f.Status == FileAdded || f.Status == FileModified) && f.Format == formats.Parquet
+	}) {
+		return nil // nothing to compare: no folder is grouped
+	}
 	byDir := map[string][]string{}
 	for _, f := range files {
 		byDir[path.Dir(f.Path)] = append(byDir[path.Dir(f.Path)], f.Path)

@@ -148,11 +148,13 @@ func (g *Repo) CommitListing(msg string, files map[string]Blob, remove []string,
 // of es, index entries sorted by name, under folder dir, by path below it.
 func filesUnder(es []*index.Entry, dir string) []TreeEntry {
 	prefix := dir + "/"
-	i, _ := slices.BinarySearchFunc(es, prefix, func(e *index.Entry, p string) int { return strings.Compare(e.Name, p) })
-	var out []TreeEntry
-	for ; i < len(es) && strings.HasPrefix(es[i].Name, prefix); i++ {
-		if kindOf(uint32(es[i].Mode)) == kindFile {
-			out = append(out, TreeEntry{es[i].Name[len(prefix):], Hash(es[i].Hash)})
+	byName := func(e *index.Entry, p string) int { return strings.Compare(e.Name, p) }
+	i, _ := slices.BinarySearchFunc(es, prefix, byName)
+	end, _ := slices.BinarySearchFunc(es, dir+"0", byName) // '0' follows '/'
+	out := make([]TreeEntry, 0, end-i)
+	for _, e := range es[i:end] {
+		if kindOf(uint32(e.Mode)) == kindFile {
+			out = append(out, TreeEntry{e.Name[len(prefix):], Hash(e.Hash)})
 		}
 	}
 	return out

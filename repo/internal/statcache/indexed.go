@@ -135,42 +135,51 @@ func (c *Cache) all() map[string]Entry {
 
 // encode returns the cache file of c's entries, under c.mu. An indexed
 // cache's file is its old one merged with what was Put and Dropped: the
-// entries left as they were are copied as they are, not decoded and
-// encoded again.
+// entries left as they were are copied as they are, runs of them at a
+// time, not decoded and encoded again.
 func (c *Cache) encode() []byte {
 	if c.idx == nil {
 		return encode(c.Entries)
 	}
-	type span struct {
-		p          string
-		start, end int // the entry's bytes in c.body, its path's length first
-	}
-	var kept []span
-	sorted := true
-	err := scanSpans(c.body, func(p string, start, end int) {
-		if n := len(kept); n > 0 && kept[n-1].p >= p {
-			sorted = false
-		}
-		if _, put := c.Entries[p]; !put && !c.gone[p] {
-			kept = append(kept, span{p, start, end})
-		}
-	})
-	if err != nil || !sorted {
-		return encode(c.all()) // not as encode writes it: start over
-	}
 	puts := slices.Sorted(maps.Keys(c.Entries))
+	replaced := func(p string) bool {
+		_, put := c.Entries[p]
+		return put || c.gone[p]
+	}
+	n := len(puts)
+	for i := range c.idx {
+		if p, _ := c.pathAt(i); !replaced(p) {
+			n++
+		}
+	}
 	b := make([]byte, 0, len(c.body)+len(puts)*256+len(statCacheMagic)+binary.MaxVarintLen64+idLen)
 	b = append(b, statCacheMagic...)
-	b = binary.AppendUvarint(b, uint64(len(kept)+len(puts)))
-	i := 0
-	for _, k := range kept {
-		for ; i < len(puts) && puts[i] < k.p; i++ {
-			b = appendEntry(b, puts[i], c.Entries[puts[i]])
+	b = binary.AppendUvarint(b, uint64(n))
+	run, runEnd := 0, 0 // the kept entries not yet copied: c.body[run:runEnd]
+	j := 0
+	for i := range c.idx {
+		p, _ := c.pathAt(i)
+		if j < len(puts) && puts[j] < p || replaced(p) {
+			b = append(b, c.body[run:runEnd]...)
+			run, runEnd = 0, 0
 		}
-		b = append(b, c.body[k.start:k.end]...)
+		for ; j < len(puts) && puts[j] < p; j++ {
+			b = appendEntry(b, puts[j], c.Entries[puts[j]])
+		}
+		if replaced(p) {
+			continue
+		}
+		if runEnd == 0 {
+			run = int(c.idx[i])
+		}
+		runEnd = len(c.body)
+		if i+1 < len(c.idx) {
+			runEnd = int(c.idx[i+1])
+		}
 	}
-	for ; i < len(puts); i++ {
-		b = appendEntry(b, puts[i], c.Entries[puts[i]])
+	b = append(b, c.body[run:runEnd]...)
+	for ; j < len(puts); j++ {
+		b = appendEntry(b, puts[j], c.Entries[puts[j]])
 	}
 	sum := hashing.Sum(b)
 	return append(b, sum[:]...)

@@ -72,6 +72,13 @@ func TestLoadIndexedIsLoad(t *testing.T) {
 		eager.Put(p, e)
 		lazy.Put(p, e)
 	}
+	// New paths: before the first, between two, after the last.
+	for _, p := range []string{"", paths[100] + "\x00", "\xff"} {
+		eager.Put(p, want[paths[7]])
+		lazy.Put(p, want[paths[7]])
+	}
+	eager.Drop(paths[len(paths)-1])
+	lazy.Drop(paths[len(paths)-1])
 	eager.Drop(paths[1]) // put, then dropped
 	lazy.Drop(paths[1])
 	eager.Put(paths[2], want[paths[3]]) // dropped, then put
