@@ -124,3 +124,26 @@ func runGit(dir string, args ...string) ([]byte, error) {
 
 // commitHash is commitIndex's commit.
 func commitHash(m Made, _ []*index.Entry, err error) (Hash, error) { return m.Hash, err }
+
+// treeNameLess orders entries as git does: a folder as its name and "/".
+func TestTreeNameLess(t *testing.T) {
+	names := []string{"", "a", "a-b", "a.b", "a/", "a0", "ab", "b", "a\xff"}
+	for _, a := range names {
+		for _, b := range names {
+			for _, aDir := range []bool{false, true} {
+				for _, bDir := range []bool{false, true} {
+					ka, kb := a, b
+					if aDir {
+						ka += "/"
+					}
+					if bDir {
+						kb += "/"
+					}
+					if got := treeNameLess(a, aDir, b, bDir); got != (ka < kb) {
+						t.Errorf("treeNameLess(%q, %v, %q, %v) = %v", a, aDir, b, bDir, got)
+					}
+				}
+			}
+		}
+	}
+}
