@@ -119,9 +119,10 @@ type commitJob struct {
 	res *CommitResult
 
 	cache   *statcache.Cache
-	prev    map[string]gitdb.Hash // HEAD's manifests (roots) by data path
-	paths   []string              // the tracked files considered
-	deleted []string              // HEAD's files gone from the work tree
+	prev    manifestList      // HEAD's manifests (roots) by data path
+	shards  []gitdb.TreeEntry // the shard files of HEAD's split manifests
+	paths   []string          // the tracked files considered
+	deleted []string          // HEAD's files gone from the work tree
 	refused []Refused
 	notOut  []string // HEAD's files a checkout did not write
 
@@ -173,20 +174,19 @@ func (j *commitJob) read() error {
 			return err
 		})
 	}
-	list, err := r.headList(head)
+	j.prev, j.shards, err = r.headList(head)
 	if werr := reads.Wait(); err == nil {
 		err = werr
 	}
 	if err != nil {
 		return err
 	}
-	j.prev = list.blobs()
 	listed, j.refused = storable(listed)
 	un, err := r.loadUnfinished()
 	if err != nil {
 		return err
 	}
-	if j.paths, j.deleted, j.notOut, err = r.commitScope(j.opt.Paths, listed, list, j.cache, un); err != nil {
+	if j.paths, j.deleted, j.notOut, err = r.commitScope(j.opt.Paths, listed, j.prev, j.cache, un); err != nil {
 		return err
 	}
 	partial := r.loadPartial() // once, not per path: 20,000 paths, 20,000 reads
@@ -204,6 +204,7 @@ func (j *commitJob) sortOut() error {
 	var total int64
 	j.res.Files = slices.Grow(j.res.Files, len(j.paths))
 	stats := j.r.statFiles(j.paths, true)
+	at := listCursor{l: j.prev}
 	for i, p := range j.paths {
 		fi, err := stats[i].fi, stats[i].err
 		if err != nil {
@@ -212,7 +213,7 @@ func (j *commitJob) sortOut() error {
 		if !fi.Mode().IsRegular() {
 			return fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
 		}
-		h, inPrev := j.prev[p]
+		h, inPrev := at.find(p)
 		st := statcache.StatOf(fi)
 		if inPrev && j.cache.Unchanged(p, st, h) {
 			// Same stat as when HEAD's manifest was made: not even read
@@ -346,7 +347,8 @@ func (j *commitJob) report() error {
 	}
 	for _, p := range j.deleted {
 		j.remove = append(j.remove, manifestPath(p))
-		j.remove = append(j.remove, j.r.git.shardFiles(p, j.prev[p])...)
+		h, _ := j.prev.find(p)
+		j.remove = append(j.remove, j.r.git.shardFiles(p, h)...)
 		j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileDeleted})
 	}
 	sort.Slice(j.res.Files, func(a, b int) bool { return j.res.Files[a].Path < j.res.Files[b].Path })
@@ -407,7 +409,7 @@ func (j *commitJob) gitCommit(wt *confine.Tree) (gitdb.Made, error) {
 		return gitdb.Made{}, err
 	}
 	// Every chunk is stored and verified: now, and only now, Git.
-	made, err := j.r.git.commit(j.opt.Message, writes, j.remove, j.r.git.manifestsOf(j.prev, j.opt.Paths, j.paths, j.deleted))
+	made, err := j.r.git.commit(j.opt.Message, writes, j.remove, manifestsOf(j.prev, j.shards, j.opt.Paths, j.paths, j.deleted))
 	if errors.Is(err, ErrNothingToCommit) {
 		// Every file matches HEAD: the stats seen of those that were
 		// read (touched, not changed) hold, and spare the next commit

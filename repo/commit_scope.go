@@ -11,7 +11,6 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/manifest"
-	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
@@ -58,7 +57,7 @@ func (r *Repo) commitScope(args, listed []string, prev manifestList, cache *stat
 // geometry types differ from another Parquet file in the same directory:
 // the classic "two incompatible schemas in one partitioned lake" mistake.
 // Siblings not read during this commit are read from HEAD on demand.
-func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.Manifest, prev map[string]gitdb.Hash) error {
+func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.Manifest, prev manifestList) error {
 	if !slices.ContainsFunc(files, func(f FileResult) bool {
 		return (f.Status == FileAdded || f.Status == FileModified) && f.Format == formats.Parquet
 	}) {
@@ -69,10 +68,11 @@ func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.
 		byDir[path.Dir(f.Path)] = append(byDir[path.Dir(f.Path)], f.Path)
 	}
 	load := func(q string) (*manifest.Manifest, error) {
-		if m, ok := current[q]; ok || prev[q].IsZero() {
+		h, _ := prev.find(q)
+		if m, ok := current[q]; ok || h.IsZero() {
 			return m, nil
 		}
-		m, _, err := r.git.readManifestBlob(prev[q], q)
+		m, _, err := r.git.readManifestBlob(h, q)
 		current[q] = m
 		return m, err
 	}

@@ -22,11 +22,12 @@ func listedDirs() []string { return []string{ManifestDir, manifest.ShardDir} }
 
 // headList returns commit c's manifests (nil c: none), from the listing
 // saved for c's tree (statcache.LoadListing) when there is one, else read
-// from its tree objects and saved for the next command. Split manifests'
-// shards are noted as manifestBlobs notes them.
-func (r *Repo) headList(c *gitdb.Commit) (manifestList, error) {
+// from its tree objects and saved for the next command; and the shard
+// files (by path under manifest.ShardDir) of its split manifests, which it
+// notes as manifestBlobs notes them.
+func (r *Repo) headList(c *gitdb.Commit) (manifestList, []gitdb.TreeEntry, error) {
 	if c == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	dirs := listedDirs()
 	lists, ok := statcache.LoadListing(r.gitTree(), c.TreeHash, dirs)
@@ -35,15 +36,20 @@ func (r *Repo) headList(c *gitdb.Commit) (manifestList, error) {
 		for i, d := range dirs {
 			l, err := r.git.ListFiles(c.TreeHash, d)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			lists[i] = l
 		}
 		_ = statcache.SaveListing(r.gitTree(), c.TreeHash, dirs, lists)
 	}
 	roots := manifestList(lists[0])
-	r.git.noteShards(roots.find, slices.Values(lists[1]))
-	return roots, nil
+	isRoot := func(p string) bool { _, ok := roots.find(p); return ok }
+	shards := slices.DeleteFunc(lists[1], func(s gitdb.TreeEntry) bool {
+		_, ok := shardOwner(s.Path, isRoot)
+		return !ok // a stray shard; fsck reports what it is missing from
+	})
+	r.git.noteShards(roots.find, slices.Values(shards))
+	return roots, shards, nil
 }
 
 // saveListing saves the listing of a commit's tree, made.
@@ -60,15 +66,6 @@ func (l manifestList) find(p string) (gitdb.Hash, bool) {
 		return gitdb.Hash{}, false
 	}
 	return l[i].Hash, true
-}
-
-// blobs returns l as manifestBlobs gives it.
-func (l manifestList) blobs() map[string]gitdb.Hash {
-	m := make(map[string]gitdb.Hash, len(l))
-	for _, e := range l {
-		m[e.Path] = e.Hash
-	}
-	return m
 }
 
 // listCursor looks paths up in a manifestList in increasing order, each

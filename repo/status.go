@@ -129,7 +129,7 @@ func (r *Repo) startStatus() (*statusJob, []string, error) {
 		j.cache = statcache.LoadIndexed(r.gitTree(), r.Root)
 		return nil
 	})
-	j.prev, err = r.headList(head)
+	j.prev, _, err = r.headList(head)
 	if werr := g.Wait(); err == nil {
 		err = werr
 	}

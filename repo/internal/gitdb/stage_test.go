@@ -84,12 +84,16 @@ func TestCommitSettlesIndex(t *testing.T) {
 	if err := g.PutBlob(d, []byte("d\n")); err != nil {
 		t.Fatal(err)
 	}
-	s := Settle{Head: map[string]Hash{}, Scope: func(p string) bool { return strings.HasPrefix(p, "m/") }}
+	var inM []TreeEntry
 	for p, h := range head {
-		if strings.HasPrefix(p, "m/") {
-			s.Head[p], _ = ParseHash(h)
+		if sub, ok := strings.CutPrefix(p, "m/"); ok {
+			e := TreeEntry{Path: sub}
+			e.Hash, _ = ParseHash(h)
+			inM = append(inM, e)
 		}
 	}
+	slices.SortFunc(inM, func(a, b TreeEntry) int { return strings.Compare(a.Path, b.Path) })
+	s := Settle{Head: []HeadFiles{{Dir: "m", Files: inM}}, Scope: func(p string) bool { return strings.HasPrefix(p, "m/") }}
 	made, err := g.CommitListing("settled", map[string]Blob{"m/d": d, "m/0/e": d}, []string{"m/gone"}, s, "m", "none")
 	if err != nil {
 		t.Fatal(err)
