@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // readDir returns the kept files and the folders to walk of folder d. Its
@@ -17,14 +17,14 @@ import (
 // folder's files in one string.
 func (w *treeWalk) readDir(d string, buf *[]byte) (files, subdirs []string, err error) {
 	dir := filepath.Join(w.root, filepath.FromSlash(d))
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	for err == syscall.EINTR {
+		fd, err = syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	}
 	if err != nil {
 		return nil, nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer func() { _ = unix.Close(fd) }() // read only: nothing to lose
+	defer func() { _ = syscall.Close(fd) }() // read only: nothing to lose
 	if *buf == nil {
 		*buf = make([]byte, direntBuf)
 	}
@@ -35,8 +35,8 @@ func (w *treeWalk) readDir(d string, buf *[]byte) (files, subdirs []string, err 
 	var names []byte // prefix and name of each regular file, back to back
 	var ends []int
 	for {
-		n, err := unix.Getdents(fd, *buf)
-		if err == unix.EINTR {
+		n, err := syscall.Getdents(fd, *buf)
+		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
@@ -52,11 +52,11 @@ func (w *treeWalk) readDir(d string, buf *[]byte) (files, subdirs []string, err 
 			// struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name
 			// NUL-terminated and padded to reclen.
 			if len(b) < direntName {
-				return nil, nil, &fs.PathError{Op: "readdirent", Path: dir, Err: unix.EIO}
+				return nil, nil, &fs.PathError{Op: "readdirent", Path: dir, Err: syscall.EIO}
 			}
 			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 			if reclen <= direntName || reclen > len(b) {
-				return nil, nil, &fs.PathError{Op: "readdirent", Path: dir, Err: unix.EIO}
+				return nil, nil, &fs.PathError{Op: "readdirent", Path: dir, Err: syscall.EIO}
 			}
 			typ, name := b[18], b[direntName:reclen]
 			b = b[reclen:]
@@ -71,15 +71,15 @@ func (w *treeWalk) readDir(d string, buf *[]byte) (files, subdirs []string, err 
 					return nil, nil, nil // a nested repository is not ours
 				}
 			}
-			if typ == unix.DT_UNKNOWN {
-				typ = typeOf(fd, name)
+			if typ == syscall.DT_UNKNOWN {
+				typ = typeOf(dir, name)
 			}
 			switch typ {
-			case unix.DT_DIR:
+			case syscall.DT_DIR:
 				if rel := prefix + string(name); w.rules.Descend(rel) {
 					subdirs = append(subdirs, rel)
 				}
-			case unix.DT_REG:
+			case syscall.DT_REG:
 				names = append(append(names, prefix...), name...)
 				ends = append(ends, len(names))
 			}
@@ -95,20 +95,19 @@ func (w *treeWalk) readDir(d string, buf *[]byte) (files, subdirs []string, err 
 	return files, subdirs, nil
 }
 
-// typeOf returns the dirent type of name in folder fd, from lstat, for a
-// file system that does not give it in the folder's entries.
-func typeOf(fd int, name []byte) byte {
-	var st unix.Stat_t
-	if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return unix.DT_UNKNOWN
+// typeOf returns the dirent type of name in folder dir, from lstat, for
+// a file system that does not give it in the folder's entries.
+func typeOf(dir string, name []byte) byte {
+	fi, err := os.Lstat(filepath.Join(dir, string(name)))
+	switch {
+	case err != nil:
+		return syscall.DT_UNKNOWN
+	case fi.IsDir():
+		return syscall.DT_DIR
+	case fi.Mode().IsRegular():
+		return syscall.DT_REG
 	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return unix.DT_DIR
-	case unix.S_IFREG:
-		return unix.DT_REG
-	}
-	return unix.DT_UNKNOWN
+	return syscall.DT_UNKNOWN
 }
 
 const (
