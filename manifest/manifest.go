@@ -247,10 +247,12 @@ func CheckPath(p string) error {
 			return fmt.Errorf("%w: path %q has a control character or backslash", ErrInvalid, p)
 		}
 	}
-	for i, el := range strings.Split(p, "/") {
-		if el == "" || el == "." || el == ".." || (i == 0 && strings.EqualFold(el, ".git")) {
+	first := true
+	for el := range strings.SplitSeq(p, "/") {
+		if el == "" || el == "." || el == ".." || (first && strings.EqualFold(el, ".git")) {
 			return fmt.Errorf("%w: path %q leaves the work tree or names .git", ErrInvalid, p)
 		}
+		first = false
 	}
 	return nil
 }

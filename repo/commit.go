@@ -97,13 +97,13 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	wt := r.workTree()
 	defer wt.Close()
-	h, err := j.gitCommit(wt)
+	made, err := j.gitCommit(wt)
 	if err != nil {
 		return j.res, err
 	}
-	j.res.Commit, j.res.Branch = h.String(), r.git.Branch()
+	j.res.Commit, j.res.Branch = made.Hash.String(), r.git.Branch()
 	registered := r.registerAsync(ctx, target, "commit "+j.res.Commit+" made")
-	err = j.afterCommit(wt, h)
+	err = j.afterCommit(wt, made)
 	return j.res, errors.Join(err, registered())
 }
 
@@ -119,9 +119,10 @@ type commitJob struct {
 	res *CommitResult
 
 	cache   *statcache.Cache
-	prev    map[string]gitdb.Hash // HEAD's manifests (roots) by data path
-	paths   []string              // the tracked files considered
-	deleted []string              // HEAD's files gone from the work tree
+	prev    manifestList      // HEAD's manifests (roots) by data path
+	shards  []gitdb.TreeEntry // the shard files of HEAD's split manifests
+	paths   []string          // the tracked files considered
+	deleted []string          // HEAD's files gone from the work tree
 	refused []Refused
 	notOut  []string // HEAD's files a checkout did not write
 
@@ -173,7 +174,7 @@ func (j *commitJob) read() error {
 			return err
 		})
 	}
-	j.prev, err = r.git.manifestBlobs(head)
+	j.prev, j.shards, err = r.headList(head)
 	if werr := reads.Wait(); err == nil {
 		err = werr
 	}
@@ -203,6 +204,7 @@ func (j *commitJob) sortOut() error {
 	var total int64
 	j.res.Files = slices.Grow(j.res.Files, len(j.paths))
 	stats := j.r.statFiles(j.paths, true)
+	at := listCursor{l: j.prev}
 	for i, p := range j.paths {
 		fi, err := stats[i].fi, stats[i].err
 		if err != nil {
@@ -211,15 +213,16 @@ func (j *commitJob) sortOut() error {
 		if !fi.Mode().IsRegular() {
 			return fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
 		}
-		h, inPrev := j.prev[p]
-		e, hit := j.cache.Lookup(p, statcache.StatOf(fi))
-		if hit && inPrev && e.DescribedBy(h) {
+		h, inPrev := at.find(p)
+		st := statcache.StatOf(fi)
+		if inPrev && j.cache.Unchanged(p, st, h) {
 			// Same stat as when HEAD's manifest was made: not even read
 			// (so no format or chunk count to report).
 			j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileUnchanged, Size: fi.Size()})
 			continue
 		}
 		f := &commitFile{p: p}
+		e, hit := j.cache.Lookup(p, st)
 		if hit && inPrev {
 			// Same stat as a file hashed before, but HEAD's manifest is
 			// another: the digest decides.
@@ -344,7 +347,8 @@ func (j *commitJob) report() error {
 	}
 	for _, p := range j.deleted {
 		j.remove = append(j.remove, manifestPath(p))
-		j.remove = append(j.remove, j.r.git.shardFiles(p, j.prev[p])...)
+		h, _ := j.prev.find(p)
+		j.remove = append(j.remove, j.r.git.shardFiles(p, h)...)
 		j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileDeleted})
 	}
 	sort.Slice(j.res.Files, func(a, b int) bool { return j.res.Files[a].Path < j.res.Files[b].Path })
@@ -392,20 +396,20 @@ func (j *commitJob) store(ctx context.Context) error {
 // gitCommit makes the Git commit of the changed manifests, once it has
 // checked that their work-tree copies have a place. With nothing to commit
 // it keeps the stats it read and returns ErrNothingToCommit.
-func (j *commitJob) gitCommit(wt *confine.Tree) (gitdb.Hash, error) {
+func (j *commitJob) gitCommit(wt *confine.Tree) (gitdb.Made, error) {
 	writes := map[string]gitdb.Blob{} // manifest file → its blob
 	for _, ch := range j.worktree {
 		maps.Copy(writes, ch.gitFiles())
 	}
 	j.remove = append(j.remove, j.r.git.staleShards(j.prev, j.worktree, writes)...)
 	if err := j.checkCopies(wt); err != nil {
-		return gitdb.ZeroHash, err
+		return gitdb.Made{}, err
 	}
 	if err := j.r.checkManifestTree(slices.Sorted(maps.Keys(writes)), j.remove); err != nil {
-		return gitdb.ZeroHash, err
+		return gitdb.Made{}, err
 	}
 	// Every chunk is stored and verified: now, and only now, Git.
-	h, err := j.r.git.commit(j.opt.Message, writes, j.remove, j.r.git.manifestsOf(j.prev, j.opt.Paths, j.paths, j.deleted))
+	made, err := j.r.git.commit(j.opt.Message, writes, j.remove, manifestsOf(j.prev, j.shards, j.opt.Paths, j.paths, j.deleted))
 	if errors.Is(err, ErrNothingToCommit) {
 		// Every file matches HEAD: the stats seen of those that were
 		// read (touched, not changed) hold, and spare the next commit
@@ -419,7 +423,7 @@ func (j *commitJob) gitCommit(wt *confine.Tree) (gitdb.Hash, error) {
 			err = fmt.Errorf("%w; %s", err, NotCheckedOutNote(j.notOut))
 		}
 	}
-	return h, err
+	return made, err
 }
 
 // keepStats puts the stats of what was read, now committed or as HEAD has
@@ -433,15 +437,17 @@ func (j *commitJob) keepStats() {
 	}
 }
 
-// afterCommit brings the work tree's manifest copies up to commit h and
-// saves the stat cache, which describes the data files as committed,
-// while they are written.
-func (j *commitJob) afterCommit(wt *confine.Tree, h gitdb.Hash) error {
+// afterCommit brings the work tree's manifest copies up to commit made
+// and saves the stat cache, which describes the data files as committed,
+// and the listing of the commit's manifests, while they are written.
+func (j *commitJob) afterCommit(wt *confine.Tree, made gitdb.Made) error {
+	h := made.Hash
 	j.keepStats()
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)
 		_ = j.cache.Save()
+		j.r.saveListing(made)
 	}()
 	defer func() { <-saved }()
 	// Deleted files' manifests go first: a new one may take the place of

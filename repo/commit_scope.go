@@ -6,11 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/manifest"
-	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
@@ -18,7 +18,7 @@ import (
 // committed ones that are gone from the work tree, and those missing
 // because a checkout did not write them (un; not deleted): of args, or
 // with no args of listed, the tracked files of the whole work tree.
-func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, cache *statcache.Cache, un *unfinished) (paths, deleted, notOut []string, err error) {
+func (r *Repo) commitScope(args, listed []string, prev manifestList, cache *statcache.Cache, un *unfinished) (paths, deleted, notOut []string, err error) {
 	if len(args) == 0 {
 		deleted, notOut = goneFrom(listed, prev, cache, un)
 		return listed, deleted, notOut, nil
@@ -28,7 +28,7 @@ func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, ca
 		if err := manifest.CheckPath(p); err != nil {
 			return nil, nil, nil, err
 		}
-		_, inPrev := prev[p]
+		_, inPrev := prev.find(p)
 		if _, err := os.Lstat(r.abs(p)); errors.Is(err, fs.ErrNotExist) {
 			switch {
 			case inPrev && cache.IsLazy(p):
@@ -57,16 +57,22 @@ func (r *Repo) commitScope(args, listed []string, prev map[string]gitdb.Hash, ca
 // geometry types differ from another Parquet file in the same directory:
 // the classic "two incompatible schemas in one partitioned lake" mistake.
 // Siblings not read during this commit are read from HEAD on demand.
-func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.Manifest, prev map[string]gitdb.Hash) error {
+func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.Manifest, prev manifestList) error {
+	if !slices.ContainsFunc(files, func(f FileResult) bool {
+		return (f.Status == FileAdded || f.Status == FileModified) && f.Format == formats.Parquet
+	}) {
+		return nil // nothing to compare: no folder is grouped
+	}
 	byDir := map[string][]string{}
 	for _, f := range files {
 		byDir[path.Dir(f.Path)] = append(byDir[path.Dir(f.Path)], f.Path)
 	}
 	load := func(q string) (*manifest.Manifest, error) {
-		if m, ok := current[q]; ok || prev[q].IsZero() {
+		h, _ := prev.find(q)
+		if m, ok := current[q]; ok || h.IsZero() {
 			return m, nil
 		}
-		m, _, err := r.git.readManifestBlob(prev[q], q)
+		m, _, err := r.git.readManifestBlob(h, q)
 		current[q] = m
 		return m, err
 	}

@@ -36,10 +36,11 @@ func (g *gitRepo) shardFiles(p string, h gitdb.Hash) []string {
 
 // staleShards returns the shard files of HEAD's manifests of worktree's
 // files (prev's blobs) that their new manifests do not write.
-func (g *gitRepo) staleShards(prev map[string]gitdb.Hash, worktree map[string]*chunked, writes map[string]gitdb.Blob) []string {
+func (g *gitRepo) staleShards(prev manifestList, worktree map[string]*chunked, writes map[string]gitdb.Blob) []string {
 	var out []string
 	for p := range worktree {
-		for _, sp := range g.shardFiles(p, prev[p]) {
+		h, _ := prev.find(p)
+		for _, sp := range g.shardFiles(p, h) {
 			if _, ok := writes[sp]; !ok {
 				out = append(out, sp)
 			}
@@ -50,15 +51,10 @@ func (g *gitRepo) staleShards(prev map[string]gitdb.Hash, worktree map[string]*c
 
 // manifestsOf is what a commit of paths (and deleted) speaks for in the
 // Git index: every manifest and shard when it commits the whole work tree
-// (args empty), else those of the files it considered; prev is HEAD's.
-func (g *gitRepo) manifestsOf(prev map[string]gitdb.Hash, args, paths, deleted []string) gitdb.Settle {
-	s := gitdb.Settle{Head: make(map[string]gitdb.Hash, len(prev))}
-	for p, h := range prev {
-		s.Head[manifestPath(p)] = h
-		for name, sh := range g.shardsOf(h) {
-			s.Head[manifest.ShardPath(p, name)] = sh
-		}
-	}
+// (args empty), else those of the files it considered; prev and shards
+// are HEAD's manifests and the shard files of its split ones (headList).
+func manifestsOf(prev manifestList, shards []gitdb.TreeEntry, args, paths, deleted []string) gitdb.Settle {
+	s := gitdb.Settle{Head: []gitdb.HeadFiles{{Dir: ManifestDir, Files: prev}, {Dir: manifest.ShardDir, Files: shards}}}
 	if len(args) == 0 {
 		s.Scope = func(mp string) bool {
 			return strings.HasPrefix(mp, ManifestDir+"/") || strings.HasPrefix(mp, manifest.ShardDir+"/")

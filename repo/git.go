@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path"
 	"strings"
@@ -98,32 +99,41 @@ func (g *gitRepo) manifestBlobs(c *gitdb.Commit) (map[string]gitdb.Hash, error) 
 	if err != nil || len(shards) == 0 {
 		return roots, err
 	}
-	found := map[gitdb.Hash]map[string]gitdb.Hash{}
-	for sp, h := range shards {
-		// The shard's file is at <path>/<name>: path is the nearest
-		// folder that a manifest names (a file's path is never a folder
-		// of another file's).
-		p := path.Dir(sp)
-		for ; p != "."; p = path.Dir(p) {
-			if _, ok := roots[p]; ok {
-				break
+	g.noteShards(func(p string) (gitdb.Hash, bool) { h, ok := roots[p]; return h, ok }, func(yield func(gitdb.TreeEntry) bool) {
+		for sp, h := range shards {
+			if !yield(gitdb.TreeEntry{Path: sp, Hash: h}) {
+				return
 			}
 		}
-		if p == "." {
+	})
+	return roots, nil
+}
+
+// noteShards notes, for readManifestBlob, the shards of each split
+// manifest among a commit's: root finds a manifest's blob by data path,
+// shards are the files under manifest.ShardDir.
+func (g *gitRepo) noteShards(root func(string) (gitdb.Hash, bool), shards iter.Seq[gitdb.TreeEntry]) {
+	found := map[gitdb.Hash]map[string]gitdb.Hash{}
+	isRoot := func(p string) bool { _, ok := root(p); return ok }
+	for s := range shards {
+		p, ok := shardOwner(s.Path, isRoot)
+		if !ok {
 			continue // a stray shard; fsck reports what it is missing from
 		}
-		root := roots[p]
-		if found[root] == nil {
-			found[root] = map[string]gitdb.Hash{}
+		h, _ := root(p)
+		if found[h] == nil {
+			found[h] = map[string]gitdb.Hash{}
 		}
-		found[root][sp[len(p)+1:]] = h
+		found[h][s.Path[len(p)+1:]] = s.Hash
+	}
+	if len(found) == 0 {
+		return
 	}
 	g.mu.Lock()
-	for root, s := range found {
-		g.shards[root] = s
+	for h, s := range found {
+		g.shards[h] = s
 	}
 	g.mu.Unlock()
-	return roots, nil
 }
 
 // shardsOf returns the shards noted for the root blob h, nil if none.
@@ -216,12 +226,12 @@ func (g *gitRepo) readWorkCopy(h gitdb.Hash, rel string) ([]byte, bool) {
 
 // commit makes the Git commit of files and remove (gitdb's Commit), with
 // repo's ErrNothingToCommit.
-func (g *gitRepo) commit(msg string, files map[string]gitdb.Blob, remove []string, s gitdb.Settle) (gitdb.Hash, error) {
-	h, err := g.Commit(msg, files, remove, s)
+func (g *gitRepo) commit(msg string, files map[string]gitdb.Blob, remove []string, s gitdb.Settle) (gitdb.Made, error) {
+	m, err := g.CommitListing(msg, files, remove, s, listedDirs()...)
 	if errors.Is(err, gitdb.ErrNothingToCommit) {
-		return h, ErrNothingToCommit
+		return m, ErrNothingToCommit
 	}
-	return h, err
+	return m, err
 }
 
 // manifestPath maps a data path to its manifest's path in the tree.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
-	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"golang.org/x/sync/errgroup"
 )
@@ -103,8 +102,9 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 type statusJob struct {
 	r     *Repo
 	cache *statcache.Cache
-	dirty bool                  // cache changed
-	prev  map[string]gitdb.Hash // HEAD's manifests by path
+	dirty bool         // cache changed
+	prev  manifestList // HEAD's manifests by path
+	at    listCursor   // prev, walked beside the sorted work-tree files
 	out   []StatusEntry
 }
 
@@ -129,20 +129,21 @@ func (r *Repo) startStatus() (*statusJob, []string, error) {
 		j.cache = statcache.LoadIndexed(r.gitTree(), r.Root)
 		return nil
 	})
-	j.prev, err = r.git.manifestBlobs(head)
+	j.prev, _, err = r.headList(head)
 	if werr := g.Wait(); err == nil {
 		err = werr
 	}
 	if err != nil {
 		return nil, nil, err
 	}
+	j.at = listCursor{l: j.prev}
 	return j, files, nil
 }
 
 // checkFile adds tracked file p, stat st, to the result unless it holds
 // the bytes of HEAD's manifest: read only when the stat cache cannot say.
 func (j *statusJob) checkFile(ctx context.Context, p string, st fileInfo, partial *partialFile) error {
-	h, committed := j.prev[p]
+	h, committed := j.at.find(p)
 	if _, ok := partial.Entries[p]; ok {
 		if st.err != nil {
 			return st.err
@@ -158,7 +159,7 @@ func (j *statusJob) checkFile(ctx context.Context, p string, st fileInfo, partia
 		return nil
 	}
 	if st.err == nil {
-		if e, ok := j.cache.Lookup(p, statcache.StatOf(st.fi)); ok && e.DescribedBy(h) {
+		if j.cache.Unchanged(p, statcache.StatOf(st.fi), h) {
 			return nil // same stat as when HEAD's manifest was made: unchanged, nothing read
 		}
 	}
@@ -237,14 +238,15 @@ func exists(name string) (bool, error) {
 }
 
 // goneFrom returns, sorted, the files of prev (HEAD's manifests by path)
-// that listed (the work tree's tracked files, each once) lacks: gone, but
-// for those deliberately not checked out (lazy), and notOut, those a
-// checkout did not write (un). Most often none is missing: no set of
-// 20,000 paths is made to find that out.
-func goneFrom(listed []string, prev map[string]gitdb.Hash, cache *statcache.Cache, un *unfinished) (gone, notOut []string) {
+// that listed (the work tree's tracked files, each once, sorted) lacks:
+// gone, but for those deliberately not checked out (lazy), and notOut,
+// those a checkout did not write (un). Most often none is missing: no set
+// of 20,000 paths is made to find that out.
+func goneFrom(listed []string, prev manifestList, cache *statcache.Cache, un *unfinished) (gone, notOut []string) {
 	committed := 0
+	at := listCursor{l: prev}
 	for _, p := range listed {
-		if _, ok := prev[p]; ok {
+		if _, ok := at.find(p); ok {
 			committed++
 		}
 	}
@@ -255,8 +257,8 @@ func goneFrom(listed []string, prev map[string]gitdb.Hash, cache *statcache.Cach
 	for _, p := range listed {
 		present[p] = true
 	}
-	for p := range prev {
-		switch {
+	for _, e := range prev {
+		switch p := e.Path; {
 		case present[p] || cache.IsLazy(p):
 		case un.has(p):
 			notOut = append(notOut, p)

@@ -141,6 +141,12 @@ func freshen(path string) bool {
 // in dir, which the caller removes; the header and bytes also go to
 // hash when it is not nil. It checks that write gave size bytes.
 func deflateLoose(dir string, size int, write func(io.Writer) (int64, error), hash io.Writer) (string, error) {
+	return deflateObject(dir, blobHeader(size), size, write, hash)
+}
+
+// deflateObject is deflateLoose for an object of any kind, whose header
+// ("<kind> <size>\x00") is hdr.
+func deflateObject(dir string, hdr []byte, size int, write func(io.Writer) (int64, error), hash io.Writer) (string, error) {
 	f, err := os.CreateTemp(dir, "tmp_obj_")
 	if err != nil {
 		return "", err
@@ -152,12 +158,12 @@ func deflateLoose(dir string, size int, write func(io.Writer) (int64, error), ha
 	if hash != nil {
 		w = io.MultiWriter(hash, zw)
 	}
-	_, err = w.Write(blobHeader(size))
+	_, err = w.Write(hdr)
 	if err == nil {
 		var n int64
 		n, err = write(w)
 		if err == nil && n != int64(size) {
-			err = fmt.Errorf("%d bytes written of a %d-byte blob", n, size)
+			err = fmt.Errorf("%d bytes written of a %d-byte object", n, size)
 		}
 	}
 	if err == nil {

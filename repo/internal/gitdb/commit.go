@@ -3,6 +3,8 @@ package gitdb
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -127,5 +129,28 @@ func (g *Repo) ManifestBlobs(c *Commit, dir string) (map[string]Hash, error) {
 			out[f.Path] = f.Hash
 		}
 	}
+	return out, nil
+}
+
+// ListFiles returns what ManifestBlobs maps, the files under the folder
+// dir of tree, as a list sorted by path in byte order (a tree orders a
+// folder as its name and "/"); a tree without dir holds none.
+func (g *Repo) ListFiles(tree Hash, dir string) ([]TreeEntry, error) {
+	files, err := g.listFiles(tree, dir)
+	if errors.Is(err, errNoDir) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %s: %w", tree, dir, err)
+	}
+	n := 0
+	for _, list := range files {
+		n += len(list)
+	}
+	out := make([]TreeEntry, 0, n)
+	for _, list := range files {
+		out = append(out, list...)
+	}
+	slices.SortFunc(out, func(a, b TreeEntry) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }

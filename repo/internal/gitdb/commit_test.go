@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // TestCommitIndexIsGits: the commit's tree is the one git write-tree makes
@@ -22,7 +24,7 @@ func TestCommitIndexIsGits(t *testing.T) {
 		t.Fatal(err)
 	}
 	sig := Ident{Name: "A <Tester>\n", Email: "a@b.invalid", When: time.Unix(1700000000, 0).UTC()}
-	first, err := g.commitIndex(goGitIndex(t, dir), "first", sig)
+	first, err := commitHash(g.commitIndex(goGitIndex(t, dir), "first", sig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ func TestCommitIndexIsGits(t *testing.T) {
 	if got := strings.TrimSpace(string(gitCLI(t, dir, nil, "rev-parse", "main"))); got != first.String() {
 		t.Fatalf("main at %s, committed %s", got, first)
 	}
-	if _, err := g.commitIndex(goGitIndex(t, dir), "again", sig); !errors.Is(err, ErrNothingToCommit) {
+	if _, _, err := g.commitIndex(goGitIndex(t, dir), "again", sig); !errors.Is(err, ErrNothingToCommit) {
 		t.Fatalf("commit of the same tree: %v, want ErrNothingToCommit", err)
 	}
 
@@ -41,7 +43,7 @@ func TestCommitIndexIsGits(t *testing.T) {
 	// still moves.
 	gitCLI(t, dir, nil, "pack-refs", "--all", "--prune")
 	gitCLI(t, dir, nil, "rm", "-q", "--cached", "a-b")
-	packed, err := g.commitIndex(goGitIndex(t, dir), "packed", sig)
+	packed, err := commitHash(g.commitIndex(goGitIndex(t, dir), "packed", sig))
 	if err != nil {
 		t.Fatalf("commit on a packed branch: %v", err)
 	}
@@ -52,7 +54,7 @@ func TestCommitIndexIsGits(t *testing.T) {
 
 	gitCLI(t, dir, nil, "rm", "-q", "--cached", "a/c/d")
 	gitCLI(t, dir, nil, "checkout", "-q", "--detach")
-	second, err := g.commitIndex(goGitIndex(t, dir), "second", sig)
+	second, err := commitHash(g.commitIndex(goGitIndex(t, dir), "second", sig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +100,7 @@ func TestCommitIndexRefusesUnmerged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = g.commitIndex(goGitIndex(t, dir), "merged?", Ident{Name: "t", Email: "t@t", When: time.Now()})
+	_, _, err = g.commitIndex(goGitIndex(t, dir), "merged?", Ident{Name: "t", Email: "t@t", When: time.Now()})
 	if !errors.Is(err, ErrUnmerged) {
 		t.Fatalf("commit of a conflicted index: %v, want ErrUnmerged", err)
 	}
@@ -109,7 +111,7 @@ func TestCommitIndexRefusesUnmerged(t *testing.T) {
 	gitCLI(t, dir, nil, "merge", "--abort")
 	blob := strings.TrimSpace(string(gitCLI(t, dir, nil, "hash-object", "-w", "f")))
 	gitCLI(t, dir, []byte("100644 "+blob+" 2\tours-only\n"), "update-index", "--index-info")
-	_, err = g.commitIndex(goGitIndex(t, dir), "merged?", Ident{Name: "t", Email: "t@t", When: time.Now()})
+	_, _, err = g.commitIndex(goGitIndex(t, dir), "merged?", Ident{Name: "t", Email: "t@t", When: time.Now()})
 	if !errors.Is(err, ErrUnmerged) {
 		t.Fatalf("commit of an index with a stage-2 entry: %v, want ErrUnmerged", err)
 	}
@@ -118,4 +120,30 @@ func TestCommitIndexRefusesUnmerged(t *testing.T) {
 // runGit runs git in dir, returning its output and error.
 func runGit(dir string, args ...string) ([]byte, error) {
 	return exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+}
+
+// commitHash is commitIndex's commit.
+func commitHash(m Made, _ []*index.Entry, err error) (Hash, error) { return m.Hash, err }
+
+// treeNameLess orders entries as git does: a folder as its name and "/".
+func TestTreeNameLess(t *testing.T) {
+	names := []string{"", "a", "a-b", "a.b", "a/", "a0", "ab", "b", "a\xff"}
+	for _, a := range names {
+		for _, b := range names {
+			for _, aDir := range []bool{false, true} {
+				for _, bDir := range []bool{false, true} {
+					ka, kb := a, b
+					if aDir {
+						ka += "/"
+					}
+					if bDir {
+						kb += "/"
+					}
+					if got := treeNameLess(a, aDir, b, bDir); got != (ka < kb) {
+						t.Errorf("treeNameLess(%q, %v, %q, %v) = %v", a, aDir, b, bDir, got)
+					}
+				}
+			}
+		}
+	}
 }

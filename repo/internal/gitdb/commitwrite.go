@@ -1,10 +1,14 @@
 package gitdb
 
 import (
+	"crypto/sha1"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -27,17 +31,17 @@ var ErrNothingToCommit = errors.New("nothing to commit: the git index matches HE
 // 45 ms of a commit of ten of 20,000 files. The branch moves only if it
 // still is where it was read (another git may have committed meanwhile).
 // It returns ErrNothingToCommit when the tree is the parent's.
-func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Hash, error) {
+func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Made, []*index.Entry, error) {
 	name, cur, err := g.headTarget()
 	if err != nil {
-		return ZeroHash, err
+		return Made{}, nil, err
 	}
 	var parents []plumbing.Hash
 	var parentTree plumbing.Hash
 	if !cur.IsZero() {
 		c, err := object.GetCommit(g.r.Storer, plumbing.Hash(cur))
 		if err != nil {
-			return ZeroHash, fmt.Errorf("%s names commit %s, which cannot be read (%w): %w", name, cur, err, ErrBrokenRef)
+			return Made{}, nil, fmt.Errorf("%s names commit %s, which cannot be read (%w): %w", name, cur, err, ErrBrokenRef)
 		}
 		parents, parentTree = []plumbing.Hash{c.Hash}, c.TreeHash
 	}
@@ -50,28 +54,28 @@ func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Hash, error
 	for i, e := range es {
 		// Stage 0 is merged; go-git's index.Merged is 1, the ancestor's.
 		if e.Stage != 0 || i > 0 && e.Name == es[i-1].Name {
-			return ZeroHash, fmt.Errorf("%s: %w", e.Name, ErrUnmerged)
+			return Made{}, nil, fmt.Errorf("%s: %w", e.Name, ErrUnmerged)
 		}
 	}
 	if cur.IsZero() && len(es) == 0 {
-		return ZeroHash, ErrNothingToCommit
+		return Made{}, nil, ErrNothingToCommit
 	}
 	tree, err := g.writeTree("", es)
 	if err != nil {
-		return ZeroHash, err
+		return Made{}, nil, err
 	}
 	if tree == parentTree {
-		return ZeroHash, ErrNothingToCommit
+		return Made{}, nil, ErrNothingToCommit
 	}
 	s := object.Signature{Name: strings.Map(signatureRune, sig.Name), Email: strings.Map(signatureRune, sig.Email), When: sig.When}
 	c := &object.Commit{Author: s, Committer: s, Message: msg, TreeHash: tree, ParentHashes: parents}
 	obj := g.r.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("encode commit: %w", err)
+		return Made{}, nil, fmt.Errorf("encode commit: %w", err)
 	}
 	h, err := g.r.Storer.SetEncodedObject(obj)
 	if err != nil {
-		return ZeroHash, fmt.Errorf("write commit: %w", err)
+		return Made{}, nil, fmt.Errorf("write commit: %w", err)
 	}
 	subject, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
 	kind := "commit"
@@ -84,9 +88,9 @@ func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Hash, error
 		Who:     Ident{Name: s.Name, Email: s.Email, When: s.When},
 	})
 	if err != nil {
-		return ZeroHash, fmt.Errorf("move %s to %s: %w", name, h, err)
+		return Made{}, nil, fmt.Errorf("move %s to %s: %w", name, h, err)
 	}
-	return Hash(h), nil
+	return Made{Hash: Hash(h), Tree: Hash(tree)}, es, nil
 }
 
 // headTarget returns the ref a commit moves (HEAD's branch, or HEAD when
@@ -125,41 +129,124 @@ func signatureRune(r rune) rune {
 
 // writeTree writes the tree of the folder prefix ("" or "a/b/") made of es,
 // the index entries under it in name order, and the trees below it, and
-// returns its hash. A tree the object store holds is not written again.
-// Names sort in the index the way entries sort in a tree (a folder as its
-// name and "/"), and the entries of a folder are contiguous.
+// returns its hash. A tree the object store holds loose is not written
+// again (it is freshened, as git does). Names sort in the index the way
+// entries sort in a tree (a folder as its name and "/"), and the entries
+// of a folder are contiguous; a tree that would not be in git's order, or
+// a name with a NUL, is an error, as go-git's encoder has it.
 func (g *Repo) writeTree(prefix string, es []*index.Entry) (plumbing.Hash, error) {
-	var t object.Tree
+	var body []byte
+	var last string
+	lastDir := false
 	for i := 0; i < len(es); {
 		rest := es[i].Name[len(prefix):]
-		dir, _, sub := strings.Cut(rest, "/")
-		if !sub {
-			t.Entries = append(t.Entries, object.TreeEntry{Name: rest, Mode: es[i].Mode, Hash: es[i].Hash})
-			i++
-			continue
+		name, _, sub := strings.Cut(rest, "/")
+		mode, h, next := es[i].Mode, es[i].Hash, i+1
+		if sub {
+			under := prefix + name + "/"
+			for next < len(es) && strings.HasPrefix(es[next].Name, under) {
+				next++
+			}
+			var err error
+			if h, err = g.writeTree(under, es[i:next]); err != nil {
+				return plumbing.ZeroHash, err
+			}
+			mode = filemode.Dir
 		}
-		under := prefix + dir + "/"
-		j := i + 1
-		for j < len(es) && strings.HasPrefix(es[j].Name, under) {
-			j++
+		if i > 0 && treeNameLess(name, sub, last, lastDir) {
+			return plumbing.ZeroHash, fmt.Errorf("encode tree %q: %w", prefix, object.ErrEntriesNotSorted)
 		}
-		h, err := g.writeTree(under, es[i:j])
-		if err != nil {
-			return plumbing.ZeroHash, err
+		if strings.IndexByte(name, 0) >= 0 {
+			return plumbing.ZeroHash, fmt.Errorf("encode tree %q: malformed filename %q", prefix, name)
 		}
-		t.Entries = append(t.Entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
-		i = j
+		body = strconv.AppendUint(body, uint64(mode), 8)
+		body = append(append(append(body, ' '), name...), 0)
+		body = append(body, h[:]...)
+		last, lastDir, i = name, sub, next
 	}
-	obj := g.r.Storer.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("encode tree %q: %w", prefix, err)
-	}
-	h := obj.Hash()
-	if g.r.Storer.HasEncodedObject(h) == nil {
-		return h, nil
-	}
-	if _, err := g.r.Storer.SetEncodedObject(obj); err != nil {
+	h, err := g.putTree(body)
+	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write tree %q: %w", prefix, err)
 	}
-	return h, nil
+	return plumbing.Hash(h), nil
+}
+
+// treeNameLess reports whether entry a sorts before entry b in a tree,
+// where a folder sorts as its name and "/" (dir says which is one).
+func treeNameLess(a string, aDir bool, b string, bDir bool) bool {
+	at := func(s string, dir bool, i int) int {
+		switch {
+		case i < len(s):
+			return int(s[i])
+		case i == len(s) && dir:
+			return '/'
+		}
+		return -1
+	}
+	for i := 0; ; i++ {
+		x, y := at(a, aDir, i), at(b, bDir, i)
+		if x != y || x < 0 {
+			return x < y
+		}
+	}
+}
+
+// putTree writes the tree object of body (its entries) loose, as PutBlob
+// writes a blob, and returns its hash: at zlib's best speed, an object
+// already there loose freshened rather than written. go-git's encoder
+// and storage made each of a commit's 41 trees an allocation per entry
+// and a look into every pack index.
+func (g *Repo) putTree(body []byte) (Hash, error) {
+	hdr := append(strconv.AppendInt([]byte("tree "), int64(len(body)), 10), 0)
+	sum := sha1.New()
+	sum.Write(hdr)
+	sum.Write(body)
+	var h Hash
+	copy(h[:], sum.Sum(nil))
+	objects, ok := g.objectsDir()
+	if !ok {
+		return h, g.putTreeGoGit(h, body)
+	}
+	final := looseObject(objects, h)
+	if freshen(final) {
+		return h, nil
+	}
+	err := os.MkdirAll(filepath.Dir(final), 0o755)
+	var tmp string
+	if err == nil {
+		tmp, err = deflateObject(filepath.Dir(final), hdr, len(body), func(w io.Writer) (int64, error) {
+			n, err := w.Write(body)
+			return int64(n), err
+		}, nil)
+	}
+	if err == nil {
+		defer os.Remove(tmp) // fails harmlessly once renamed
+		err = placeLoose(tmp, final)
+	}
+	return h, err
+}
+
+// putTreeGoGit is putTree for object stores that are not a .git folder
+// on disk.
+func (g *Repo) putTreeGoGit(h Hash, body []byte) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.r.Storer.HasEncodedObject(plumbing.Hash(h)) == nil {
+		return nil
+	}
+	obj := g.r.Storer.NewEncodedObject()
+	obj.SetType(plumbing.TreeObject)
+	obj.SetSize(int64(len(body)))
+	w, err := obj.Writer()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(body); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	_, err = g.r.Storer.SetEncodedObject(obj)
+	return err
 }

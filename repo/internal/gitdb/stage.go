@@ -3,7 +3,9 @@ package gitdb
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -48,17 +50,20 @@ func (g *Repo) writeBlobs(files map[string][]byte) (map[string]Blob, error) {
 // in remove. It looks entries up in a map: go-git's Index.Entry and Remove
 // scan every entry, which made a commit of 20,000 files quadratic.
 func stageInto(idx *index.Index, files map[string]Blob, remove []string) {
-	byName := make(map[string]*index.Entry, len(idx.Entries))
-	for _, e := range idx.Entries {
-		if _, ok := byName[e.Name]; !ok {
-			byName[e.Name] = e
+	entry := entryFinder(idx.Entries)
+	var added map[string]*index.Entry
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		b := files[p]
+		e := entry(p)
+		if e == nil {
+			e = added[p]
 		}
-	}
-	for p, b := range files {
-		e := byName[p]
 		if e == nil {
 			e = idx.Add(p)
-			byName[p] = e
+			if added == nil {
+				added = map[string]*index.Entry{}
+			}
+			added[p] = e
 		}
 		*e = index.Entry{Name: p, Hash: plumbing.Hash(b.Hash), Mode: filemode.Regular, Size: uint32(b.Size)}
 	}
@@ -71,16 +76,60 @@ func stageInto(idx *index.Index, files map[string]Blob, remove []string) {
 	}
 }
 
+// entryFinder returns a function that finds the first entry of es named
+// p: by binary search when es is in name order (as git writes the
+// index), else through a map of every name.
+func entryFinder(es []*index.Entry) func(p string) *index.Entry {
+	if slices.IsSortedFunc(es, byEntryName) {
+		return func(p string) *index.Entry {
+			i, ok := slices.BinarySearchFunc(es, p, func(e *index.Entry, p string) int { return strings.Compare(e.Name, p) })
+			if !ok {
+				return nil
+			}
+			return es[i]
+		}
+	}
+	byName := make(map[string]*index.Entry, len(es))
+	for _, e := range es {
+		if _, ok := byName[e.Name]; !ok {
+			byName[e.Name] = e
+		}
+	}
+	return func(p string) *index.Entry { return byName[p] }
+}
+
 // Settle says which index entries a commit speaks for: those of the paths
 // Scope accepts become what HEAD holds (Head) unless the commit writes or
 // removes them. A commit killed between moving its branch and writing the
 // index, or made by an older chunkvc, left entries staged that no commit
 // made, and these must not ride along.
 type Settle struct {
-	Head map[string]Hash // path → HEAD's blob, for every path HEAD has that Scope may accept
+	// Head holds, folder by folder, every path HEAD has that Scope may
+	// accept, with its blob.
+	Head []HeadFiles
 	// Scope reports whether the commit speaks for the entry at path; nil
 	// settles nothing.
 	Scope func(path string) bool
+}
+
+// HeadFiles is what HEAD holds under a folder (a slash path): ListFiles's
+// list of it, by path below Dir in byte order.
+type HeadFiles struct {
+	Dir   string
+	Files []TreeEntry
+}
+
+// find returns HEAD's blob of path p, if s holds it.
+func (s Settle) find(p string) (Hash, bool) {
+	for _, d := range s.Head {
+		if len(p) > len(d.Dir) && p[len(d.Dir)] == '/' && strings.HasPrefix(p, d.Dir) {
+			sub := p[len(d.Dir)+1:]
+			if i, ok := slices.BinarySearchFunc(d.Files, sub, func(e TreeEntry, p string) int { return strings.Compare(e.Path, p) }); ok {
+				return d.Files[i].Hash, true
+			}
+		}
+	}
+	return ZeroHash, false
 }
 
 // Commit stages files (blobs already written) and removals and makes a
@@ -93,34 +142,70 @@ type Settle struct {
 // change, ErrUnmerged for an index with conflicts, and ErrGitLocked when a
 // git holds index.lock.
 func (g *Repo) Commit(msg string, files map[string]Blob, remove []string, s Settle) (Hash, error) {
+	m, err := g.CommitListing(msg, files, remove, s)
+	return m.Hash, err
+}
+
+// Made is a commit CommitListing made: its hash, its tree's, and the
+// files its tree holds under each folder it was asked to list.
+type Made struct {
+	Hash, Tree Hash
+	// Lists holds, for each folder asked for, what ListFiles gives for
+	// it: the files under it, by path below it, in byte order.
+	Lists [][]TreeEntry
+}
+
+// CommitListing is Commit, which also returns what the new tree holds
+// under each of dirs (slash paths), from the index the tree was written
+// from: no tree is read back.
+func (g *Repo) CommitListing(msg string, files map[string]Blob, remove []string, s Settle, dirs ...string) (Made, error) {
 	sig, err := g.signature()
 	if err != nil {
-		return ZeroHash, err
+		return Made{}, err
 	}
 	lk, err := g.lockIndex()
 	if err != nil {
-		return ZeroHash, err
+		return Made{}, err
 	}
 	defer lk.abort()
 	idx, err := g.index()
 	if err != nil {
-		return ZeroHash, fmt.Errorf("read git index: %w", err)
+		return Made{}, fmt.Errorf("read git index: %w", err)
 	}
 	if err := g.settle(idx, files, remove, s); err != nil {
-		return ZeroHash, err
+		return Made{}, err
 	}
 	stageInto(idx, files, remove)
-	h, err := g.commitIndex(idx, msg, sig)
+	m, es, err := g.commitIndex(idx, msg, sig)
 	if errors.Is(err, ErrNothingToCommit) {
-		return ZeroHash, err
+		return Made{}, err
 	}
 	if err != nil {
-		return ZeroHash, fmt.Errorf("git commit: %w", err)
+		return Made{}, fmt.Errorf("git commit: %w", err)
+	}
+	for _, d := range dirs {
+		m.Lists = append(m.Lists, filesUnder(es, d))
 	}
 	if err := lk.commit(idx); err != nil {
-		return h, fmt.Errorf("commit %s made, but writing the git index failed (git reset rebuilds it): %w", h, err)
+		return m, fmt.Errorf("commit %s made, but writing the git index failed (git reset rebuilds it): %w", m.Hash, err)
 	}
-	return h, nil
+	return m, nil
+}
+
+// filesUnder returns the files (as a tree lists them: not a submodule)
+// of es, index entries sorted by name, under folder dir, by path below it.
+func filesUnder(es []*index.Entry, dir string) []TreeEntry {
+	prefix := dir + "/"
+	byName := func(e *index.Entry, p string) int { return strings.Compare(e.Name, p) }
+	i, _ := slices.BinarySearchFunc(es, prefix, byName)
+	end, _ := slices.BinarySearchFunc(es, dir+"0", byName) // '0' follows '/'
+	out := make([]TreeEntry, 0, end-i)
+	for _, e := range es[i:end] {
+		if kindOf(uint32(e.Mode)) == kindFile {
+			out = append(out, TreeEntry{e.Name[len(prefix):], Hash(e.Hash)})
+		}
+	}
+	return out
 }
 
 // settle sets the index entries in s's scope that files and remove do
@@ -143,7 +228,7 @@ func (g *Repo) settle(idx *index.Index, files map[string]Blob, remove []string, 
 		if _, ok := files[p]; ok {
 			return false
 		}
-		h, ok := s.Head[p]
+		h, ok := s.find(p)
 		if !ok {
 			return true // staged by a commit that was never made
 		}
@@ -162,23 +247,54 @@ func (g *Repo) settle(idx *index.Index, files map[string]Blob, remove []string, 
 	}
 	// And HEAD's entries the index lacks: a commit killed after it moved
 	// the branch and before it wrote the index left the one before.
-	in := make(map[string]bool, len(idx.Entries))
-	for _, e := range idx.Entries {
-		in[e.Name] = true
-	}
-	for p, h := range s.Head {
-		if in[p] || gone[p] || !s.Scope(p) {
-			continue
+	for _, d := range s.Head {
+		for _, f := range missing(idx.Entries, d) {
+			p := d.Dir + "/" + f.Path
+			if gone[p] || !s.Scope(p) {
+				continue
+			}
+			if _, ok := files[p]; ok {
+				continue
+			}
+			size, err := g.blobSize(f.Hash)
+			if err != nil {
+				return fmt.Errorf("manifest %s: %w", p, err)
+			}
+			e := idx.Add(p)
+			*e = index.Entry{Name: p, Hash: plumbing.Hash(f.Hash), Mode: filemode.Regular, Size: uint32(size)}
 		}
-		if _, ok := files[p]; ok {
-			continue
-		}
-		size, err := g.blobSize(h)
-		if err != nil {
-			return fmt.Errorf("manifest %s: %w", p, err)
-		}
-		e := idx.Add(p)
-		*e = index.Entry{Name: p, Hash: plumbing.Hash(h), Mode: filemode.Regular, Size: uint32(size)}
 	}
 	return nil
+}
+
+// missing returns the files of d that no entry of es has. es in name order
+// (as git writes the index) is walked beside d's files; otherwise its
+// names are put in a set.
+func missing(es []*index.Entry, d HeadFiles) []TreeEntry {
+	var out []TreeEntry
+	prefix := d.Dir + "/"
+	if !slices.IsSortedFunc(es, byEntryName) {
+		in := make(map[string]bool, len(es))
+		for _, e := range es {
+			in[e.Name] = true
+		}
+		for _, f := range d.Files {
+			if !in[prefix+f.Path] {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	byName := func(e *index.Entry, p string) int { return strings.Compare(e.Name, p) }
+	i, _ := slices.BinarySearchFunc(es, prefix, byName)
+	end, _ := slices.BinarySearchFunc(es, d.Dir+"0", byName) // '0' follows '/'
+	for _, f := range d.Files {
+		for i < end && es[i].Name[len(prefix):] < f.Path {
+			i++
+		}
+		if i == end || es[i].Name[len(prefix):] != f.Path {
+			out = append(out, f)
+		}
+	}
+	return out
 }

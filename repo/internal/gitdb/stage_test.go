@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -83,21 +84,40 @@ func TestCommitSettlesIndex(t *testing.T) {
 	if err := g.PutBlob(d, []byte("d\n")); err != nil {
 		t.Fatal(err)
 	}
-	s := Settle{Head: map[string]Hash{}, Scope: func(p string) bool { return strings.HasPrefix(p, "m/") }}
+	var inM []TreeEntry
 	for p, h := range head {
-		if strings.HasPrefix(p, "m/") {
-			s.Head[p], _ = ParseHash(h)
+		if sub, ok := strings.CutPrefix(p, "m/"); ok {
+			e := TreeEntry{Path: sub}
+			e.Hash, _ = ParseHash(h)
+			inM = append(inM, e)
 		}
 	}
-	h, err := g.Commit("settled", map[string]Blob{"m/d": d}, []string{"m/gone"}, s)
+	slices.SortFunc(inM, func(a, b TreeEntry) int { return strings.Compare(a.Path, b.Path) })
+	s := Settle{Head: []HeadFiles{{Dir: "m", Files: inM}}, Scope: func(p string) bool { return strings.HasPrefix(p, "m/") }}
+	made, err := g.CommitListing("settled", map[string]Blob{"m/d": d, "m/0/e": d}, []string{"m/gone"}, s, "m", "none")
 	if err != nil {
 		t.Fatal(err)
+	}
+	h := made.Hash
+	// Its listing is what the tree written holds, in byte order: a
+	// folder's files before the files of the folders in it is not that.
+	for i, dir := range []string{"m", "none"} {
+		read, err := g.ListFiles(made.Tree, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(made.Lists[i], read) || !slices.IsSortedFunc(read, func(a, b TreeEntry) int { return strings.Compare(a.Path, b.Path) }) {
+			t.Errorf("%s: CommitListing lists %v, the tree holds %v", dir, made.Lists[i], read)
+		}
+	}
+	if n := len(made.Lists[0]); n != 4 || made.Lists[0][0].Path != "0/e" {
+		t.Errorf("m lists %v, want 0/e, a, b, d", made.Lists[0])
 	}
 	if got := git(t, dir, "rev-parse", "HEAD"); got != h.String() {
 		t.Fatalf("HEAD at %s, committed %s", got, h)
 	}
 	got := lsTree(t, dir, "HEAD")
-	want := map[string]string{"m/a": head["m/a"], "m/b": head["m/b"], "m/d": d.Hash.String(), "x": hashObject(t, dir, "x2\n")}
+	want := map[string]string{"m/a": head["m/a"], "m/b": head["m/b"], "m/d": d.Hash.String(), "m/0/e": d.Hash.String(), "x": hashObject(t, dir, "x2\n")}
 	if len(got) != len(want) {
 		t.Errorf("HEAD holds %v, want %v", got, want)
 	}

@@ -26,6 +26,9 @@
 //     2 s elsewhere. An entry is racy while mtime + window >= hashed.
 //   - lazy: a tracked file deliberately not materialised (clone --lazy,
 //     checkout --bbox outside the box); its absence is not a deletion.
+//   - listing: the files a Git tree holds under some folders (HEAD's
+//     manifests), saved beside the cache for one tree, keyed by its
+//     hash (LoadListing, SaveListing; listing.go gives the format).
 //   - multigrain timestamps: Linux 6.13+ on ext4, xfs, btrfs and tmpfs
 //     give a change after a stat a new time (TimesMoveAfterStat), so an
 //     entry whose stat followed chunkvc's own last write need not wait

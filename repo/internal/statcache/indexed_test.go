@@ -2,13 +2,19 @@ package statcache
 
 import (
 	"bytes"
+	"encoding/binary"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"sort"
 	"testing"
+	"time"
 
+	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
@@ -38,7 +44,11 @@ func TestLoadIndexedIsLoad(t *testing.T) {
 	sort.Strings(paths)
 	same := func(when string) {
 		t.Helper()
-		for _, p := range append(paths, "not/there") {
+		// In path order (found where the last one ended), then in an
+		// order of their own (searched for).
+		shuffled := slices.Clone(paths)
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		for _, p := range slices.Concat(paths, []string{"not/there", ""}, shuffled) {
 			st := want[p].Stat
 			e1, ok1 := eager.Lookup(p, st)
 			e2, ok2 := lazy.Lookup(p, st)
@@ -62,6 +72,13 @@ func TestLoadIndexedIsLoad(t *testing.T) {
 		eager.Put(p, e)
 		lazy.Put(p, e)
 	}
+	// New paths: before the first, between two, after the last.
+	for _, p := range []string{"", paths[100] + "\x00", "\xff"} {
+		eager.Put(p, want[paths[7]])
+		lazy.Put(p, want[paths[7]])
+	}
+	eager.Drop(paths[len(paths)-1])
+	lazy.Drop(paths[len(paths)-1])
 	eager.Drop(paths[1]) // put, then dropped
 	lazy.Drop(paths[1])
 	eager.Put(paths[2], want[paths[3]]) // dropped, then put
@@ -101,6 +118,63 @@ func TestLoadIndexedIsLoad(t *testing.T) {
 		}
 		if c := LoadIndexed(git, root); c.idx != nil || len(c.Entries) != 0 {
 			t.Errorf("a damaged cache gave entries")
+		}
+	}
+}
+
+// A file whose entries are not in path order (encode never writes one) is
+// read whole: its entries are found all the same.
+func TestLoadIndexedUnsorted(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git", "chunkvc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := confine.New(filepath.Join(root, ".git"), ".git")
+	want := randomEntries(rand.New(rand.NewSource(7)), 50)
+	paths := slices.Sorted(maps.Keys(want))
+	slices.Reverse(paths)
+	b := binary.AppendUvarint([]byte(statCacheMagic), uint64(len(paths)))
+	for _, p := range paths {
+		b = appendEntry(b, p, want[p])
+	}
+	sum := hashing.Sum(b)
+	if err := os.WriteFile(filepath.Join(root, ".git", "chunkvc", "statcache"), append(b, sum[:]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := LoadIndexed(git, root)
+	for _, p := range slices.Concat(paths, slices.Sorted(maps.Keys(want))) {
+		if e, ok := c.Last(p); !ok || e != want[p] {
+			t.Fatalf("%s: %v %v, want %v", p, e, ok, want[p])
+		}
+	}
+}
+
+// What a cache hands out stays readable once the cache is gone, and with
+// it the mapping of its file.
+func TestLoadIndexedOutlived(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git", "chunkvc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := confine.New(filepath.Join(root, ".git"), ".git")
+	want := randomEntries(rand.New(rand.NewSource(8)), 20)
+	if err := (&Cache{Entries: want, t: git}).Save(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Entry{}
+	func() {
+		c := LoadIndexed(git, root)
+		for p := range want {
+			got[p], _ = c.Last(p)
+		}
+	}()
+	for range 5 {
+		runtime.GC() // runs the cleanup that unmaps the file
+		time.Sleep(10 * time.Millisecond)
+	}
+	for p, e := range want {
+		if got[p].Manifest != e.Manifest || got[p] != e {
+			t.Fatalf("%s: %v, want %v", p, got[p], e)
 		}
 	}
 }

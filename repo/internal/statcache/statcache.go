@@ -72,11 +72,14 @@ type Cache struct {
 
 	// An indexed cache leaves the file's entries in the file's bytes
 	// (body, whose paths and manifests it hands out as substrings),
-	// found by path through idx (the offset of the entry's fields), until
-	// Save needs them all; gone holds the paths dropped since.
-	body string
-	idx  map[string]int32
-	gone map[string]bool
+	// found by path through idx (where each entry begins, in path order)
+	// until Save needs them all; next is the entry after the last one
+	// found, gone holds the paths dropped since.
+	body   string
+	mapped bool // body is a mapping of the file (mapFile)
+	idx    []int32
+	next   int
+	gone   map[string]bool
 }
 
 const statCacheRel = "chunkvc/statcache"
@@ -113,14 +116,31 @@ func (c *Cache) Lookup(p string, st Stat) (Entry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.get(p)
+	if !ok || !c.trusted(e, st) {
+		return Entry{}, false
+	}
+	return e, true
+}
+
+// trusted reports whether e, an entry of c, holds for a file of stat st:
+// the same stat, and not racy.
+func (c *Cache) trusted(e Entry, st Stat) bool {
 	w := c.window
 	if w == 0 {
 		w = racyWindow
 	}
-	if !ok || e.Stat != st || e.Mtime+w >= e.Hashed {
-		return Entry{}, false
-	}
-	return e, true
+	return e.Stat == st && e.Mtime+w < e.Hashed
+}
+
+// Unchanged reports whether Lookup(p, st) finds an entry that records h
+// as the manifest of its bytes: the file of stat st holds what h
+// describes. It copies nothing out of the cache (status asks it of
+// every tracked file).
+func (c *Cache) Unchanged(p string, st Stat, h gitdb.Hash) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.borrow(p)
+	return ok && c.trusted(e, st) && e.DescribedBy(h)
 }
 
 // LayoutOf returns p's entry, for the layout of p's bytes, when st still
@@ -404,6 +424,6 @@ func (e Entry) DescribedBy(h gitdb.Hash) bool {
 func (c *Cache) IsLazy(p string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, _ := c.get(p)
+	e, _ := c.borrow(p)
 	return e.Lazy
 }

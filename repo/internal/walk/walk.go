@@ -58,7 +58,11 @@ func Files(root string, rules Rules) ([]string, error) {
 	if w.err != nil {
 		return nil, w.err
 	}
-	var out []string
+	n := 0
+	for _, f := range w.found {
+		n += len(f)
+	}
+	out := make([]string, 0, n)
 	for _, f := range w.found {
 		out = append(out, f...)
 	}
@@ -82,6 +86,7 @@ type treeWalk struct {
 
 // work reads queued folders until every folder is read.
 func (w *treeWalk) work() {
+	var buf []byte // readDir's, reused
 	for {
 		w.mu.Lock()
 		for len(w.queue) == 0 && !w.done {
@@ -96,7 +101,7 @@ func (w *treeWalk) work() {
 		failed := w.err != nil
 		w.mu.Unlock()
 		if !failed {
-			files, subdirs, err := w.readDir(d)
+			files, subdirs, err := w.readDir(d, &buf)
 			w.mu.Lock()
 			if err != nil && w.err == nil {
 				w.err = err
@@ -111,40 +116,6 @@ func (w *treeWalk) work() {
 		}
 		w.dirs.Done()
 	}
-}
-
-// readDir returns the kept files and the folders to walk of folder d.
-func (w *treeWalk) readDir(d string) (files, subdirs []string, err error) {
-	f, err := os.Open(filepath.Join(w.root, filepath.FromSlash(d)))
-	if err != nil {
-		return nil, nil, err
-	}
-	entries, err := f.ReadDir(-1)
-	_ = f.Close() // read only: nothing to lose
-	if err != nil {
-		return nil, nil, err
-	}
-	prefix := ""
-	if d != "" {
-		prefix = d + "/"
-		for _, e := range entries {
-			if e.Name() == ".git" {
-				return nil, nil, nil // a nested repository is not ours
-			}
-		}
-	}
-	for _, e := range entries {
-		rel := prefix + e.Name()
-		switch t := e.Type(); {
-		case t.IsDir():
-			if w.rules.Descend(rel) {
-				subdirs = append(subdirs, rel)
-			}
-		case t.IsRegular() && w.rules.Keep(rel, e.Name()):
-			files = append(files, rel)
-		}
-	}
-	return files, subdirs, nil
 }
 
 // Stat stats the files paths (slash paths relative to root), several
