@@ -105,6 +105,12 @@ var v3Types = map[string]DType{
 func ParseV3DataType(raw json.RawMessage) (DType, error) {
 	var s string
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &s); err != nil {
+		var ext struct { // an extension type: {"name": "optional", "configuration": ...}
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &ext) == nil && ext.Name != "" {
+			return DType{}, unsupported("data type", ext.Name)
+		}
 		return DType{}, unsupported("data type", short(raw))
 	}
 	if d, ok := v3Types[s]; ok {
