@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 
@@ -27,18 +26,6 @@ func readAll(name string, r io.Reader, limit int) ([]byte, error) {
 	return b, nil
 }
 
-// readExact fills dst from r and requires r to end there.
-func readExact(name string, r io.Reader, dst []byte) error {
-	if _, err := io.ReadFull(r, dst); err != nil {
-		return corruptf("%s: %v", name, err)
-	}
-	var one [1]byte
-	if n, err := r.Read(one[:]); n > 0 || (err != nil && !errors.Is(err, io.EOF)) {
-		return corruptf("%s: more than the %d bytes expected", name, len(dst))
-	}
-	return nil
-}
-
 // inflate decodes a zlib (RFC 1950) stream.
 func inflate(src []byte, limit int) ([]byte, error) {
 	r, err := zlib.NewReader(bytes.NewReader(src))
@@ -55,8 +42,11 @@ func gunzip(src []byte, limit int) ([]byte, error) {
 	if err != nil {
 		return nil, corruptf("gzip: %v", err)
 	}
-	defer r.Close()
-	return readAll("gzip", r, limit)
+	b, err := readAll("gzip", r, limit)
+	if cerr := r.Close(); err == nil && cerr != nil {
+		return nil, corruptf("gzip: %v", cerr)
+	}
+	return b, err
 }
 
 // bunzip decodes a bzip2 stream.

@@ -68,19 +68,23 @@ func TestBloscRefuses(t *testing.T) {
 		return func(b []byte) []byte { binary.LittleEndian.PutUint32(b[off:], v); return b }
 	}
 	cases := map[string][]byte{
-		"short":              good[:10],
-		"version 0":          edit(func(b []byte) []byte { b[0] = 0; return b }),
-		"typesize 0":         edit(func(b []byte) []byte { b[3] = 0; return b }),
-		"nbytes over cap":    edit(put(4, MaxDecoded+1)),
-		"nbytes over limit":  edit(put(4, 1<<20)),
-		"cbytes past end":    edit(put(12, uint32(len(good)+1))),
-		"cbytes in header":   edit(put(12, 8)),
-		"blocksize 0":        edit(put(8, 0)),
-		"block offset":       edit(put(16, 3)),
-		"block offset end":   edit(put(16, uint32(len(good)))),
-		"stream length":      edit(put(16+4*5, 1<<30)),
-		"stream negative":    edit(put(16+4*5, 0xffffffff)),
-		"truncated":          edit(func(b []byte) []byte { b = b[:len(b)-5]; binary.LittleEndian.PutUint32(b[12:], uint32(len(b))); return b }),
+		"short":             good[:10],
+		"version 0":         edit(func(b []byte) []byte { b[0] = 0; return b }),
+		"typesize 0":        edit(func(b []byte) []byte { b[3] = 0; return b }),
+		"nbytes over cap":   edit(put(4, MaxDecoded+1)),
+		"nbytes over limit": edit(put(4, 1<<20)),
+		"cbytes past end":   edit(put(12, uint32(len(good)+1))),
+		"cbytes in header":  edit(put(12, 8)),
+		"blocksize 0":       edit(put(8, 0)),
+		"block offset":      edit(put(16, 3)),
+		"block offset end":  edit(put(16, uint32(len(good)))),
+		"stream length":     edit(put(16+4*5, 1<<30)),
+		"stream negative":   edit(put(16+4*5, 0xffffffff)),
+		"truncated": edit(func(b []byte) []byte {
+			b = b[:len(b)-5]
+			binary.LittleEndian.PutUint32(b[12:], uint32(len(b)))
+			return b
+		}),
 		"both shuffles":      edit(func(b []byte) []byte { b[2] |= bloscBitShuffle; return b }),
 		"memcpyed too short": edit(func(b []byte) []byte { b[2] |= bloscMemcpyed; return b }),
 		"codec 6":            edit(func(b []byte) []byte { b[2] |= 6 << 5; return b }),
