@@ -92,3 +92,27 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+// BenchmarkBloscUnshuffle reads an 8 MiB chunk of raw streams: the
+// reader and the byte and bit unshuffles, without a codec. MB/s are
+// decoded bytes.
+func BenchmarkBloscUnshuffle(b *testing.B) {
+	data := make([]byte, 8<<20)
+	for i := range data {
+		data[i] = byte(i * 2654435761 >> 13)
+	}
+	for _, s := range []struct {
+		name string
+		flag byte
+	}{{"byte", bloscShuffle}, {"bit", bloscBitShuffle}} {
+		chunk := bloscRaw(data, 8, 256<<10, s.flag)
+		b.Run(s.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := DecodeBlosc(chunk, MaxDecoded); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

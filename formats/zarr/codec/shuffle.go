@@ -28,23 +28,32 @@ func bitunshuffle(dst, src []byte, typesize int) {
 		return
 	}
 	row := n / 8
-	whole := n * typesize
-	clear(dst[:whole])
+	// For byte j of elements 8b..8b+7: gather byte b of rows j*8..j*8+7
+	// (row k in byte k of x), transpose that 8x8 bit matrix, and byte t
+	// of the result is byte j of element 8b+t.
 	for j := 0; j < typesize; j++ {
-		for k := 0; k < 8; k++ {
-			bits := src[(j*8+k)*row : (j*8+k+1)*row]
-			mask := byte(1) << k
-			for b, v := range bits {
-				if v == 0 {
-					continue
-				}
-				for t := 0; t < 8; t++ {
-					if v&(1<<t) != 0 {
-						dst[(b*8+t)*typesize+j] |= mask
-					}
-				}
+		rows := src[j*8*row : (j+1)*8*row]
+		for b := 0; b < row; b++ {
+			var x uint64
+			for k := 0; k < 8; k++ {
+				x |= uint64(rows[k*row+b]) << (8 * k)
+			}
+			x = transpose8(x)
+			for t := 0; t < 8; t++ {
+				dst[(8*b+t)*typesize+j] = byte(x >> (8 * t))
 			}
 		}
 	}
-	copy(dst[whole:], src[whole:])
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// transpose8 transposes the 8x8 bit matrix whose bit 8r+c is row r,
+// column c: three rounds that swap ever larger off-diagonal blocks.
+func transpose8(x uint64) uint64 {
+	t := (x ^ (x >> 7)) & 0x00AA00AA00AA00AA
+	x ^= t ^ (t << 7)
+	t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCC
+	x ^= t ^ (t << 14)
+	t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0
+	return x ^ t ^ (t << 28)
 }
