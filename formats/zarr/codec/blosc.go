@@ -3,6 +3,8 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Blosc (version 1 format) chunk layout, all integers little endian:
@@ -114,6 +116,7 @@ func DecodeBlosc(src []byte, limit int) ([]byte, error) {
 		return nil, corruptf("blosc: %d block offsets do not fit in %d bytes", nblocks, h.CBytes)
 	}
 	d := &bloscDecoder{h: h, src: src, tmp: make([]byte, min(h.BlockSize, h.NBytes))}
+	defer d.close()
 	for j := 0; j < nblocks; j++ {
 		start := int(binary.LittleEndian.Uint32(src[bloscHeaderLen+4*j:]))
 		if start < first || start >= h.CBytes {
@@ -133,6 +136,13 @@ type bloscDecoder struct {
 	h   BloscHeader
 	src []byte
 	tmp []byte // one block before unshuffling
+	zd  *zstd.Decoder
+}
+
+func (d *bloscDecoder) close() {
+	if d.zd != nil {
+		d.zd.Close()
+	}
 }
 
 // block decodes the block at offset start into dst.
@@ -197,7 +207,14 @@ func (d *bloscDecoder) stream(dst, src []byte) error {
 		b, err := inflate(src, len(dst))
 		return fill(dst, b, err)
 	default:
-		b, err := unzstd(src, len(dst))
+		if d.zd == nil { // one decoder for all the chunk's streams
+			zd, err := newZstd(len(d.tmp))
+			if err != nil {
+				return err
+			}
+			d.zd = zd
+		}
+		b, err := zstdWith(d.zd, src, len(dst))
 		return fill(dst, b, err)
 	}
 }

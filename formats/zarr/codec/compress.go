@@ -59,13 +59,27 @@ func bunzip(src []byte, limit int) ([]byte, error) {
 // window as at least 1 KiB, and writers may declare windows larger than
 // their content.
 func unzstd(src []byte, limit int) ([]byte, error) {
+	d, err := newZstd(limit)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return zstdWith(d, src, limit)
+}
+
+// newZstd is a decoder whose memory is bounded by limit (see unzstd).
+func newZstd(limit int) (*zstd.Decoder, error) {
 	bound := uint64(max(limit, 1<<20))
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
 		zstd.WithDecoderMaxMemory(bound), zstd.WithDecoderMaxWindow(bound))
 	if err != nil {
 		return nil, fmt.Errorf("zstd: %w", err)
 	}
-	defer d.Close()
+	return d, nil
+}
+
+// zstdWith decodes src with d, refusing more than limit bytes.
+func zstdWith(d *zstd.Decoder, src []byte, limit int) ([]byte, error) {
 	out, err := d.DecodeAll(src, nil)
 	if err != nil {
 		return nil, corruptf("zstd: %v", err)
