@@ -1,8 +1,9 @@
 # Writes Blosc chunks made by numcodecs (the C library zarr-python uses)
 # with the raw bytes they hold, for codec's TestBloscMatrix: every
-# internal codec x shuffle x typesize x size, compressible and not.
+# internal codec x shuffle x typesize x size, compressible and not, and
+# byte counts that are no multiple of the typesize or the block size.
 # Usage: blosc_matrix.py OUTDIR
-import json, os, sys
+import ctypes, ctypes.util, json, os, sys
 import numpy as np
 from numcodecs import blosc
 
@@ -50,5 +51,28 @@ for cname in blosc.list_compressors():
                         with open(os.path.join(out, name + ".raw"), "wb") as f:
                             f.write(raw)
                         cases.append(name)
+# Byte counts that are no multiple of the typesize: numcodecs always
+# passes whole elements, so call the same C library directly.
+lib = ctypes.CDLL(ctypes.util.find_library("blosc") or "libblosc.so.1")
+lib.blosc_init()
+for cname in blosc.list_compressors():
+    lib.blosc_set_compressor(cname.encode())
+    for shuffle in (0, 1, 2):
+        for ts in (4, 8):
+            for nbytes, bs in ((1001, 0), (4099 * 8 + 5, 0), (70001 * 4 + 3, 0), (70001 * 4 + 3, 4096)):
+                raw = data("smooth", 1, nbytes)
+                lib.blosc_set_blocksize(ctypes.c_size_t(bs))
+                dest = ctypes.create_string_buffer(nbytes + 16)
+                n = lib.blosc_compress(5, shuffle, ctypes.c_size_t(ts), ctypes.c_size_t(nbytes), raw,
+                                       dest, ctypes.c_size_t(nbytes + 16))
+                if n <= 0:
+                    sys.exit("blosc_compress: %d" % n)
+                name = "%s-s%d-t%d-b%d-odd%d" % (cname, shuffle, ts, bs, nbytes)
+                with open(os.path.join(out, name + ".enc"), "wb") as f:
+                    f.write(dest.raw[:n])
+                with open(os.path.join(out, name + ".raw"), "wb") as f:
+                    f.write(raw)
+                cases.append(name)
+lib.blosc_set_blocksize(ctypes.c_size_t(0))
 with open(os.path.join(out, "cases.json"), "w") as f:
     json.dump({"cases": cases, "cnames": blosc.list_compressors()}, f)
