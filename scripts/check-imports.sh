@@ -20,6 +20,8 @@
 #                                internal/progress
 #   diffscan                     diff, formats, manifest, hashing, gitdb,
 #                                reach, statcache
+# formats/zarr/codec imports no chunkvc package and formats/zarr/georef
+# only geom: formats/zarr builds on both.
 # only store/s3 imports minio-go, only the gdal build-tagged package
 # imports godal, and parquet-go is for tests, pqgen and scripts only.
 #
@@ -48,6 +50,8 @@ while read -r pkg imports; do
         store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress || $irel == internal/writeback ]] || bad="store may import only hashing and the leaf helpers" ;;
         diff) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="diff may import only manifest, formats, geom and hashing" ;;
         internal/diffview) [[ $irel != repo && $irel != repo/* && $irel != cmd/* ]] || bad="diffview may not import repo" ;;
+        formats/zarr/codec) bad="formats/zarr/codec imports no chunkvc package" ;;
+        formats/zarr/georef) [[ $irel == geom ]] || bad="formats/zarr/georef may import only geom" ;;
         formats|formats/*) [[ $irel == hashing || $irel == geom || $irel == formats || $irel == formats/* ]] || bad="formats may import only hashing and geom" ;;
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
         repo/internal/confine|repo/internal/pattern|repo/internal/fileio) bad="$rel is a leaf" ;;
