@@ -78,10 +78,10 @@ json.dump(report, sys.stdout)
 `
 
 type pyArray struct {
-	Path   string  `json:"path"`
-	Shape  []int64 `json:"shape"`
-	Chunks []int64 `json:"chunks"`
-	Order  string  `json:"order"`
+	Path   string               `json:"path"`
+	Shape  []int64              `json:"shape"`
+	Chunks []int64              `json:"chunks"`
+	Order  string               `json:"order"`
 	Keys   [][2]json.RawMessage `json:"keys"`
 }
 
