@@ -80,14 +80,16 @@ type Store struct {
 }
 
 // Detect reports whether the directory fsys is the root of a zarr store:
-// it holds a regular file named .zgroup, .zarray or zarr.json.
+// it holds a regular file (not a link) named .zgroup, .zarray or zarr.json.
 func Detect(fsys fs.FS) bool {
-	for _, n := range []string{ZGroup, ZArray, ZarrJSON} {
-		if fi, err := fs.Stat(fsys, n); err == nil && fi.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
+	entries, err := fs.ReadDir(fsys, ".")
+	return err == nil && (regular(entries, ZGroup) || regular(entries, ZArray) || regular(entries, ZarrJSON))
+}
+
+// regular reports whether entries hold a regular file named name.
+func regular(entries []fs.DirEntry, name string) bool {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].Name() >= name })
+	return i < len(entries) && entries[i].Name() == name && entries[i].Type().IsRegular()
 }
 
 // ScanDir opens dir as an os.Root (so no path escapes it) and scans it.
@@ -121,14 +123,22 @@ func Scan(fsys fs.FS) (*Store, []File, error) {
 // RoleOther. A file belongs to the nearest node above it. An error from fn
 // stops the walk and is returned.
 func Walk(fsys fs.FS, fn func(f *File) error) (*Store, error) {
-	if !Detect(fsys) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("zarr store: %w", err)
+	}
+	if !regular(entries, ZGroup) && !regular(entries, ZArray) && !regular(entries, ZarrJSON) {
 		return nil, ErrNotStore
 	}
 	w := &walker{fsys: fsys, fn: fn, st: &Store{}}
-	if data, ok, err := w.readMeta(ZarrJSON); err != nil {
-		return nil, err
-	} else if ok && IsDraftV3(data) {
-		w.st.Unsupported = "zarr.json is the pre-release v3 layout (meta/root/...), which chunkvc does not read"
+	if regular(entries, ZarrJSON) {
+		data, _, err := w.readMeta(ZarrJSON)
+		if err != nil {
+			return nil, err
+		}
+		if IsDraftV3(data) {
+			w.st.Unsupported = "zarr.json is the pre-release v3 layout (meta/root/...), which chunkvc does not read"
+		}
 	}
 	if err := w.dir(".", nil); err != nil {
 		return nil, err
