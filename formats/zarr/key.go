@@ -14,9 +14,9 @@ import (
 // array, and about chunk coordinates that have no key.
 var ErrKey = errors.New("not a zarr chunk key")
 
-// maxDigits bounds a coordinate's decimal spelling (2^53 has 16 digits), so
-// parsing never overflows.
-const maxDigits = 16
+// maxDigits bounds a coordinate's decimal spelling so parsing never
+// overflows: KeyGrid sides stay under 2^54, 17 digits.
+const maxDigits = 17
 
 // KeyGrid is the grid chunkvc keys an array's chunks by: its chunk grid,
 // or for a sharded array the grid of inner chunks (shards × PerShard).

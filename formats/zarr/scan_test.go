@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,7 +14,7 @@ import (
 const smallZArray = `{"zarr_format": 2, "shape": [4, 4], "chunks": [2, 2], "dtype": "<i2", "compressor": null, "fill_value": 0, "order": "C", "filters": null}`
 
 // writeTree writes files (store path → content) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
+func writeTree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for p, data := range files {
 		full := filepath.Join(dir, filepath.FromSlash(p))
@@ -148,5 +149,33 @@ func TestWalkStops(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || n != 1 {
 		t.Errorf("err %v after %d calls", err, n)
+	}
+}
+
+// BenchmarkWalk walks a v2 store of 100×200 chunk files in nested
+// directories (dimension_separator "/"); ns/op is per store.
+func BenchmarkWalk(b *testing.B) {
+	dir := b.TempDir()
+	files := map[string]string{
+		".zgroup":     `{"zarr_format": 2}`,
+		"t2m/.zarray": strings.Replace(strings.Replace(smallZArray, `[4, 4]`, `[100, 200]`, 1), `"chunks": [2, 2]`, `"chunks": [1, 1], "dimension_separator": "/"`, 1),
+	}
+	for i := 0; i < 100; i++ {
+		for j := 0; j < 200; j++ {
+			files["t2m/"+strconv.Itoa(i)+"/"+strconv.Itoa(j)] = "c"
+		}
+	}
+	writeTree(b, dir, files)
+	b.ResetTimer()
+	for b.Loop() {
+		n := 0
+		if _, err := Walk(os.DirFS(dir), func(f *File) error {
+			if f.Role == RoleChunk {
+				n++
+			}
+			return nil
+		}); err != nil || n != 20000 {
+			b.Fatalf("%d chunks, %v", n, err)
+		}
 	}
 }
