@@ -218,7 +218,7 @@ func KeyPrefix(arrayPath string) string {
 // ParseKey splits a chunkvc chunk key into its array prefix (KeyPrefix)
 // and coordinates; ok is false for a key ChunkKey cannot have made.
 func ParseKey(key string) (prefix string, coords []int64, ok bool) {
-	rest := key
+	var rest string
 	switch i := strings.LastIndex(key, "/c/"); {
 	case key == "c":
 		return "", []int64{}, true

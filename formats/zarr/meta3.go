@@ -174,7 +174,7 @@ func v3Codec(name string, i int, raw json.RawMessage) (Codec, error) {
 	if isNull(c.Config) {
 		c.Config = nil
 	}
-	return Codec{Name: c.Name, Config: c.Config}, nil
+	return Codec(c), nil
 }
 
 // Sharding is a v3 sharding_indexed codec that chunkvc reads into: each

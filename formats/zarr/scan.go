@@ -319,7 +319,7 @@ func (w *walker) readMeta(p string) (data []byte, ok bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("zarr store: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: nothing to lose
 	info, err := f.Stat()
 	if err != nil {
 		return nil, false, fmt.Errorf("zarr store: %s: %w", p, err)
