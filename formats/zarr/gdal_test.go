@@ -65,6 +65,7 @@ func TestGDALStores(t *testing.T) {
 			if err := json.Unmarshal([]byte(formattest.Run1(t, "gdalmdiminfo", out)), &info); err != nil {
 				t.Fatal(err)
 			}
+			checkConsolidated(t, files, true)
 			chunks := roles(files)[RoleChunk]
 			checkAgainstGDAL(t, st, info.Arrays, v.sep, chunks)
 		})

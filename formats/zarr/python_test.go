@@ -119,6 +119,7 @@ func TestPythonStores(t *testing.T) {
 			for _, pa := range arrays {
 				checkPyArray(t, st, files, pa)
 			}
+			checkConsolidated(t, files, name != "dot_c.zarr" && name != "slash_f.zarr")
 		})
 	}
 	st, _ := checkStore(t, filepath.Join(dir, "cube.zarr"))
@@ -164,6 +165,40 @@ func checkPyArray(t *testing.T, st *Store, files []File, pa pyArray) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) || len(want) == 0 {
 		t.Errorf("array %q chunks:\n got %q\nwant %q", pa.Path, got, want)
+	}
+}
+
+// checkConsolidated checks that .zmetadata, when the store has one, names
+// exactly the metadata documents the scan found beside it.
+func checkConsolidated(t *testing.T, files []File, want bool) {
+	t.Helper()
+	var docs []string
+	var consolidated map[string]json.RawMessage
+	for _, f := range files {
+		switch {
+		case f.Path == ZMetadata:
+			var err error
+			if consolidated, err = ParseZMetadata(f.Path, f.Data); err != nil {
+				t.Fatal(err)
+			}
+		case f.Role == RoleMeta:
+			docs = append(docs, f.Path)
+		}
+	}
+	if (consolidated != nil) != want {
+		t.Fatalf("consolidated metadata: %v, want %v", consolidated != nil, want)
+	}
+	if consolidated == nil {
+		return
+	}
+	var keys []string
+	for k := range consolidated {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	slices.Sort(docs)
+	if !slices.Equal(keys, docs) {
+		t.Errorf(".zmetadata names %q, the store holds %q", keys, docs)
 	}
 }
 
