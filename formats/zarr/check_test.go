@@ -55,6 +55,7 @@ func checkStore(t *testing.T, dir string) (*Store, []File) {
 			t.Errorf("%s: scans differ at %d: %+v, %+v", dir, i, files[i], again[i])
 		}
 	}
+	checkSummary(t, st)
 	return st, files
 }
 

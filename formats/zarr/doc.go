@@ -35,6 +35,41 @@
 //     overlaps) and Sharding.EncodeIndex is its inverse, so a consumer can
 //     check that an index is derivable from its inner chunks' places by
 //     comparing bytes. Errors wrap ErrShard and name the file.
+//   - Summary: Summary spells a store's manifest summary fields, a pure
+//     function of its metadata: "zarr" (the root's version), "arrays" (how
+//     many arrays were understood) and one "array" field per array in path
+//     order (at most MaxSummaryArrays). ParseSummaryArray reads an "array"
+//     value back and accepts only what ArraySummary.String writes, so the
+//     round trip is exact and a diff reads grids from manifests alone.
+//
+// An "array" summary value is one line of space-separated words:
+//
+//	<prefix> dtype=<d> shape=<s> chunks=<s> [inner=<s>] [dims=<n>] order=<C|F> codecs=<c> fill=<f>
+//
+//	t2m dtype=<f4 shape=365x721x1440 chunks=1x721x1440 dims=time,lat,lon order=C codecs=blosc/lz4/shuffle fill="NaN"
+//	temp dtype=uint16 shape=100x64 chunks=50x32 inner=10x16 order=C codecs=sharding[bytes/le+zstd] fill=0
+//
+// Its words:
+//
+//   - prefix: the array's KeyPrefix, "/" for a root array.
+//   - shape, chunks: decimals joined by "x", "()" for rank 0; chunks is the
+//     grid's chunk (shard) shape; inner, only for a sharded array chunkvc
+//     sees into, the inner chunk shape that its keys follow.
+//   - dims: the dimension names joined by ","; left out when no dimension
+//     has a name.
+//   - dtype: the dtype's JSON string unquoted when it is a plain name
+//     (letters, digits, "<>|=_.:-", not starting with a digit or "-"),
+//     else compact JSON. fill: the fill value's compact JSON.
+//   - codecs: the chain that encodes a chunk, joined by "+" (v2 filters
+//     then compressor; v3 codecs), "none" when empty; each a codec name
+//     plus what most shapes its bytes: blosc/<cname>/<shuffle>,
+//     bytes/<le|be>, transpose/<order joined by ".">, and
+//     sharding[<inner chain>].
+//   - In every word, a byte that is a space or control byte, '%', '#',
+//     invalid UTF-8 (and ',' within a name) is written %XX; a dtype,
+//     fill, codec chain or name list longer than 160 bytes is written "#"
+//     and the first 16 hex digits of its BLAKE3 hash, which still changes
+//     when it does (DimNames then returns nil).
 //
 // Layouts this package reads:
 //

@@ -55,8 +55,10 @@ func FuzzParseMetadata(f *testing.F) {
 	})
 }
 
-// checkCorners checks the first and last chunk of a's grid.
+// checkCorners checks the first and last chunk of a's grid, and that its
+// summary reads back.
 func checkCorners(t *testing.T, a *Array) {
+	checkArraySummary(t, a)
 	grid := a.Grid()
 	for _, g := range grid {
 		if g == 0 {
