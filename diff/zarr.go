@@ -22,9 +22,9 @@ type ZarrArray struct {
 	Array string `json:"array"`
 	// Change is "added", "removed" or "changed" (chunks or metadata).
 	Change Change `json:"change"`
-	// Total is the number of cells of the chunk grid its keys index (the
-	// inner chunk grid when sharded): the new version's, the old one's
-	// when removed.
+	// Total is the number of chunks of the grid its keys index (the inner
+	// chunk grid when sharded) that hold elements of the array: the new
+	// version's, the old one's when removed.
 	Total int64 `json:"total"`
 	// Stored is how many of those chunks the version holds (absent chunks
 	// are the fill value).

@@ -215,3 +215,90 @@ func TestZarrDiffPythonEdits(t *testing.T) {
 		t.Errorf("json %s %v", js, err)
 	}
 }
+
+// zarrManifest is a dataset manifest with the given array summary values
+// and chunk keys, each chunk's content named by its key and seed.
+func zarrManifest(t *testing.T, arrays []string, seeds map[string]string) *manifest.Manifest {
+	t.Helper()
+	m := &manifest.Manifest{Path: "cube.zarr", Format: zarr.Format, FormatVersion: 1,
+		Summary: []manifest.Field{{Name: "zarr", Value: "3"}}}
+	for _, a := range arrays {
+		m.Summary = append(m.Summary, manifest.Field{Name: "array", Value: a})
+	}
+	for k, seed := range seeds {
+		m.Chunks = append(m.Chunks, manifest.Chunk{Key: k, Size: 10, ID: hashing.Sum([]byte(k + seed))})
+	}
+	var err error
+	if m.Chunks, err = manifest.Normalize(m.Chunks); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestZarrDiffGrids covers what the edited stores do not: a sharded
+// array's inner grid past the shape's edge, a chunk cut into pieces, an
+// append that rewrites the old edge chunk, and growth that is not an
+// append.
+func TestZarrDiffGrids(t *testing.T) {
+	const v1 = `temp dtype=uint8 shape=6x12 chunks=4x8 inner=2x4 dims=time,x order=C codecs=sharding[bytes/le] fill=0`
+	const v2 = `temp dtype=uint8 shape=10x12 chunks=4x8 inner=2x4 dims=time,x order=C codecs=sharding[bytes/le] fill=0`
+	old := zarrManifest(t, []string{v1}, map[string]string{
+		"temp/c/0/0": "", "temp/c/1/0": "", "temp/c/2/0@1": "", "temp/c/2/0@2": "", "temp/c/2/3": "",
+	})
+	// Rows 6..9 appended: inner rows 3 and 4 are new, row 2 held the old
+	// edge (rows 4..5 of 6) and is rewritten only if partial; here the
+	// inner chunk side 2 divides 6, so row 2 is untouched.
+	cur := zarrManifest(t, []string{v2}, map[string]string{
+		"temp/c/0/0": "", "temp/c/1/0": "", "temp/c/2/0@1": "", "temp/c/2/0@2": "", "temp/c/2/3": "",
+		"temp/c/3/0": "", "temp/c/3/1": "", "temp/c/4/2@1": "", "temp/c/4/2@2": "",
+	})
+	fd := Compare(old, cur)
+	a := zarrArray(fd, "temp")
+	want := ZarrArray{Array: "temp", Change: ChunkChanged, Total: 15, Stored: 7, Added: 3,
+		ShapeOld: []int64{6, 12}, ShapeNew: []int64{10, 12}, Dims: []ZarrDimRange{
+			{Dim: 0, Name: "time", Chunks: [2]int64{3, 4}, Elements: [2]int64{6, 9}, Appended: true},
+			{Dim: 1, Name: "x", Chunks: [2]int64{0, 2}, Elements: [2]int64{0, 11}}}}
+	if a == nil || !reflect.DeepEqual(*a, want) {
+		t.Fatalf("append\n got %+v\nwant %+v", a, want)
+	}
+	if !slices.Equal(fd.SummaryChanges, []FieldChange{{Name: "array", Old: v1, New: v2}}) {
+		t.Errorf("summary changes %+v", fd.SummaryChanges)
+	}
+
+	// One piece of a cut chunk changes: the chunk counts once; a change
+	// below the old edge makes the growth no append.
+	cur.Chunks[slices.IndexFunc(cur.Chunks, func(c manifest.Chunk) bool { return c.Key == "temp/c/2/0@2" })].ID = hashing.Sum([]byte("edited"))
+	fd = Compare(old, cur)
+	if a := zarrArray(fd, "temp"); a.Changed != 1 || a.Added != 3 || a.Dims[0].Appended || a.Dims[0].Chunks != [2]int64{2, 4} {
+		t.Errorf("edit and growth %+v", a)
+	}
+
+	// An append whose old edge chunk was partial: inner side 4 along time,
+	// old shape 6 (edge chunk 1 holds rows 4..5), new 10.
+	const p1 = `/ dtype=i2 shape=6 chunks=4 dims=time order=C codecs=zstd fill=0`
+	const p2 = `/ dtype=i2 shape=10 chunks=4 dims=time order=C codecs=zstd fill=0`
+	old = zarrManifest(t, []string{p1}, map[string]string{"c/0": "", "c/1": ""})
+	cur = zarrManifest(t, []string{p2}, map[string]string{"c/0": "", "c/1": "more", "c/2": ""})
+	fd = Compare(old, cur)
+	want = ZarrArray{Array: "", Change: ChunkChanged, Total: 3, Stored: 3, Added: 1, Changed: 1,
+		ShapeOld: []int64{6}, ShapeNew: []int64{10}, Dims: []ZarrDimRange{
+			{Dim: 0, Name: "time", Chunks: [2]int64{1, 2}, Elements: [2]int64{4, 9}, Appended: true}}}
+	if a := zarrArray(fd, ""); a == nil || !reflect.DeepEqual(*a, want) {
+		t.Errorf("partial-edge append\n got %+v\nwant %+v", a, want)
+	}
+
+	// An array removed before another that changed: its summary field is
+	// paired with nothing, not with the next array's.
+	const q = `q dtype=i2 shape=4 chunks=4 order=C codecs=zstd fill=0`
+	old = zarrManifest(t, []string{p1, q}, map[string]string{"c/0": "", "q/c/0": ""})
+	cur = zarrManifest(t, []string{strings.Replace(q, "fill=0", "fill=1", 1)}, map[string]string{"q/c/0": "x"})
+	fd = Compare(old, cur)
+	wantChanges := []FieldChange{{Name: "array", Old: p1, New: ""}, {Name: "array", Old: q, New: strings.Replace(q, "fill=0", "fill=1", 1)}}
+	if !reflect.DeepEqual(fd.SummaryChanges, wantChanges) {
+		t.Errorf("summary changes %+v", fd.SummaryChanges)
+	}
+	if got := arrayNames(fd); !slices.Equal(got, []string{":removed", "q:changed"}) ||
+		!slices.Equal(fd.Warnings, []string{"q re-encoded (fill 0 → 1): every chunk changed"}) {
+		t.Errorf("arrays %q warnings %q", got, fd.Warnings)
+	}
+}

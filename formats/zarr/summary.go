@@ -128,11 +128,14 @@ func (s ArraySummary) KeyGrid() []int64 {
 	return g
 }
 
-// GridChunks is the number of cells of KeyGrid, math.MaxInt64 when that
-// does not fit.
+// GridChunks is the number of cells of KeyGrid that hold elements of the
+// array (a sharded array's inner chunks wholly past the shape's edge are
+// never stored and not counted), math.MaxInt64 when that does not fit.
 func (s ArraySummary) GridChunks() int64 {
 	n := int64(1)
-	for _, g := range s.KeyGrid() {
+	kc := s.KeyChunkShape()
+	for i, sh := range s.Shape {
+		g := ceilDiv(sh, kc[i])
 		if g != 0 && n > math.MaxInt64/g {
 			return math.MaxInt64
 		}
