@@ -325,3 +325,59 @@ func zarrName(p string) string {
 	}
 	return p
 }
+
+// Line says in one line what happened to the array, for a review:
+// "t2m: 18 of 90 chunks changed (18 added), time 8..9 appended". Ranges
+// are element indices of the dimensions the change did not span whole.
+func (a ZarrArray) Line() string {
+	name := zarrName(a.Array)
+	switch a.Change {
+	case ChunkAdded:
+		return fmt.Sprintf("%s: added, %s of %s chunks stored", name, thousands(int64(a.Stored)), thousands(a.Total))
+	case ChunkRemoved:
+		return fmt.Sprintf("%s: removed, %s chunks stored", name, thousands(int64(a.Stored)))
+	}
+	n := a.Added + a.Removed + a.Changed
+	s := fmt.Sprintf("%s: %s of %s chunks changed", name, thousands(int64(n)), thousands(a.Total))
+	var kinds []string
+	for _, k := range []struct {
+		n    int
+		what string
+	}{{a.Added, "added"}, {a.Removed, "removed"}} {
+		if k.n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %s", thousands(int64(k.n)), k.what))
+		}
+	}
+	if len(kinds) > 0 {
+		s += " (" + strings.Join(kinds, ", ") + ")"
+	}
+	for _, r := range a.Dims {
+		dim := r.Name
+		if dim == "" {
+			dim = fmt.Sprintf("dim %d", r.Dim)
+		}
+		full := len(a.ShapeNew) > r.Dim && r.Elements == [2]int64{0, a.ShapeNew[r.Dim] - 1}
+		switch {
+		case r.Appended:
+			s += fmt.Sprintf(", %s %d..%d appended", dim, r.Elements[0], r.Elements[1])
+		case !full:
+			s += fmt.Sprintf(", %s %d..%d", dim, r.Elements[0], r.Elements[1])
+		}
+	}
+	if len(a.Drift) > 0 {
+		s += "; " + strings.Join(a.Drift, ", ")
+	}
+	return s
+}
+
+// thousands spells n with comma-separated thousands ("16,000").
+func thousands(n int64) string {
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

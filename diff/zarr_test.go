@@ -153,6 +153,9 @@ func TestZarrDiffPythonEdits(t *testing.T) {
 	if got := *zarrArray(fd, "t2m"); !reflect.DeepEqual(got, want) {
 		t.Errorf("s0→s1 t2m\n got %+v\nwant %+v", got, want)
 	}
+	if got := want.Line(); got != "t2m: 2 of 72 chunks changed, time 2..3, lat 0..3, lon 4..7" {
+		t.Errorf("s0→s1 line %q", got)
+	}
 
 	// s1 → s2: two days appended along time.
 	fd = Compare(m[1], m[2])
@@ -166,6 +169,9 @@ func TestZarrDiffPythonEdits(t *testing.T) {
 			{Dim: 2, Name: "lon", Chunks: [2]int64{0, 2}, Elements: [2]int64{0, 11}}}}
 	if got := *zarrArray(fd, "t2m"); !reflect.DeepEqual(got, want) {
 		t.Errorf("s1→s2 t2m\n got %+v\nwant %+v", got, want)
+	}
+	if got := want.Line(); got != "t2m: 18 of 90 chunks changed (18 added), time 8..9 appended" {
+		t.Errorf("s1→s2 line %q", got)
 	}
 	// time is one 8-element chunk; the append adds a second, partial one.
 	tm := zarrArray(fd, "time")
@@ -210,6 +216,19 @@ func TestZarrDiffPythonEdits(t *testing.T) {
 	}
 	if lat := zarrArray(fd, "lat"); lat.Removed != 1 || lat.Total != 1 || lat.Stored != 1 || lat.ShapeNew != nil {
 		t.Errorf("s2→s4 lat %+v", lat)
+	}
+	var lines []string
+	for _, a := range fd.Zarr.Arrays {
+		lines = append(lines, a.Line())
+	}
+	if want := []string{"d2m: added, 1 of 1 chunks stored", "lat: removed, 1 chunks stored",
+		"t2m: 90 of 90 chunks changed; codecs blosc/lz4/shuffle → zlib"}; !slices.Equal(lines, want) {
+		t.Errorf("s2→s4 lines\n%q\nwant\n%q", lines, want)
+	}
+	big := ZarrArray{Array: "t2m", Change: ChunkChanged, Total: 16000, Changed: 5, ShapeNew: []int64{373, 721},
+		Dims: []ZarrDimRange{{Dim: 0, Name: "time", Elements: [2]int64{365, 372}, Appended: true}, {Dim: 1, Elements: [2]int64{0, 720}}}}
+	if got := big.Line(); got != "t2m: 5 of 16,000 chunks changed, time 365..372 appended" {
+		t.Errorf("line %q", got)
 	}
 	if js, err := json.Marshal(fd.Zarr.Arrays[0]); err != nil || !strings.Contains(string(js), `"shape_new":[10,10,12]`) {
 		t.Errorf("json %s %v", js, err)
