@@ -2,8 +2,10 @@ package diff
 
 import (
 	"math"
+	"strings"
 
 	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/zarr"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/manifest"
 )
@@ -128,6 +130,7 @@ type FileDiff struct {
 	Tiff       *TiffDiff       `json:"tiff,omitempty"`
 	Parquet    *ParquetDiff    `json:"parquet,omitempty"`
 	FlatGeobuf *FlatGeobufDiff `json:"flatgeobuf,omitempty"`
+	Zarr       *ZarrDiff       `json:"zarr,omitempty"`
 	// Changes lists every chunk key that is not unchanged, in key order.
 	Changes []ChunkChange `json:"changes"`
 
@@ -189,6 +192,8 @@ func Compare(old, cur *manifest.Manifest) FileDiff {
 		fd.Parquet = parquetDiff(old, cur, d)
 	case formats.FlatGeobuf:
 		fd.FlatGeobuf = flatgeobufDiff(old, cur, d)
+	case zarr.Format:
+		fd.Zarr = zarrDiff(old, cur, d)
 	}
 	return fd
 }
@@ -229,23 +234,55 @@ func (fd *FileDiff) addChanges(d manifest.Delta, tiled bool) {
 	}
 }
 
-// summaryChanges lists fields in old's order, then fields only cur has.
+// summaryChanges lists fields in old's order, then fields only cur has. A
+// name that occurs more than once (a Zarr dataset's "array") names one
+// field per first word of its value (the array), paired on that word.
 func summaryChanges(old, cur *manifest.Manifest) []FieldChange {
 	if old == nil || cur == nil {
 		return nil
 	}
 	var out []FieldChange
+	rep := repeatedNames(old, cur)
+	id := func(f manifest.Field) string {
+		if rep[f.Name] {
+			w, _, _ := strings.Cut(f.Value, " ")
+			return f.Name + " " + w
+		}
+		return f.Name
+	}
+	curByID := map[string]string{}
+	for _, f := range cur.Summary {
+		if _, ok := curByID[id(f)]; !ok {
+			curByID[id(f)] = f.Value
+		}
+	}
 	seen := map[string]bool{}
 	for _, f := range old.Summary {
-		seen[f.Name] = true
-		if v := cur.SummaryValue(f.Name); v != f.Value {
+		seen[id(f)] = true
+		if v := curByID[id(f)]; v != f.Value {
 			out = append(out, FieldChange{Name: f.Name, Old: f.Value, New: v})
 		}
 	}
 	for _, f := range cur.Summary {
-		if !seen[f.Name] {
+		if !seen[id(f)] {
+			seen[id(f)] = true
 			out = append(out, FieldChange{Name: f.Name, Old: "", New: f.Value})
 		}
 	}
 	return out
+}
+
+// repeatedNames are the summary field names that occur more than once in
+// either manifest.
+func repeatedNames(ms ...*manifest.Manifest) map[string]bool {
+	rep := map[string]bool{}
+	for _, m := range ms {
+		n := map[string]int{}
+		for _, f := range m.Summary {
+			if n[f.Name]++; n[f.Name] == 2 {
+				rep[f.Name] = true
+			}
+		}
+	}
+	return rep
 }

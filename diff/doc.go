@@ -20,4 +20,9 @@
 //   - extent: the whole file's footprint, from its summary "bbox" field.
 //   - re-encode: a change of encoding settings that rewrote (nearly)
 //     every chunk; flagged rather than listed chunk by chunk.
+//   - Zarr array (ZarrDiff): one array of a Zarr dataset's manifest, known
+//     by its key prefix from the "array" summary fields (formats/zarr
+//     ParseSummaryArray); its chunks are the keys under that prefix, placed
+//     in its grid by formats/zarr ParseKey. Drift is a change of dtype,
+//     chunk shape, order, codecs or fill value: a re-chunk or re-encode.
 package diff

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/zarr"
 	"github.com/chunkvc/chunkvc/manifest"
 )
 
@@ -27,6 +28,9 @@ func Warnings(old, cur *manifest.Manifest, d manifest.Delta) []string {
 		if a, b := old.SummaryValue(f.name), cur.SummaryValue(f.name); a != b && a != "" && b != "" {
 			w = append(w, fmt.Sprintf("%s changed (%s → %s); readers of the previous version may break", f.what, a, b))
 		}
+	}
+	if old.Format == zarr.Format && cur.Format == zarr.Format {
+		w = append(w, zarrWarnings(old, cur, d)...)
 	}
 	if old.Format != cur.Format {
 		w = append(w, fmt.Sprintf("format changed: %s → %s", old.Format, cur.Format))
