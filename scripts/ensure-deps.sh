@@ -9,6 +9,10 @@ command -v gdalinfo >/dev/null 2>&1 || need+=(gdal-bin)
 command -v ogr2ogr >/dev/null 2>&1 || need+=(gdal-bin)
 command -v gdal-config >/dev/null 2>&1 || need+=(libgdal-dev)
 command -v git >/dev/null 2>&1 || need+=(git)
+# zarr-python and xarray write and read the Zarr stores of formats/zarr's
+# tests; modules, not commands, so ask Debian's interpreter for them.
+/usr/bin/python3 -c 'import zarr, xarray, fsspec, aiohttp, numcodecs' >/dev/null 2>&1 ||
+  need+=(python3-zarr python3-xarray python3-fsspec python3-aiohttp python3-numcodecs)
 if [[ "${1:-}" == "--bench" ]]; then
   command -v b3sum >/dev/null 2>&1 || need+=(b3sum)
   command -v git-lfs >/dev/null 2>&1 || need+=(git-lfs)
