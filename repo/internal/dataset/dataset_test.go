@@ -54,6 +54,8 @@ func commit(t *testing.T, dir string) (*Plan, committed) {
 	return p, c
 }
 
+func (c committed) version() Version { return Version{Layout: c.layout, Chunks: c.chunks} }
+
 func (c committed) fetch(id hashing.ID) ([]byte, error) {
 	if b, ok := c.store[id]; ok {
 		return b, nil
@@ -67,7 +69,7 @@ func roundTrip(t *testing.T, dir string) (*Plan, committed) {
 	t.Helper()
 	p, c := commit(t, dir)
 	out := filepath.Join(t.TempDir(), "restored")
-	if err := Restore(out, c.layout, c.chunks, c.fetch); err != nil {
+	if err := Restore(out, c.version(), c.fetch); err != nil {
 		t.Fatalf("restore %s: %v", dir, err)
 	}
 	sameTree(t, dir, out)
@@ -387,14 +389,137 @@ func TestRefusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Restore(full, c.layout, c.chunks, c.fetch); !errors.Is(err, ErrNotEmpty) {
+	if err := Restore(full, c.version(), c.fetch); !errors.Is(err, ErrNotEmpty) {
 		t.Fatalf("restore into a full directory: %v", err)
 	}
 	lying := func(id hashing.ID) ([]byte, error) {
 		b, err := c.fetch(id)
 		return append([]byte{b[0] ^ 1}, b[1:]...), err
 	}
-	if err := Restore(filepath.Join(t.TempDir(), "r"), c.layout, c.chunks, lying); err == nil || !strings.Contains(err.Error(), "do not match") {
+	if err := Restore(filepath.Join(t.TempDir(), "r"), c.version(), lying); err == nil || !strings.Contains(err.Error(), "do not match") {
 		t.Fatalf("restore from a lying store: %v", err)
+	}
+}
+
+// copyTree copies the regular files under src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	for _, p := range files(t, src) {
+		data, err := os.ReadFile(filepath.Join(src, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := filepath.Join(dst, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Update moves a store between versions writing only what differs:
+// forward over an edit and an append (new chunks, new metadata), back
+// again (the appended chunks removed), and
+// refuses a file neither version has unless told to remove it.
+func TestUpdateBetweenVersions(t *testing.T) {
+	requireTool(t, "zarr-python", python, "-c", "import zarr, xarray, numcodecs")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "cube.zarr")
+	script := `import sys, numpy as np, pandas as pd, xarray as xr
+def steps(t0, n):
+    rng = np.random.default_rng(t0)
+    return xr.Dataset({"t2m": (("time", "lat", "lon"), rng.random((n, 8, 8)).astype("f4"))},
+        coords={"time": pd.date_range("2024-01-01", periods=n, freq="D") + pd.Timedelta(days=t0)})
+if sys.argv[2] == "v1":
+    steps(0, 4).to_zarr(sys.argv[1], mode="w", encoding={"t2m": {"chunks": (1, 4, 4)}})
+else:
+    steps(4, 2).to_zarr(sys.argv[1], append_dim="time")`
+	run := func(step string) {
+		if out, err := exec.Command(python, "-c", script, src, step).CombinedOutput(); err != nil {
+			t.Fatalf("python: %v\n%s", err, out)
+		}
+	}
+	run("v1")
+	v1dir := filepath.Join(dir, "v1")
+	copyTree(t, src, v1dir)
+	_, c1 := commit(t, src)
+	run("v2")
+	_, c2 := commit(t, src)
+	fetch := func(id hashing.ID) ([]byte, error) {
+		if b, ok := c1.store[id]; ok {
+			return b, nil
+		}
+		return c2.fetch(id)
+	}
+	work := filepath.Join(dir, "work")
+	if err := Restore(work, c1.version(), fetch); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Update(work, c1.version(), c2.version(), fetch, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, src, work)
+	// 2 time steps × 4 chunks of t2m, time's new chunk(s) and metadata:
+	// far fewer than the store's files.
+	if all := len(files(t, src)); n == 0 || n >= all/2 {
+		t.Errorf("forward update wrote %d of %d files", n, all)
+	}
+	if _, err := Update(work, c2.version(), c1.version(), fetch, false); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, v1dir, work)
+	if err := os.WriteFile(filepath.Join(work, "t2m", "stray"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Update(work, c1.version(), c2.version(), fetch, false); !errors.Is(err, ErrExtra) || !strings.Contains(err.Error(), "t2m/stray") {
+		t.Fatalf("update over a stray file: %v", err)
+	}
+	if _, err := Update(work, c1.version(), c2.version(), fetch, true); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, src, work)
+}
+
+// A stamp changes when a file is rewritten, added, removed or renamed,
+// and not when nothing happened.
+func TestStamp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s.zarr")
+	writeSharded(t, dir, false)
+	a, err := StampOf(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := StampOf(dir); b != a {
+		t.Fatal("stamp of an untouched store changed")
+	}
+	if a.Files != len(files(t, dir)) {
+		t.Fatalf("stamp counts %d files, store has %d", a.Files, len(files(t, dir)))
+	}
+	steps := []func(){
+		func() { _ = os.WriteFile(filepath.Join(dir, "temp", "c", "0", "0"), []byte("rewritten"), 0o644) },
+		func() { _ = os.WriteFile(filepath.Join(dir, "extra"), nil, 0o644) },
+		func() { _ = os.Rename(filepath.Join(dir, "extra"), filepath.Join(dir, "extra2")) },
+		func() { _ = os.Remove(filepath.Join(dir, "extra2")) },
+	}
+	prev := a
+	for i, step := range steps {
+		step()
+		s, err := StampOf(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Sum == prev.Sum {
+			t.Errorf("step %d: stamp did not change", i)
+		}
+		prev = s
+	}
+	if err := os.WriteFile(filepath.Join(dir, "x"+tmpMark+"1"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := StampOf(dir); s.Sum != prev.Sum {
+		t.Error("a temporary file of Update changed the stamp")
 	}
 }

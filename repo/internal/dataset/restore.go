@@ -1,11 +1,14 @@
 package dataset
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"testing/fstest"
 
@@ -14,64 +17,146 @@ import (
 	"github.com/chunkvc/chunkvc/manifest"
 )
 
-// Fetch returns the bytes of chunk id (checked against id by Restore).
+// Fetch returns the bytes of chunk id (checked against id before use).
 type Fetch func(id hashing.ID) ([]byte, error)
+
+// Version is one committed version of a store: its dataset layout blob
+// and its manifest's chunk lines. The zero Version is no store.
+type Version struct {
+	Layout []byte
+	Chunks []manifest.Chunk
+}
 
 // ErrNotEmpty is returned by Restore for a directory that holds files.
 var ErrNotEmpty = errors.New("not an empty directory")
 
-// Restore writes the store that layout (a dataset layout blob) and chunks
-// (the manifest's chunk lines) describe into dir, which must be missing or
-// empty: listed members from their layouts, chunk files at the path their
-// array's metadata gives each key. Every chunk's bytes are checked against
-// its ID before they are written. Paths come from untrusted manifests:
-// they are checked (manifest.CheckPath) and written through an os.Root, so
-// nothing lands outside dir.
-func Restore(dir string, layout []byte, chunks []manifest.Chunk, fetch Fetch) error {
-	members, err := manifest.DecodeDataset(layout)
-	if err != nil {
-		return err
+// ErrExtra is returned by Update when the directory holds files that
+// neither version has (unless told to remove them).
+var ErrExtra = errors.New("files that no version of the store has")
+
+// tmpMark is in the name of every file Update writes before renaming it
+// into place; the work-tree walk skips such names (repo.trackedFiles).
+const tmpMark = ".chunkvc-tmp-"
+
+// Restore writes the store v describes into dir, which must be missing or
+// empty: every file, every byte, nothing else.
+func Restore(dir string, v Version, fetch Fetch) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("restore zarr store into %s: %w", dir, ErrNotEmpty)
 	}
-	arrays, err := arraysOf(members)
+	_, err := Update(dir, Version{}, v, fetch, false)
+	return err
+}
+
+// Update makes dir hold the store cur, where it holds old now (as the
+// caller has checked: status). Only files whose bytes differ between the
+// versions are written (each to a temporary file beside it, renamed into
+// place once whole); files old has and cur has not are removed, with the
+// folders that empties. A file neither version has is ErrExtra, unless
+// removeExtra. Every chunk's bytes are checked against its ID before they
+// are written. Paths come from untrusted manifests: they are checked
+// (manifest.CheckPath) and used through an os.Root, so nothing outside
+// dir is touched. It returns how many files it wrote.
+func Update(dir string, old, cur Version, fetch Fetch, removeExtra bool) (written int, err error) {
+	want, err := targets(cur)
 	if err != nil {
-		return err
+		return 0, err
+	}
+	had := map[string]target{}
+	if old.Layout != nil {
+		if had, err = targets(old); err != nil {
+			return 0, fmt.Errorf("previous version: %w", err)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return err
-	}
-	if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
-		if err == nil {
-			err = ErrNotEmpty
-		}
-		return fmt.Errorf("restore zarr store into %s: %w", dir, err)
+		return 0, err
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer root.Close()
-	w := &writer{root: root, fetch: fetch}
-	for _, c := range chunks {
-		p, ok, err := chunkFile(arrays, c.Key)
-		if err != nil {
-			return err
-		}
-		if ok {
-			if err := w.file(p, c.Size, []manifest.Piece{{Len: c.Size, Chunk: true, ID: c.ID}}); err != nil {
-				return err
+	present, err := listFiles(root)
+	if err != nil {
+		return 0, err
+	}
+	there := make(map[string]bool, len(present))
+	var extra []string
+	for _, p := range present {
+		there[p] = true
+		if _, ok := had[p]; !ok {
+			if _, ok := want[p]; !ok {
+				extra = append(extra, p)
 			}
 		}
 	}
-	for _, m := range members {
-		pieces := make([]manifest.Piece, 0, m.Layout.Len())
-		for _, pc := range m.Layout.All() {
-			pieces = append(pieces, pc)
+	if len(extra) > 0 && !removeExtra {
+		return 0, fmt.Errorf("zarr store %s: %w: %s", dir, ErrExtra, strings.Join(extra[:min(len(extra), 5)], ", "))
+	}
+	w := &writer{root: root, fetch: fetch}
+	for _, p := range sortedKeys(want) {
+		t := want[p]
+		if h, ok := had[p]; ok && h.sum == t.sum && there[p] {
+			continue // same bytes in both versions, and there
 		}
-		if err := w.file(m.Path, m.Layout.Size, pieces); err != nil {
-			return err
+		if err := w.file(p, t); err != nil {
+			return written, err
+		}
+		written++
+	}
+	for _, p := range present {
+		if _, ok := want[p]; !ok {
+			if err := root.Remove(p); err != nil {
+				return written, err
+			}
+			removeEmptyParents(root, p)
 		}
 	}
-	return nil
+	return written, nil
+}
+
+// target is one file of a version: its pieces, and what identifies its
+// bytes (a chunk file's chunk ID, a listed member's layout blob ID).
+type target struct {
+	size   int64
+	pieces []manifest.Piece
+	sum    hashing.ID
+}
+
+// targets lists the files of v by path.
+func targets(v Version) (map[string]target, error) {
+	members, err := manifest.DecodeDataset(v.Layout)
+	if err != nil {
+		return nil, err
+	}
+	arrays, err := arraysOf(members)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]target, len(v.Chunks)+len(members))
+	for _, c := range v.Chunks {
+		p, ok, err := chunkFile(arrays, c.Key)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if _, dup := out[p]; dup {
+				return nil, fmt.Errorf("zarr store file %s twice in its manifest", p)
+			}
+			out[p] = target{size: c.Size, pieces: []manifest.Piece{{Len: c.Size, Chunk: true, ID: c.ID}}, sum: c.ID}
+		}
+	}
+	for _, m := range members {
+		if _, dup := out[m.Path]; dup {
+			return nil, fmt.Errorf("zarr store file %s twice in its manifest", m.Path)
+		}
+		t := target{size: m.Layout.Size, sum: hashing.Sum(m.Layout.Encode())}
+		for _, pc := range m.Layout.All() {
+			t.pieces = append(t.pieces, pc)
+		}
+		out[m.Path] = t
+	}
+	return out, nil
 }
 
 // arraysOf reads the arrays of a store from its metadata documents, by
@@ -125,13 +210,52 @@ func chunkFile(arrays map[string]*zarr.Array, key string) (p string, ok bool, er
 	return p, true, nil
 }
 
+// listFiles returns the store-relative paths of the files under root,
+// sorted; temporary files a killed Update left are removed.
+func listFiles(root *os.Root) ([]string, error) {
+	var out []string
+	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		case strings.Contains(d.Name(), tmpMark):
+			return root.Remove(p)
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// removeEmptyParents removes the folders above p that its removal left
+// empty (Remove refuses a folder that is not).
+func removeEmptyParents(root *os.Root, p string) {
+	for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+		if root.Remove(dir) != nil {
+			return
+		}
+	}
+}
+
+func sortedKeys(m map[string]target) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 type writer struct {
 	root  *os.Root
 	fetch Fetch
 }
 
-// file writes the new file p of size bytes from pieces.
-func (w *writer) file(p string, size int64, pieces []manifest.Piece) (err error) {
+// file writes p from t's pieces into a temporary file beside it, then
+// renames it into place.
+func (w *writer) file(p string, t target) (err error) {
 	if err := manifest.CheckPath(p); err != nil {
 		return err
 	}
@@ -140,20 +264,26 @@ func (w *writer) file(p string, size int64, pieces []manifest.Piece) (err error)
 			return err
 		}
 	}
-	f, err := w.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := p + tmpMark + hex.EncodeToString(rnd[:])
+	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("zarr store file %s twice in its manifest", p)
-		}
 		return err
 	}
 	defer func() {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err == nil {
+			err = w.root.Rename(tmp, p)
+		}
+		if err != nil {
+			_ = w.root.Remove(tmp)
+		}
 	}()
 	var n int64
-	for _, pc := range pieces {
+	for _, pc := range t.pieces {
 		data := pc.Inline
 		if pc.Chunk {
 			if data, err = w.fetch(pc.ID); err != nil {
@@ -170,8 +300,8 @@ func (w *writer) file(p string, size int64, pieces []manifest.Piece) (err error)
 		}
 		n += int64(len(data))
 	}
-	if n != size {
-		return fmt.Errorf("%s: wrote %d bytes of %d", p, n, size)
+	if n != t.size {
+		return fmt.Errorf("%s: wrote %d bytes of %d", p, n, t.size)
 	}
 	return nil
 }
