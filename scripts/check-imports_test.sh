@@ -40,6 +40,7 @@ bad=(
   "$m/repo/internal/fileio $m/internal/writeback"
   "$m/repo/internal/derived $m/manifest"
   "$m/repo/internal/derived $m/repo"
+  "$m/repo/internal/dataset $m/store"
   "$m/repo/internal/boxsel $m/store"
   "$m/repo/internal/lockfile $m/repo"
   "$m/repo/internal/lockfile $m/repo/internal/gitdb"

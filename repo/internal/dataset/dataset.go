@@ -1,0 +1,302 @@
+// Package dataset turns a Zarr store, a directory chunkvc tracks as one
+// unit (docs/DATASETS.md), into what a commit keeps of it, and writes a
+// store back from that.
+//
+// Contract:
+//
+//   - Build walks a store (formats/zarr Walk, through an os.Root: no
+//     symbolic link is followed out of it) and returns a Plan: every chunk
+//     with the bytes that make it (file, offset, length), and the members
+//     the dataset layout blob must list (metadata documents, shard files,
+//     files the format does not know, chunk files too large for one
+//     chunk), each as pieces that are inline bytes or chunks by key.
+//   - Plan.Encode, given each chunk's ID, returns the dataset layout blob
+//     (manifest.EncodeDataset), the manifest's chunk lines and the dataset
+//     digest (manifest.DatasetDigest over every file).
+//   - Restore writes the store a layout blob and chunk lines describe into
+//     an empty directory: every file, every byte, nothing else; a chunk
+//     file's path comes back from its array's metadata, which the layout
+//     holds.
+//
+// Glossary: member, a file of the store; listed member, one the layout
+// blob lists (anything but a plain chunk file); source, where a chunk's
+// bytes lie in the work tree.
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/zarr"
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/manifest"
+)
+
+// pieceLen is how a file or inner chunk over formats.MaxChunk is cut: in
+// pieces of this size, content-keyed ("<key>@"), so that an unchanged
+// piece keeps its ID.
+const pieceLen = formats.MaxChunk / 2
+
+// Source is one chunk: its key and where its bytes lie in the store.
+type Source struct {
+	Key      string // as in the manifest ("<key>@" when content-keyed)
+	Path     string // store-relative file holding it
+	Off, Len int64
+}
+
+// Item is one piece of a listed member: inline bytes, or the chunk Chunk
+// (an index into Plan.Chunks).
+type Item struct {
+	Len    int64
+	Inline []byte
+	Chunk  int // -1 for inline bytes
+}
+
+// Member is a listed member of the store.
+type Member struct {
+	Path  string
+	Role  manifest.Role
+	Size  int64
+	Items []Item
+}
+
+// Plan is a store ready to be hashed and stored.
+type Plan struct {
+	Store  *zarr.Store
+	Listed []Member // path order
+	Chunks []Source
+	// Files is every file of the store with the chunk it is (chunk files)
+	// or -1 (listed members), in path order: what the digest covers.
+	Files []PlanFile
+}
+
+// PlanFile is one file of the store.
+type PlanFile struct {
+	Path   string
+	Size   int64
+	Chunk  int // the chunk a plain chunk file is, else -1
+	Listed int // its index in Listed, else -1
+}
+
+// Build reads the store at dir. A directory that is not a Zarr store is
+// zarr.ErrNotStore; a store the format cannot read as Zarr (Unsupported)
+// is an error naming why, for the caller to keep it as plain files.
+func Build(dir string) (*Plan, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("zarr store %s: %w", dir, err)
+	}
+	defer root.Close()
+	b := &builder{root: root, p: &Plan{}}
+	st, err := zarr.Walk(root.FS(), b.add)
+	if err != nil {
+		return nil, fmt.Errorf("zarr store %s: %w", dir, err)
+	}
+	if st.Unsupported != "" {
+		return nil, fmt.Errorf("zarr store %s: %s", dir, st.Unsupported)
+	}
+	b.p.Store = st
+	slices.SortFunc(b.p.Files, func(a, b PlanFile) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(b.p.Listed, func(a, b Member) int { return strings.Compare(a.Path, b.Path) })
+	for i := range b.p.Files {
+		b.p.Files[i].Listed = -1
+	}
+	li := 0
+	for i := range b.p.Files {
+		if f := &b.p.Files[i]; li < len(b.p.Listed) && b.p.Listed[li].Path == f.Path {
+			f.Listed = li
+			li++
+		}
+	}
+	return b.p, nil
+}
+
+type builder struct {
+	root *os.Root
+	p    *Plan
+}
+
+// add takes one file of the walk.
+func (b *builder) add(f *zarr.File) error {
+	pf := PlanFile{Path: f.Path, Size: f.Size, Chunk: -1}
+	switch {
+	case f.Role == zarr.RoleMeta:
+		b.list(f, manifest.RoleDocument, []Item{{Len: int64(len(f.Data)), Inline: f.Data, Chunk: -1}})
+	case f.Role == zarr.RoleChunk && f.Size > 0 && f.Size <= formats.MaxChunk:
+		key, err := f.Array.ChunkKey(f.Coords)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		pf.Chunk = len(b.p.Chunks)
+		b.p.Chunks = append(b.p.Chunks, Source{Key: key, Path: f.Path, Len: f.Size})
+	case f.Role == zarr.RoleChunk && f.Size > 0:
+		key, err := f.Array.ChunkKey(f.Coords)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		b.list(f, manifest.RolePieces, b.cut(key+"@", f.Path, 0, f.Size, nil))
+	case f.Role == zarr.RoleShard:
+		items, err := b.shard(f)
+		if err != nil {
+			return err
+		}
+		b.list(f, manifest.RoleShard, items)
+	default: // other files, and empty chunk files
+		if fi, err := b.root.Lstat(f.Path); err != nil || !fi.Mode().IsRegular() {
+			if err == nil {
+				err = errors.New("not a regular file (links and devices are not tracked in a store)")
+			}
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		items, err := b.whole(f)
+		if err != nil {
+			return err
+		}
+		b.list(f, manifest.RoleOther, items)
+	}
+	b.p.Files = append(b.p.Files, pf)
+	return nil
+}
+
+func (b *builder) list(f *zarr.File, role manifest.Role, items []Item) {
+	b.p.Listed = append(b.p.Listed, Member{Path: f.Path, Role: role, Size: f.Size, Items: items})
+}
+
+// cut adds the chunks of bytes [off, off+n) of path, in pieces of at
+// most pieceLen, keyed key, to items.
+func (b *builder) cut(key, path string, off, n int64, items []Item) []Item {
+	for n > 0 {
+		l := min(n, pieceLen)
+		items = append(items, Item{Len: l, Chunk: len(b.p.Chunks)})
+		b.p.Chunks = append(b.p.Chunks, Source{Key: key, Path: path, Off: off, Len: l})
+		off, n = off+l, n-l
+	}
+	return items
+}
+
+// whole keeps a file the format does not know: small ones inline, others
+// as content-keyed pieces named after the file's path.
+func (b *builder) whole(f *zarr.File) ([]Item, error) {
+	if f.Size > 64<<10 {
+		key := "~f/" + hashing.Sum([]byte(f.Path)).String()[:16] + "@"
+		return b.cut(key, f.Path, 0, f.Size, nil), nil
+	}
+	data, err := b.read(f.Path, 0, f.Size)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	return []Item{{Len: int64(len(data)), Inline: data, Chunk: -1}}, nil
+}
+
+// shard keeps a shard file as its inner chunks (keyed by their global
+// coordinates) and, inline, its index and any gap.
+func (b *builder) shard(f *zarr.File) ([]Item, error) {
+	fh, err := b.root.Open(f.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	s := f.Array.Sharding
+	idx, err := s.ReadIndex(f.Path, fh, f.Size)
+	if err != nil {
+		// Not readable as a shard: kept whole, as a file the format does
+		// not know (its bytes come back all the same).
+		return b.whole(f)
+	}
+	var items []Item
+	for _, pc := range idx.Pieces(f.Size) {
+		if pc.Kind != zarr.PieceChunk {
+			data, err := readAt(fh, f.Path, pc.Off, pc.Len)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, Item{Len: pc.Len, Inline: data, Chunk: -1})
+			continue
+		}
+		in := idx.Chunks[pc.Chunk]
+		key, err := f.Array.ChunkKey(s.GlobalCoords(f.Coords, in.Coords))
+		if err != nil {
+			return nil, fmt.Errorf("%s: inner chunk %v: %w", f.Path, in.Coords, err)
+		}
+		if pc.Len > formats.MaxChunk {
+			items = b.cut(key+"@", f.Path, pc.Off, pc.Len, items)
+			continue
+		}
+		items = append(items, Item{Len: pc.Len, Chunk: len(b.p.Chunks)})
+		b.p.Chunks = append(b.p.Chunks, Source{Key: key, Path: f.Path, Off: pc.Off, Len: pc.Len})
+	}
+	return items, nil
+}
+
+func (b *builder) read(path string, off, n int64) ([]byte, error) {
+	fh, err := b.root.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return readAt(fh, path, off, n)
+}
+
+func readAt(r io.ReaderAt, path string, off, n int64) ([]byte, error) {
+	data := make([]byte, n)
+	if _, err := r.ReadAt(data, off); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
+		return nil, fmt.Errorf("%s: bytes %d..+%d: %w", path, off, n, err)
+	}
+	return data, nil
+}
+
+// Encode returns the dataset layout blob, the manifest's chunk lines (in
+// natural key order, content keys completed: manifest.Normalize) and the
+// dataset digest, given the ID of every chunk of the plan (ids[i] is
+// Chunks[i]'s).
+func (p *Plan) Encode(ids []hashing.ID) (layout []byte, chunks []manifest.Chunk, digest hashing.ID, err error) {
+	if len(ids) != len(p.Chunks) {
+		return nil, nil, digest, fmt.Errorf("%d chunk ids for %d chunks", len(ids), len(p.Chunks))
+	}
+	members := make([]manifest.Member, len(p.Listed))
+	blobIDs := make([]hashing.ID, len(p.Listed))
+	for i, m := range p.Listed {
+		var l manifest.Layout
+		for _, it := range m.Items {
+			if it.Chunk < 0 {
+				l.Append(manifest.Piece{Len: it.Len, Inline: it.Inline})
+			} else {
+				l.Append(manifest.Piece{Len: it.Len, Chunk: true, ID: ids[it.Chunk]})
+			}
+		}
+		members[i] = manifest.Member{Path: m.Path, Role: m.Role, Layout: &l}
+		blobIDs[i] = hashing.Sum(l.Encode())
+	}
+	if layout, err = manifest.EncodeDataset(members); err != nil {
+		return nil, nil, digest, err
+	}
+	d := manifest.NewDatasetDigest()
+	for _, f := range p.Files {
+		id := hashing.ID{}
+		switch {
+		case f.Chunk >= 0:
+			id = ids[f.Chunk]
+		case f.Listed >= 0:
+			id = blobIDs[f.Listed]
+		}
+		if err := d.Add(f.Path, f.Size, id); err != nil {
+			return nil, nil, digest, err
+		}
+	}
+	chunks = make([]manifest.Chunk, len(p.Chunks))
+	for i, c := range p.Chunks {
+		chunks[i] = manifest.Chunk{Key: c.Key, Size: c.Len, ID: ids[i]}
+	}
+	if chunks, err = manifest.Normalize(chunks); err != nil {
+		return nil, nil, digest, err
+	}
+	return layout, chunks, d.Sum(), nil
+}
