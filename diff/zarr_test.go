@@ -13,6 +13,8 @@ import (
 	"github.com/chunkvc/chunkvc/formats/zarr"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+
+	"github.com/chunkvc/chunkvc/formats/formattest"
 )
 
 // zarrEdits makes, with zarr-python 2 and xarray, five states of one
@@ -50,14 +52,7 @@ shutil.rmtree(p("s4/lat"))
 // and fails it under CI=true, where scripts/ensure-deps.sh installs them.
 func requirePythonZarr(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command("/usr/bin/python3", "-c", "import zarr, xarray, numcodecs").CombinedOutput()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("zarr-python and xarray are required under CI=true: %v\n%s", err, out)
-	}
-	t.Skipf("zarr-python or xarray not installed: %v", err)
+	formattest.RequirePython(t, "zarr", "xarray", "numcodecs")
 }
 
 // storeManifest builds the manifest a dataset commit would hold for the

@@ -32,3 +32,23 @@ func Run1(t testing.TB, name string, args ...string) string {
 	}
 	return string(out)
 }
+
+// Python is Debian's interpreter, which has python3-zarr, xarray and
+// numcodecs (another python3 may come first on PATH without them).
+const Python = "/usr/bin/python3"
+
+// RequirePython returns Python once it imports every module named. Under
+// CI=true a missing module fails the test (scripts/ensure-deps.sh
+// installs them); elsewhere the test is skipped.
+func RequirePython(t testing.TB, modules ...string) string {
+	t.Helper()
+	out, err := exec.Command(Python, "-c", "import "+strings.Join(modules, ", ")).CombinedOutput()
+	if err == nil {
+		return Python
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s with %s is required under CI=true: %v\n%s", Python, strings.Join(modules, ", "), err, out)
+	}
+	t.Skipf("%s with %s not installed: %v", Python, strings.Join(modules, ", "), err)
+	return ""
+}

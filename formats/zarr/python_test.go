@@ -8,23 +8,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/chunkvc/chunkvc/formats/formattest"
 )
 
 // python is Debian's interpreter, which has python3-zarr and xarray.
-const python = "/usr/bin/python3"
+const python = formattest.Python
 
 // requirePythonZarr skips the test when zarr-python or xarray is missing,
 // and fails it under CI=true, where scripts/ensure-deps.sh installs them.
 func requirePythonZarr(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command(python, "-c", "import zarr, xarray, numcodecs").CombinedOutput()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("zarr-python and xarray are required under CI=true: %v\n%s", err, out)
-	}
-	t.Skipf("zarr-python or xarray not installed: %v", err)
+	formattest.RequirePython(t, "zarr", "xarray", "numcodecs")
 }
 
 // pythonWriter writes stores with zarr-python 2 and xarray, then reports,

@@ -1,26 +1,17 @@
 package codec
 
 import (
-	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/chunkvc/chunkvc/formats/formattest"
 )
 
 // python is Debian's python3 with numcodecs and zarr, the writers these
-// tests check the decoders against. Under CI=true a missing one fails the
-// test; elsewhere the test is skipped.
+// tests check the decoders against.
 func python(t testing.TB) string {
 	t.Helper()
-	const py = "/usr/bin/python3"
-	out, err := exec.Command(py, "-c", "import numcodecs, zarr, numpy").CombinedOutput()
-	if err == nil {
-		return py
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("python3 with numcodecs and zarr is required under CI=true: %v\n%s", err, out)
-	}
-	t.Skipf("python3 with numcodecs and zarr not installed: %v", err)
-	return ""
+	return formattest.RequirePython(t, "numcodecs", "zarr", "numpy")
 }
 
 // runPython runs a script from testdata with args and fails the test

@@ -1,26 +1,17 @@
 package georef
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/chunkvc/chunkvc/formats/formattest"
 )
 
-// python is Debian's python3 with xarray and zarr. Under CI=true a
-// missing one fails the test; elsewhere the test is skipped.
+// python is Debian's python3 with xarray and zarr.
 func python(t *testing.T) string {
 	t.Helper()
-	const py = "/usr/bin/python3"
-	out, err := exec.Command(py, "-c", "import xarray, zarr").CombinedOutput()
-	if err == nil {
-		return py
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("python3 with xarray and zarr is required under CI=true: %v\n%s", err, out)
-	}
-	t.Skipf("python3 with xarray and zarr not installed: %v", err)
-	return ""
+	return formattest.RequirePython(t, "xarray", "zarr")
 }
 
 // TestXarrayCube: an xarray cube t2m(time, lat, lon) with descending

@@ -136,20 +136,7 @@ func TestCorpusStoresRoundTrip(t *testing.T) {
 	}
 }
 
-// python is Debian's interpreter, which has python3-zarr and xarray.
-const python = "/usr/bin/python3"
-
-func requireTool(t *testing.T, name string, cmd ...string) {
-	t.Helper()
-	out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is required under CI=true: %v\n%s", name, err, out)
-	}
-	t.Skipf("%s not installed: %v", name, err)
-}
+const python = formattest.Python
 
 const pythonStores = `
 import os, sys
@@ -178,7 +165,7 @@ steps(3, 2).to_zarr(p("cube.zarr"), append_dim="time")
 // order, nested groups, a missing chunk (fill value), consolidated
 // metadata and an append along time.
 func TestPythonStoresRoundTrip(t *testing.T) {
-	requireTool(t, "zarr-python", python, "-c", "import zarr, xarray, numcodecs")
+	formattest.RequirePython(t, "zarr", "xarray", "numcodecs")
 	dir := t.TempDir()
 	if out, err := exec.Command(python, "-c", pythonStores, dir).CombinedOutput(); err != nil {
 		t.Fatalf("python: %v\n%s", err, out)
@@ -190,7 +177,8 @@ func TestPythonStoresRoundTrip(t *testing.T) {
 
 // A store GDAL writes (its own georeferencing arrays included).
 func TestGDALStoreRoundTrip(t *testing.T) {
-	requireTool(t, "GDAL", "gdal_translate", "--version")
+	formattest.RequireTool(t, "gdal_translate")
+	formattest.RequireTool(t, "gdal_create")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.tif")
 	for _, args := range [][]string{
@@ -298,7 +286,7 @@ func TestShardedStoreRoundTrip(t *testing.T) {
 // An edit of one chunk file changes that chunk's line and the digest, and
 // no other line, nor the layout blob.
 func TestEditChangesOneChunk(t *testing.T) {
-	requireTool(t, "zarr-python", python, "-c", "import zarr, numcodecs")
+	formattest.RequirePython(t, "zarr", "numcodecs")
 	dir := filepath.Join(t.TempDir(), "e.zarr")
 	script := `import sys, numpy as np, zarr
 a = zarr.open(sys.argv[1], mode="w", shape=(40, 40), chunks=(10, 10), dtype="f4")
@@ -424,7 +412,7 @@ func copyTree(t *testing.T, src, dst string) {
 // again (the appended chunks removed), and
 // refuses a file neither version has unless told to remove it.
 func TestUpdateBetweenVersions(t *testing.T) {
-	requireTool(t, "zarr-python", python, "-c", "import zarr, xarray, numcodecs")
+	formattest.RequirePython(t, "zarr", "xarray", "numcodecs")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "cube.zarr")
 	script := `import sys, numpy as np, pandas as pd, xarray as xr
