@@ -1,7 +1,6 @@
 package parquet
 
 import (
-	"bytes"
 	"container/list"
 	"context"
 	"errors"
@@ -10,10 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/snappy"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
@@ -183,13 +178,9 @@ func (g *geoInfo) setDecoded(i, n int, b *geom.BBox) {
 }
 
 // decodeChunk returns the extent of the WKB values of a geometry column
-// chunk (its bytes: chunk), levelled as lv. The page headers are checked
-// first: sizes and value counts within the limits, and every compressed
-// body decompressing to no more than its header says.
+// chunk (its bytes: chunk), levelled as lv. Each page is checked before it
+// is decoded (checkPage), and decompressed with a bound (decompress).
 func decodeChunk(ctx context.Context, chunk []byte, codec int32, lv levelInfo) (*geom.BBox, error) {
-	if err := checkPages(chunk, codec); err != nil {
-		return nil, err
-	}
 	var e extent
 	n := 0
 	err := byteArrays(chunk, codec, lv, func(v []byte) error {
@@ -207,7 +198,7 @@ func decodeChunk(ctx context.Context, chunk []byte, codec int32, lv levelInfo) (
 	return e.bbox(), nil
 }
 
-// pageInfo is what checkPages reads from a PageHeader.
+// pageInfo is what readPageInfo reads from a PageHeader.
 type pageInfo struct {
 	hdr                 int
 	kind                int32 // pageData, pageDictionary, pageDataV2 (others are skipped)
@@ -221,79 +212,27 @@ type pageInfo struct {
 	v2, v2NotCompressed bool
 }
 
-// checkPages walks the page headers of a chunk and checks every page
-// against the decode limits, decompressing compressed bodies with a bound.
-func checkPages(chunk []byte, codec int32) error {
-	var total int64
-	for pos := 0; pos < len(chunk); {
-		p, err := readPageInfo(chunk[pos:min(len(chunk), pos+maxHeader)])
-		if err != nil {
-			return err
-		}
-		switch {
-		case int64(p.size) > int64(len(chunk)-pos-p.hdr):
-			return errors.New("page runs past its column chunk")
-		case p.uncompressed < 0 || p.uncompressed > maxDecodePage:
-			return fmt.Errorf("page of %d uncompressed bytes", p.uncompressed)
-		case p.values < 0 || p.values > maxPageValues:
-			return fmt.Errorf("page of %d values", p.values)
-		case p.levels < 0 || p.levels > p.size:
-			return errors.New("page levels longer than the page")
-		}
-		if total += int64(p.uncompressed); total > maxDecodeBytes {
-			return fmt.Errorf("over %d uncompressed bytes", maxDecodeBytes)
-		}
-		body := chunk[pos+p.hdr : pos+p.hdr+int(p.size)]
-		if !p.v2NotCompressed {
-			if err := checkDecompressed(codec, body[p.levels:], int64(p.uncompressed-p.levels)); err != nil {
-				return err
-			}
-		}
-		pos += p.hdr + int(p.size)
-	}
-	return nil
-}
+// errNotDecoded is wrapped by the errors of pages the footprint decoder
+// leaves alone by design: over the decode limits, or in a codec it does
+// not take. The row group then gets no decoded footprint.
+var errNotDecoded = errors.New("not decoded for footprints")
 
-// checkDecompressed checks that src decompresses to at most limit bytes.
-func checkDecompressed(codec int32, src []byte, limit int64) error {
-	limit = max(limit, 0)
-	var rd io.Reader
-	switch codec {
-	case 0: // UNCOMPRESSED
-		return nil
-	case 1: // SNAPPY: the decoded length leads the block
-		n, err := snappy.DecodedLen(src)
-		if err != nil {
-			return err
-		}
-		if int64(n) > limit {
-			return fmt.Errorf("snappy page decompresses to %d bytes, header says %d", n, limit)
-		}
-		return nil
-	case 2: // GZIP
-		z, err := gzip.NewReader(bytes.NewReader(src))
-		if err != nil {
-			return err
-		}
-		defer func() { _ = z.Close() }() // io.Copy below reports a bad stream
-		rd = z
-	case 6: // ZSTD
-		z, err := zstd.NewReader(bytes.NewReader(src), zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxMemory(2*maxDecodePage), zstd.WithDecoderMaxWindow(maxDecodePage))
-		if err != nil {
-			return err
-		}
-		defer z.Close()
-		rd = z
-	default:
-		return fmt.Errorf("codec %s is not decoded for footprints", codecName(codec))
+// checkPage checks page p, whose body has left bytes of its column chunk
+// after the header, against the decode limits; total counts the
+// uncompressed bytes of the chunk's pages so far.
+func checkPage(p pageInfo, left int, total *int64) error {
+	switch {
+	case int64(p.size) > int64(left):
+		return errors.New("page runs past its column chunk")
+	case p.uncompressed < 0 || p.uncompressed > maxDecodePage:
+		return fmt.Errorf("%w: page of %d uncompressed bytes", errNotDecoded, p.uncompressed)
+	case p.values < 0 || p.values > maxPageValues:
+		return fmt.Errorf("%w: page of %d values", errNotDecoded, p.values)
+	case p.levels < 0 || p.levels > p.size || p.levels > p.uncompressed:
+		return errors.New("page levels longer than the page")
 	}
-	n, err := io.Copy(io.Discard, io.LimitReader(rd, limit+1))
-	if err != nil {
-		return err
-	}
-	if n > limit {
-		return fmt.Errorf("page decompresses to more than the %d bytes its header says", limit)
+	if *total += int64(p.uncompressed); *total > maxDecodeBytes {
+		return fmt.Errorf("%w: over %d uncompressed bytes", errNotDecoded, maxDecodeBytes)
 	}
 	return nil
 }

@@ -42,13 +42,18 @@ const (
 type levelInfo struct{ maxRep, maxDef int }
 
 // byteArrays calls visit with every non-null value of the BYTE_ARRAY
-// column chunk chunk (pages compressed with codec; checkPages accepted
-// it). The slices visit gets are only valid during the call.
+// column chunk chunk (pages compressed with codec), checking each page
+// against the decode limits (checkPage) before it decodes it. The slices
+// visit gets are only valid during the call.
 func byteArrays(chunk []byte, codec int32, lv levelInfo, visit func([]byte) error) error {
 	var dict [][]byte
+	var total int64
 	for pos := 0; pos < len(chunk); {
 		p, err := readPageInfo(chunk[pos:min(len(chunk), pos+maxHeader)])
 		if err != nil {
+			return err
+		}
+		if err := checkPage(p, len(chunk)-pos-p.hdr, &total); err != nil {
 			return err
 		}
 		body := chunk[pos+p.hdr : pos+p.hdr+int(p.size)]
@@ -263,8 +268,9 @@ func dictValues(b []byte, n int, dict [][]byte, visit func([]byte) error) error 
 	})
 }
 
-// decompress returns src decompressed by codec, which checkPages has
-// already bounded: the result must be exactly n bytes.
+// decompress returns src decompressed by codec, which must give exactly n
+// bytes (n within the decode limits: checkPage); no codec is let write
+// more than n+1 bytes, whatever src claims.
 func decompress(codec int32, src []byte, n int32) ([]byte, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("page of %d bytes", n)
@@ -273,8 +279,14 @@ func decompress(codec int32, src []byte, n int32) ([]byte, error) {
 	switch codec {
 	case 0: // UNCOMPRESSED
 		out = src
-	case 1: // SNAPPY
-		var err error
+	case 1: // SNAPPY: the decoded length leads the block
+		l, err := snappy.DecodedLen(src)
+		if err != nil {
+			return nil, err
+		}
+		if l != int(n) {
+			return nil, fmt.Errorf("snappy page decompresses to %d bytes, header says %d", l, n)
+		}
 		if out, err = snappy.Decode(nil, src); err != nil {
 			return nil, err
 		}
@@ -298,7 +310,7 @@ func decompress(codec int32, src []byte, n int32) ([]byte, error) {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("codec %s is not decoded for footprints", codecName(codec))
+		return nil, fmt.Errorf("%w: codec %s", errNotDecoded, codecName(codec))
 	}
 	if len(out) != int(n) {
 		return nil, fmt.Errorf("page decompresses to %d bytes, header says %d", len(out), n)

@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -114,17 +115,17 @@ func compareColumns(t *testing.T, name string, data []byte) (compared, skipped i
 				continue
 			}
 			chunk := data[start : start+c.totalCompressed]
-			if checkPages(chunk, c.codec) != nil {
-				// Outside the decode limits or codecs: never decoded,
-				// by either reader, for a footprint.
-				skipped++
-				continue
-			}
 			var mine [][]byte
 			err := byteArrays(chunk, c.codec, lv, func(v []byte) error {
 				mine = append(mine, bytes.Clone(v))
 				return nil
 			})
+			if errors.Is(err, errNotDecoded) {
+				// Outside the decode limits or codecs: never decoded,
+				// by either reader, for a footprint.
+				skipped++
+				continue
+			}
 			theirs, perr := pqValues(f, i, j)
 			switch {
 			case perr != nil && err != nil:
@@ -305,9 +306,6 @@ func FuzzByteArrays(f *testing.F) {
 	seed(writeRows(f, mapRows(vals, func(v []byte) plainCol { return plainCol{append([]byte{}, v...)} }), pq.Compression(&pq.Zstd)))
 	f.Fuzz(func(t *testing.T, chunk []byte, codec int32, levels uint8) {
 		lv := levelInfo{maxRep: int(levels>>4) & 1, maxDef: int(levels) & 3}
-		if checkPages(chunk, codec) != nil {
-			return
-		}
 		_ = byteArrays(chunk, codec, lv, func(v []byte) error {
 			if len(v) > len(chunk)*4+(64<<20) {
 				t.Fatalf("a value of %d bytes from a chunk of %d", len(v), len(chunk))
@@ -315,4 +313,49 @@ func FuzzByteArrays(f *testing.F) {
 			return nil
 		})
 	})
+}
+
+// The decode limits hold before a page is decoded, and no codec writes
+// more than its header says: over the limits is errNotDecoded (no
+// footprint, as before), a page past its chunk or a body that decompresses
+// to another size is an error.
+func TestPageLimits(t *testing.T) {
+	for name, c := range map[string]struct {
+		p     pageInfo
+		total int64 // uncompressed bytes of the chunk's pages before it
+	}{
+		"too large":  {pageInfo{size: 10, uncompressed: maxDecodePage + 1}, 0},
+		"too many":   {pageInfo{size: 10, uncompressed: 10, values: maxPageValues + 1}, 0},
+		"over total": {pageInfo{size: 10, uncompressed: maxDecodePage}, maxDecodeBytes - maxDecodePage + 1},
+	} {
+		total := c.total
+		if err := checkPage(c.p, 100, &total); !errors.Is(err, errNotDecoded) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	var total int64
+	if err := checkPage(pageInfo{size: 101, uncompressed: 10}, 100, &total); err == nil || errors.Is(err, errNotDecoded) {
+		t.Errorf("a page past its chunk: %v", err)
+	}
+	if err := checkPage(pageInfo{size: 100, uncompressed: 100, levels: 101}, 100, &total); err == nil {
+		t.Error("levels longer than the page were accepted")
+	}
+	raw := bytes.Repeat([]byte("wkb "), 1000)
+	for codec, enc := range map[int32]interface {
+		Encode(dst, src []byte) ([]byte, error)
+	}{1: &pq.Snappy, 2: &pq.Gzip, 6: &pq.Zstd} {
+		comp, err := enc.Encode(nil, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := decompress(codec, comp, int32(len(raw))); err != nil || !bytes.Equal(out, raw) {
+			t.Errorf("codec %d: %v", codec, err)
+		}
+		if _, err := decompress(codec, comp, int32(len(raw)-1)); err == nil {
+			t.Errorf("codec %d: a body larger than its header was accepted", codec)
+		}
+	}
+	if _, err := decompress(7, nil, 0); !errors.Is(err, errNotDecoded) {
+		t.Errorf("LZ4_RAW: %v", err)
+	}
 }
