@@ -84,22 +84,12 @@ func crsName(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) == nil {
 		return clean(s, 80)
 	}
-	var p struct {
-		Name string `json:"name"`
-		ID   struct {
-			Authority string          `json:"authority"`
-			Code      json.RawMessage `json:"code"`
-		} `json:"id"`
-	}
-	if json.Unmarshal(raw, &p) != nil {
+	name, ok := geom.ProjJSONName(raw)
+	if !ok {
 		return "unparsed"
 	}
-	code := strings.Trim(string(p.ID.Code), `"`)
-	if p.ID.Authority != "" && code != "" {
-		return clean(p.ID.Authority+":"+code, 80)
-	}
-	if p.Name != "" {
-		return clean(p.Name, 80)
+	if name != "" {
+		return clean(name, 80)
 	}
 	return "projjson:" + hashing.Sum(raw).Short()
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/chunkvc/chunkvc/geom"
 )
 
 // findCRS reads the CRS of a data array: GDAL's _CRS attribute (wkt,
@@ -86,20 +88,8 @@ func urlCode(u string) string {
 
 // projjsonName names a PROJJSON CRS by its id, else its name.
 func projjsonName(raw json.RawMessage) string {
-	var p struct {
-		Name string `json:"name"`
-		ID   struct {
-			Authority string          `json:"authority"`
-			Code      json.RawMessage `json:"code"`
-		} `json:"id"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &p) != nil {
-		return ""
-	}
-	if code := strings.Trim(string(p.ID.Code), `"`); p.ID.Authority != "" && code != "" {
-		return clean(p.ID.Authority + ":" + code)
-	}
-	return clean(p.Name)
+	name, _ := geom.ProjJSONName(raw)
+	return clean(name)
 }
 
 // wktID matches a WKT2 ID["EPSG",32633] or WKT1 AUTHORITY["EPSG","32633"].
