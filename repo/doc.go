@@ -5,6 +5,7 @@
 //	<root>/.chunkvc/manifests/<path>       one manifest per tracked file (committed)
 //	<root>/.git/chunkvc/store/             the embedded local store (default)
 //	<root>/.git/chunkvc/statcache          stat cache (binary, checksummed): unchanged files are not re-read
+//	<root>/.git/chunkvc/listing            the manifest files of one Git tree, keyed by its hash (checksummed)
 //	<root>/.git/chunkvc/lock               held while a command writes
 //	<root>/.git/chunkvc/blocks/<digest>    block cache: per-MiB chaining values of a version
 //	<root>/.git/chunkvc/patch              undo journal of a checkout patching a file in place
