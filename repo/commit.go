@@ -206,19 +206,15 @@ func (j *commitJob) sortOut() error {
 	stats := j.r.statFiles(j.paths, true)
 	at := listCursor{l: j.prev}
 	for i, p := range j.paths {
-		fi, err := stats[i].fi, stats[i].err
+		st, err := j.r.statTracked(p, stats[i])
 		if err != nil {
 			return err
 		}
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file (symbolic links are not followed)", p)
-		}
 		h, inPrev := at.find(p)
-		st := statcache.StatOf(fi)
 		if inPrev && j.cache.Unchanged(p, st, h) {
 			// Same stat as when HEAD's manifest was made: not even read
 			// (so no format or chunk count to report).
-			j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileUnchanged, Size: fi.Size()})
+			j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileUnchanged, Size: st.Size})
 			continue
 		}
 		f := &commitFile{p: p}
@@ -244,7 +240,7 @@ func (j *commitJob) sortOut() error {
 			f.prev = h
 		}
 		j.files = append(j.files, f)
-		total += fi.Size()
+		total += st.Size
 	}
 	if len(j.files) > 0 {
 		label := j.files[0].p
@@ -299,6 +295,10 @@ func (j *commitJob) chunkFile(ctx context.Context, f *commitFile) (err error) {
 			return f.old, err
 		}
 		return f.old, nil
+	}
+	if j.r.Config.IsDataset(f.p) {
+		f.ch, err = j.r.chunkDataset(ctx, f.p, load, j.up, j.opt.Workers)
+		return err
 	}
 	f.ch, err = j.r.chunkFile(ctx, f.p, load, f.base, j.up, j.opt.Workers)
 	return err

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/pattern"
 )
 
@@ -16,6 +18,11 @@ type Config struct {
 	Store string
 	// Track lists the tracked glob patterns, in the order they were added.
 	Track []string
+	// Datasets lists the tracked datasets (Zarr stores), each a directory
+	// as a slash path from the root, in the order they were added: a
+	// dataset is committed as one unit, and the files under it are its
+	// members, never tracked one by one whatever the patterns say.
+	Datasets []string
 }
 
 const configHeader = "# chunkvc repository configuration; edit with `chunkvc init` and `chunkvc track`.\n"
@@ -30,6 +37,9 @@ func (c *Config) Encode() []byte {
 	}
 	for _, p := range c.Track {
 		fmt.Fprintf(&b, "track = %s\n", p)
+	}
+	for _, d := range c.Datasets {
+		fmt.Fprintf(&b, "dataset = %s\n", d)
 	}
 	return b.Bytes()
 }
@@ -60,6 +70,11 @@ func ParseConfig(data []byte) (*Config, error) {
 				return nil, fmt.Errorf("line %d: %w", ln, err)
 			}
 			c.Track = append(c.Track, v)
+		case "dataset":
+			if err := checkDataset(v, c.Datasets); err != nil {
+				return nil, fmt.Errorf("line %d: %w", ln, err)
+			}
+			c.Datasets = append(c.Datasets, v)
 		default:
 			return nil, fmt.Errorf("line %d: unknown key %q", ln, k)
 		}
@@ -75,4 +90,47 @@ func (c *Config) IsTracked(name string) bool {
 		}
 	}
 	return false
+}
+
+// DatasetOf returns the tracked dataset that slash path p is, or lies in.
+func (c *Config) DatasetOf(p string) (string, bool) {
+	for _, d := range c.Datasets {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// IsDataset reports whether slash path p is a tracked dataset itself.
+func (c *Config) IsDataset(p string) bool {
+	return slices.Contains(c.Datasets, p)
+}
+
+// checkDataset checks that d can be a dataset beside those of have: a
+// clean relative path outside .git and .chunkvc, neither inside another
+// dataset nor holding one.
+func checkDataset(d string, have []string) error {
+	if err := manifest.CheckPath(d); err != nil {
+		return fmt.Errorf("dataset %q: %w", d, err)
+	}
+	if isInternal(d) {
+		return fmt.Errorf("dataset %q is inside .git or .chunkvc", d)
+	}
+	for _, o := range have {
+		if o == d || strings.HasPrefix(d, o+"/") || strings.HasPrefix(o, d+"/") {
+			return fmt.Errorf("dataset %q overlaps dataset %q", d, o)
+		}
+	}
+	return nil
+}
+
+// ignored is what the .gitignore block lists: the tracked patterns and
+// each dataset's directory, anchored.
+func (c *Config) ignored() []string {
+	out := slices.Clone(c.Track)
+	for _, d := range c.Datasets {
+		out = append(out, "/"+d+"/")
+	}
+	return out
 }

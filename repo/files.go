@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -58,14 +59,31 @@ func (r *Repo) CheckWritable(p string) error {
 // files matching a tracked pattern, sorted (repo/internal/walk). Symlinks
 // are never followed; .git and .chunkvc at the root, and any folder
 // holding a .git (a nested repository is not ours), are skipped.
+//
+// A tracked dataset's directory is listed as one path, in its place in
+// the order, when it is there; the files under it are its members, not
+// listed.
 func (r *Repo) trackedFiles() ([]string, error) {
-	return walk.Files(r.Root, walk.Rules{
-		Descend: func(rel string) bool { return !isInternal(rel) },
+	files, err := walk.Files(r.Root, walk.Rules{
+		Descend: func(rel string) bool {
+			_, in := r.Config.DatasetOf(rel)
+			return !isInternal(rel) && !in
+		},
 		Keep: func(rel, name string) bool {
 			// Git needs its own files, whatever the patterns say.
 			return !strings.Contains(name, ".chunkvc-tmp-") && !gitOwned[rel] && r.Config.IsTracked(rel)
 		},
 	})
+	if err != nil || len(r.Config.Datasets) == 0 {
+		return files, err
+	}
+	for _, d := range r.Config.Datasets {
+		if fi, err := os.Lstat(r.abs(d)); err == nil && fi.IsDir() {
+			files = append(files, d)
+		}
+	}
+	sort.Strings(files)
+	return files, nil
 }
 
 var gitOwned = map[string]bool{".gitignore": true, ".gitattributes": true, ".gitmodules": true}

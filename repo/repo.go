@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/zarr"
 	"github.com/chunkvc/chunkvc/formats/generic"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
@@ -153,7 +155,7 @@ func (r *Repo) saveConfig() error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	ign, err := pattern.GitignoreWith(string(old), r.Config.Track)
+	ign, err := pattern.GitignoreWith(string(old), r.Config.ignored())
 	if err != nil {
 		return err
 	}
@@ -164,29 +166,80 @@ func (r *Repo) saveConfig() error {
 }
 
 // Track adds patterns to the config (skipping ones already there) and
-// returns those added.
-func (r *Repo) Track(patterns []string) ([]string, error) {
+// returns those added. An argument naming a directory is a dataset: a
+// Zarr store is tracked as one (Config.Datasets); a store chunkvc cannot
+// read as Zarr is tracked as its files (the pattern "<dir>/**"), the
+// reason in notes; any other directory is an error.
+func (r *Repo) Track(patterns []string) (added []string, err error) {
+	added, _, err = r.TrackWithNotes(patterns)
+	return added, err
+}
+
+// TrackWithNotes is Track, with a note for each directory tracked as
+// plain files rather than as a dataset.
+func (r *Repo) TrackWithNotes(patterns []string) (added, notes []string, err error) {
 	unlock, err := r.lock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlock()
-	var added []string
 	for _, p := range patterns {
 		p = filepath.ToSlash(p)
+		ds, files, note, err := r.datasetArg(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ds != "" {
+			if r.Config.IsDataset(ds) {
+				continue
+			}
+			if err := checkDataset(ds, r.Config.Datasets); err != nil {
+				return nil, nil, err
+			}
+			r.Config.Datasets = append(r.Config.Datasets, ds)
+			added = append(added, ds)
+			continue
+		}
+		if note != "" {
+			notes = append(notes, note)
+			p = files
+		}
 		if err := pattern.Check(p); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		dup := false
-		for _, q := range r.Config.Track {
-			dup = dup || q == p
-		}
-		if !dup {
+		if !slices.Contains(r.Config.Track, p) {
 			r.Config.Track = append(r.Config.Track, p)
 			added = append(added, p)
 		}
 	}
-	return added, r.saveConfig()
+	return added, notes, r.saveConfig()
+}
+
+// datasetArg reads a track argument: a Zarr store's directory is the
+// dataset ds; one chunkvc cannot read as Zarr is tracked as its files,
+// the pattern files, with note saying why. Anything that is not a
+// directory is a pattern, as given.
+func (r *Repo) datasetArg(arg string) (ds, files, note string, err error) {
+	clean := strings.TrimSuffix(arg, "/")
+	if strings.ContainsAny(clean, "*?[") || manifest.CheckPath(clean) != nil {
+		return "", "", "", nil
+	}
+	fi, err := os.Lstat(r.abs(clean))
+	if err != nil || !fi.IsDir() {
+		return "", "", "", nil //nolint:nilerr // not a directory here: a pattern
+	}
+	dir := r.abs(clean)
+	if !zarr.Detect(os.DirFS(dir)) {
+		return "", "", "", fmt.Errorf("%s is a directory but not a Zarr store (no .zgroup, .zarray or zarr.json at its root); track its files with a pattern such as %q", clean, clean+"/**")
+	}
+	st, err := zarr.Walk(os.DirFS(dir), func(*zarr.File) error { return nil })
+	if err != nil {
+		return "", "", "", fmt.Errorf("zarr store %s: %w", clean, err)
+	}
+	if st.Unsupported != "" {
+		return "", clean + "/**", fmt.Sprintf("%s is tracked as plain files, not as a dataset: %s", clean, st.Unsupported), nil
+	}
+	return clean, "", "", nil
 }
 
 // openStore turns a store URL into a Store; see trust.StorePath for local

@@ -144,6 +144,9 @@ func (r *Repo) startStatus() (*statusJob, []string, error) {
 // the bytes of HEAD's manifest: read only when the stat cache cannot say.
 func (j *statusJob) checkFile(ctx context.Context, p string, st fileInfo, partial *partialFile) error {
 	h, committed := j.at.find(p)
+	if _, ok := partial.Entries[p]; !ok && j.r.Config.IsDataset(p) {
+		return j.checkDataset(ctx, p, h, committed, st)
+	}
 	if _, ok := partial.Entries[p]; ok {
 		if st.err != nil {
 			return st.err

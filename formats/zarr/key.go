@@ -245,25 +245,35 @@ func ParseKey(key string) (prefix string, coords []int64, ok bool) {
 	return prefix, coords, formats.CheckKey(key) == nil
 }
 
-// Sharder is the formats.Sharder of zarr chunk keys: a key goes to the
-// block of the chunk grid it lies in, about 256 chunks a block, named by
-// the block's first coordinates ("b0.16.32"). Block sides depend on the
-// rank alone (1-D 256; 2-D 16×16; 3-D 4×8×8; the last dimensions get the
-// longer sides), so appending along a dimension never moves a chunk to
-// another shard. Keys that are not chunk keys go to "other". Arrays are not
-// told apart: a manifest holds one array's keys.
+// Sharder is the formats.Sharder of a dataset's chunk keys: a key goes to
+// the block of its array's chunk grid it lies in, about 256 chunks a
+// block, named by the array's key prefix and the block's first
+// coordinates ("t2m/b0.16.32"; a root array's blocks have no prefix).
+// Block sides depend on the rank alone (1-D 256; 2-D 16×16; 3-D 4×8×8;
+// the last dimensions get the longer sides), so appending along a
+// dimension never moves a chunk to another shard, and a one-chunk edit
+// rewrites one shard of its own array. A content-keyed piece of a chunk
+// ("<key>@<hash>") goes with its chunk. Keys that are not chunk keys go to
+// "other"; a prefix a shard name cannot hold makes the manifest fall back
+// to hash buckets (manifest.EncodeSplit).
 type Sharder struct{}
 
 var _ formats.Sharder = Sharder{}
 
 // Shard names the shard of key.
 func (Sharder) Shard(key string) string {
-	_, coords, ok := ParseKey(key)
+	base, _, _ := strings.Cut(key, "@") // KeyPrefix never holds '@'
+	prefix, coords, ok := ParseKey(base)
 	if !ok {
 		return "other"
 	}
 	bits := BlockBits(len(coords))
-	b := []byte{'b'}
+	var b []byte
+	if prefix != "" {
+		b = append(b, prefix...)
+		b = append(b, '/')
+	}
+	b = append(b, 'b')
 	for i, c := range coords {
 		if i > 0 {
 			b = append(b, '.')
