@@ -143,7 +143,11 @@ type commitFile struct {
 	old      *manifest.Manifest
 	oldBytes []byte
 	ch       *chunked
-	cached   int // its entry in cached, whose Manifest is set once its blob is named
+	cached   int // its entry in cached, whose Manifest is set once its blob is named; -1 if none
+	// same, for a dataset, reports whether a stamp of it shows it as HEAD
+	// has it (nil when HEAD has none): the stamp is taken as the store is
+	// walked to be chunked, so that a commit walks it once.
+	same func(statcache.Stat) bool
 }
 
 // cachedStat is a stat cache entry to put once the commit is made.
@@ -206,6 +210,15 @@ func (j *commitJob) sortOut() error {
 	stats := j.r.statFiles(j.paths, true)
 	at := listCursor{l: j.prev}
 	for i, p := range j.paths {
+		if j.r.Config.IsDataset(p) {
+			h, inPrev := at.find(p)
+			f, err := j.datasetFile(p, stats[i], h, inPrev)
+			if err != nil {
+				return err
+			}
+			j.files = append(j.files, f)
+			continue
+		}
 		st, err := j.r.statTracked(p, stats[i])
 		if err != nil {
 			return err
@@ -297,7 +310,7 @@ func (j *commitJob) chunkFile(ctx context.Context, f *commitFile) (err error) {
 		return f.old, nil
 	}
 	if j.r.Config.IsDataset(f.p) {
-		f.ch, err = j.r.chunkDataset(ctx, f.p, load, j.up, j.opt.Workers)
+		f.ch, err = j.r.chunkDataset(ctx, f.p, load, j.up, j.opt.Workers, f.same)
 		return err
 	}
 	f.ch, err = j.r.chunkFile(ctx, f.p, load, f.base, j.up, j.opt.Workers)
@@ -319,6 +332,11 @@ func (j *commitJob) waitFiles() {
 func (j *commitJob) report() error {
 	for _, f := range j.files {
 		ch := f.ch
+		f.cached = -1
+		if ch.m == nil { // a dataset whose stamp shows it unchanged
+			j.res.Files = append(j.res.Files, FileResult{Path: f.p, Status: FileUnchanged, Size: ch.stat.Size})
+			continue
+		}
 		newChunks, newBytes := j.up.credit(ch.m)
 		j.current[f.p] = ch.m
 		f.cached = len(j.cached)
@@ -388,7 +406,9 @@ func (j *commitJob) store(ctx context.Context) error {
 			_ = packed.Wait()
 			return err
 		}
-		j.cached[f.cached].e.Manifest = f.ch.blob.Hash.String()
+		if f.cached >= 0 {
+			j.cached[f.cached].e.Manifest = f.ch.blob.Hash.String()
+		}
 	}
 	return packed.Wait()
 }

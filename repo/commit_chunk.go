@@ -45,6 +45,7 @@ type chunked struct {
 	put     errgroup.Group        // writing the block cache's entry
 	stat    statcache.Stat
 	hashed  int64
+	read    int64 // of a dataset: how many chunks were read (the others were known by stat)
 }
 
 // splitAt is the chunk count above which a manifest is split (a variable

@@ -5,8 +5,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chunkvc/chunkvc/formats/zarr"
@@ -14,6 +19,7 @@ import (
 	"github.com/chunkvc/chunkvc/internal/progress"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/dataset"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"golang.org/x/sync/errgroup"
 )
@@ -27,16 +33,31 @@ import (
 // (datasetStat), so that a store no file of which changed is not read.
 
 // datasetStat is the Stat that stands for dataset p in the stat cache:
-// its stamp (dataset.StampOf) folded into one. Size is the members'
-// total, the times the newest of them (the racy-clean rule then applies
-// to the store as a whole), and Ino a digest of every member's path and
-// stat, so that any member added, removed or touched changes it.
+// its stamp (dataset.StampOf), folded by stampStat.
 func (r *Repo) datasetStat(p string) (statcache.Stat, error) {
 	s, err := dataset.StampOf(r.abs(p))
 	if err != nil {
 		return statcache.Stat{}, err
 	}
-	return statcache.Stat{Size: s.Size, Mtime: s.Newest, Ctime: s.Newest, Ino: binary.LittleEndian.Uint64(s.Sum[:8])}, nil
+	return stampStat(s), nil
+}
+
+// datasetFile queues dataset p, whose lstat statFiles gave (h its
+// manifest in HEAD when inPrev), to be chunked: whether it changed is
+// decided as it is walked (commitFile.same).
+func (j *commitJob) datasetFile(p string, fi fileInfo, h gitdb.Hash, inPrev bool) (*commitFile, error) {
+	if fi.err != nil {
+		return nil, fi.err
+	}
+	if !fi.fi.IsDir() {
+		return nil, fmt.Errorf("dataset %s is not a directory (symbolic links are not followed)", p)
+	}
+	f := &commitFile{p: p}
+	if inPrev {
+		f.prev = h
+		f.same = func(st statcache.Stat) bool { return j.cache.Unchanged(p, st, h) }
+	}
+	return f, nil
 }
 
 // statTracked is the stat cache's Stat of tracked path p, whose lstat
@@ -60,30 +81,43 @@ func (r *Repo) statTracked(p string, fi fileInfo) (statcache.Stat, error) {
 // chunkDataset hashes and stores dataset p, as chunkFile does a file:
 // every chunk read once, new chunks offered to the store with the
 // previous chunk of the same key as their delta base, the layout blob
-// with the previous one. With up nil nothing is stored (status, diff of
-// the work tree).
-func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*manifest.Manifest, error), up *upload, workers int) (*chunked, error) {
+// with the previous one. A file whose lstat matches what the seen cache
+// recorded is not read again. With up nil nothing is stored (status, diff
+// of the work tree).
+//
+// When same reports that the store's stamp is that of HEAD's version,
+// nothing is read and the result has no manifest (m nil), only the stat.
+func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*manifest.Manifest, error), up *upload, workers int, same func(statcache.Stat) bool) (*chunked, error) {
 	if up == nil {
 		up = &upload{progress: progress.Noop{}, dryRun: true}
 	}
-	before, err := r.datasetStat(p)
+	hashedAt := time.Now().UnixNano()
+	plan, err := dataset.Build(r.abs(p))
 	if err != nil {
 		return nil, err
 	}
-	hashedAt := time.Now().UnixNano()
+	stat := stampStat(plan.Stamp())
+	if same != nil && same(stat) {
+		return &chunked{stat: stat}, nil
+	}
 	var old *manifest.Manifest
 	if loadOld != nil {
 		if old, err = loadOld(); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := dataset.Build(r.abs(p))
-	if err != nil {
-		return nil, err
+	seen := dataset.LoadSeen(r.seenPath(p))
+	if seen != nil {
+		seen.Window = statcache.FSWindow(r.abs(p))
 	}
-	ids, err := hashDataset(ctx, r.abs(p), plan, old, up, workers)
+	h := &datasetHash{dir: r.abs(p), plan: plan, old: old, up: up, workers: workers,
+		seen: seen, now: &dataset.Seen{Hashed: hashedAt}}
+	ids, err := h.run(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
+	}
+	if h.read.Load() > 0 || h.seen == nil {
+		_ = dataset.SaveSeen(r.seenPath(p), h.now) // a cache: rebuilt when lost
 	}
 	layout, chunks, digest, err := plan.Encode(ids)
 	if err != nil {
@@ -102,14 +136,7 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 			return nil, fmt.Errorf("dataset %s: layout: %w", p, err)
 		}
 	}
-	after, err := r.datasetStat(p)
-	if err != nil {
-		return nil, err
-	}
-	if after != before {
-		return nil, fmt.Errorf("dataset %s changed while it was being read; try again when it is quiet", p)
-	}
-	ch := &chunked{m: m, stat: before, hashed: hashedAt}
+	ch := &chunked{m: m, stat: stat, hashed: hashedAt, read: h.read.Load()}
 	if ch.encoded, ch.parts, err = m.EncodeSplit(zarr.Sharder{}.Shard); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
@@ -125,51 +152,113 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 	return ch, nil
 }
 
-// hashDataset reads every chunk of plan from the store at dir, several at
-// once (a store is thousands of small files), and returns their IDs in
-// plan order. A chunk the previous version old holds is not offered to
-// the store again; a new one is, with the ID old had under the same key
-// as its delta base.
-func hashDataset(ctx context.Context, dir string, plan *dataset.Plan, old *manifest.Manifest, up *upload, workers int) ([]hashing.ID, error) {
-	root, err := os.OpenRoot(dir)
+// seenPath is the seen cache of dataset p (dataset.Seen).
+func (r *Repo) seenPath(p string) string {
+	return filepath.Join(r.gitDir(), "chunkvc", "seen", hashing.Sum([]byte(p)).String()[:16])
+}
+
+// datasetHash is one hashing of a store's chunks: run reads every chunk of
+// plan from the store at dir, several at once (a store is thousands of
+// small files), and returns their IDs in plan order. A chunk the seen
+// cache knows, of a file whose lstat is the walk's, is not read when the
+// previous version old holds it (or nothing is stored); one read is
+// checked against the walk's lstat afterwards (a file written while it
+// was read fails the commit). A chunk old holds is not offered to the
+// store again; a new one is, with the ID old had under the same key as
+// its delta base.
+type datasetHash struct {
+	dir     string
+	plan    *dataset.Plan
+	old     *manifest.Manifest
+	up      *upload
+	workers int
+	seen    *dataset.Seen // what an earlier reading recorded (nil if none)
+	now     *dataset.Seen // what this one records
+
+	known *manifest.IDIndex
+	read  atomic.Int64 // chunks read
+	mu    sync.Mutex   // guards now
+}
+
+func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
+	root, err := os.OpenRoot(h.dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	var known *manifest.IDIndex
-	if old != nil {
-		known = manifest.NewIDIndex(old.Chunks)
+	if h.old != nil {
+		h.known = manifest.NewIDIndex(h.old.Chunks)
 	}
-	ids := make([]hashing.ID, len(plan.Chunks))
+	ids := make([]hashing.ID, len(h.plan.Chunks))
 	g, gctx := errgroup.WithContext(ctx)
+	workers := h.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	// Reads of small files wait on the file system more than on the CPU.
 	g.SetLimit(2 * workers)
-	for i, src := range plan.Chunks {
-		g.Go(func() error {
-			data, err := readSource(root, src)
-			if err != nil {
-				return err
-			}
-			id := hashing.Sum(data)
+	files := h.plan.Files
+	for i, src := range h.plan.Chunks {
+		at, ok := slices.BinarySearchFunc(files, src.Path, func(f dataset.PlanFile, p string) int { return strings.Compare(f.Path, p) })
+		if !ok {
+			return nil, fmt.Errorf("%s: not in the store's listing", src.Path)
+		}
+		st := files[at].Stat
+		if id, ok := h.seen.Lookup(src.Path, src.Off, src.Len, st); ok && (h.up.dryRun || h.isKnown(id)) {
 			ids[i] = id
-			up.progress.Add(src.Len)
-			if up.dryRun || known != nil && known.Len() > 0 && knownID(known, id) {
-				return nil
-			}
-			_, err = up.ensure(gctx, id, data, oldID(old, src.Key))
+			h.mu.Lock()
+			h.now.Add(src.Path, src.Off, src.Len, st, id)
+			h.mu.Unlock()
+			continue
+		}
+		g.Go(func() error {
+			id, err := h.chunk(gctx, root, src, st)
+			ids[i] = id
 			return err
 		})
 	}
 	return ids, g.Wait()
 }
 
-// knownID reports whether x, an index of a manifest's chunks, holds id.
-func knownID(x *manifest.IDIndex, id hashing.ID) bool {
-	_, ok := x.Find(id)
+// chunk reads, hashes and stores one chunk of a file whose walk lstat was
+// st.
+func (h *datasetHash) chunk(ctx context.Context, root *os.Root, src dataset.Source, st statcache.Stat) (hashing.ID, error) {
+	data, err := readSource(root, src)
+	if err != nil {
+		return hashing.ID{}, err
+	}
+	if fi, err := root.Lstat(src.Path); err != nil || statcache.StatOf(fi) != st {
+		return hashing.ID{}, fmt.Errorf("%s changed while it was being read; try again when it is quiet", src.Path)
+	}
+	id := hashing.Sum(data)
+	h.read.Add(1)
+	h.up.progress.Add(src.Len)
+	h.mu.Lock()
+	h.now.Add(src.Path, src.Off, src.Len, st, id)
+	h.mu.Unlock()
+	if h.up.dryRun || h.isKnown(id) {
+		return id, nil
+	}
+	_, err = h.up.ensure(ctx, id, data, oldID(h.old, src.Key))
+	return id, err
+}
+
+// isKnown reports whether the previous version holds chunk id.
+func (h *datasetHash) isKnown(id hashing.ID) bool {
+	if h.known == nil {
+		return false
+	}
+	_, ok := h.known.Find(id)
 	return ok
+}
+
+// stampStat folds a store's stamp into the Stat that stands for it in the
+// stat cache: Size the members' total, the times the newest of theirs (so
+// the racy-clean rule applies to the store as a whole), Ino a digest of
+// every member's path and lstat, so that any member added, removed or
+// touched changes it.
+func stampStat(s dataset.Stamp) statcache.Stat {
+	return statcache.Stat{Size: s.Size, Mtime: s.Newest, Ctime: s.Newest, Ino: binary.LittleEndian.Uint64(s.Sum[:8])}
 }
 
 // readSource reads the bytes of one chunk of a store.

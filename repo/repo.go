@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/formats"
-	"github.com/chunkvc/chunkvc/formats/zarr"
 	"github.com/chunkvc/chunkvc/formats/generic"
+	"github.com/chunkvc/chunkvc/formats/zarr"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/chunkread"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"

@@ -25,7 +25,7 @@ func (j *statusJob) checkDataset(ctx context.Context, p string, h gitdb.Hash, co
 	}
 	e, ok := j.cache.Lookup(p, st)
 	if !ok {
-		ch, err := j.r.chunkDataset(ctx, p, nil, nil, 0)
+		ch, err := j.r.chunkDataset(ctx, p, nil, nil, 0, nil)
 		if err != nil {
 			return err
 		}

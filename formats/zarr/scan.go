@@ -55,6 +55,10 @@ type File struct {
 	Coords []int64 // RoleChunk, RoleShard: grid coordinates
 	Data   []byte  // RoleMeta: the document's bytes
 	Reason string  // RoleOther: why it is not a chunk
+	// Info is the file's lstat, as the walk read it (a caller that needs
+	// times and inodes, to tell whether the file changed since it last
+	// saw it, need not stat every file again).
+	Info fs.FileInfo
 }
 
 // Node is a group or array of a store: a directory holding zarr.json,
@@ -193,7 +197,7 @@ func (w *walker) dir(dir string, owner *Node) error {
 		}
 		f := &File{Path: p}
 		if info, err := e.Info(); err == nil {
-			f.Size = info.Size()
+			f.Size, f.Info = info.Size(), info
 		} else {
 			return fmt.Errorf("zarr store: %s: %w", p, err)
 		}

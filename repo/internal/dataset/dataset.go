@@ -27,7 +27,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 
@@ -35,6 +37,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats/zarr"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
 // pieceLen is how a file or inner chunk over formats.MaxChunk is cut: in
@@ -79,8 +82,10 @@ type Plan struct {
 type PlanFile struct {
 	Path   string
 	Size   int64
-	Chunk  int // the chunk a plain chunk file is, else -1
-	Listed int // its index in Listed, else -1
+	Mode   fs.FileMode
+	Stat   statcache.Stat // the lstat the walk read
+	Chunk  int            // the chunk a plain chunk file is, else -1
+	Listed int            // its index in Listed, else -1
 }
 
 // Build reads the store at dir. A directory that is not a Zarr store is
@@ -123,7 +128,13 @@ type builder struct {
 
 // add takes one file of the walk.
 func (b *builder) add(f *zarr.File) error {
+	if strings.Contains(path.Base(f.Path), tmpMark) {
+		return nil // a file Update was writing when it stopped: not a member
+	}
 	pf := PlanFile{Path: f.Path, Size: f.Size, Chunk: -1}
+	if f.Info != nil {
+		pf.Mode, pf.Stat = f.Info.Mode(), statcache.StatOf(f.Info)
+	}
 	switch {
 	case f.Role == zarr.RoleMeta:
 		b.list(f, manifest.RoleDocument, []Item{{Len: int64(len(f.Data)), Inline: f.Data, Chunk: -1}})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -42,17 +43,7 @@ func StampOf(dir string) (Stamp, error) {
 		if err != nil {
 			return err
 		}
-		s := statcache.StatOf(fi)
-		rec = append(rec[:0], filepath.ToSlash(rel)...)
-		rec = append(rec, 0)
-		rec = binary.LittleEndian.AppendUint32(rec, uint32(fi.Mode()))
-		for _, v := range []int64{s.Size, s.Mtime, s.Ctime, int64(s.Ino)} {
-			rec = binary.LittleEndian.AppendUint64(rec, uint64(v))
-		}
-		_, _ = d.Write(rec)
-		st.Files++
-		st.Size += s.Size
-		st.Newest = max(st.Newest, s.Mtime, s.Ctime)
+		rec = st.add(d, rec, filepath.ToSlash(rel), fi.Mode(), statcache.StatOf(fi))
 		return nil
 	})
 	if err != nil {
@@ -60,4 +51,60 @@ func StampOf(dir string) (Stamp, error) {
 	}
 	st.Sum = d.ID()
 	return st, nil
+}
+
+// add adds one file to the stamp st and to its digest d, in the order
+// filepath.WalkDir visits files (Plan.Stamp sorts its files so); rec is a
+// buffer to reuse, returned.
+func (st *Stamp) add(d *hashing.Digest, rec []byte, rel string, mode fs.FileMode, s statcache.Stat) []byte {
+	rec = append(rec[:0], rel...)
+	rec = append(rec, 0)
+	rec = binary.LittleEndian.AppendUint32(rec, uint32(mode))
+	for _, v := range []int64{s.Size, s.Mtime, s.Ctime, int64(s.Ino)} {
+		rec = binary.LittleEndian.AppendUint64(rec, uint64(v))
+	}
+	_, _ = d.Write(rec)
+	st.Files++
+	st.Size += s.Size
+	st.Newest = max(st.Newest, s.Mtime, s.Ctime)
+	return rec
+}
+
+// Stamp is the stamp of the store as Build walked it: StampOf's, from
+// the same lstats, without walking the store again.
+func (p *Plan) Stamp() Stamp {
+	order := make([]int, len(p.Files))
+	for i := range order {
+		order[i] = i
+	}
+	// WalkDir's order: by path with '/' before every other byte.
+	slices.SortFunc(order, func(a, b int) int { return walkCompare(p.Files[a].Path, p.Files[b].Path) })
+	var st Stamp
+	d := hashing.New()
+	var rec []byte
+	for _, i := range order {
+		f := &p.Files[i]
+		rec = st.add(d, rec, f.Path, f.Mode, f.Stat)
+	}
+	st.Sum = d.ID()
+	return st
+}
+
+// walkCompare orders slash paths as a depth-first walk with sorted
+// directory entries visits them.
+func walkCompare(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		if ca == '/' {
+			return -1
+		}
+		if cb == '/' {
+			return 1
+		}
+		return int(ca) - int(cb)
+	}
+	return len(a) - len(b)
 }
