@@ -138,3 +138,46 @@ func TestHumanBytes(t *testing.T) {
 		}
 	}
 }
+
+// cube is a Zarr dataset manifest of array t2m (time×y, 1×4 chunks) of
+// times steps, chunks listed in edited given other content.
+func cube(times int, edited ...string) *manifest.Manifest {
+	m := &manifest.Manifest{Path: "cube.zarr", Format: "zarr", FormatVersion: 1, Size: 100,
+		Summary: []manifest.Field{{Name: "zarr", Value: "2"}, {Name: "arrays", Value: "1"},
+			{Name: "array", Value: fmt.Sprintf("t2m dtype=<f4 shape=%dx8 chunks=1x4 dims=time,y order=C codecs=none fill=0", times)}}}
+	for i := range times {
+		for j := range 2 {
+			key := fmt.Sprintf("t2m/c/%d/%d", i, j)
+			seed := key
+			for _, e := range edited {
+				if e == key {
+					seed += "edited"
+				}
+			}
+			m.Chunks = append(m.Chunks, manifest.Chunk{Key: key, Size: 16, ID: hashing.Sum([]byte(seed))})
+		}
+	}
+	m.Chunks, _ = manifest.Normalize(m.Chunks)
+	return m
+}
+
+// A dataset's review names the array, how many of its chunks changed, the
+// index ranges by dimension name, and an append as an append.
+func TestZarrArrayLines(t *testing.T) {
+	res := &diff.Result{From: "a", To: "b", Files: []diff.FileDiff{diff.Compare(cube(10), cube(10, "t2m/c/3/1"))}}
+	var b bytes.Buffer
+	if err := Text(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "t2m: 1 of 20 chunks changed (+0 -0 ~1); time 3, y 4..7") {
+		t.Errorf("edit of one chunk:\n%s", b.String())
+	}
+	res = &diff.Result{From: "a", To: "b", Files: []diff.FileDiff{diff.Compare(cube(10), cube(12))}}
+	b.Reset()
+	if err := Markdown(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "t2m: 4 of 24 chunks changed (+4 -0 ~0); shape 10x8 → 12x8; time 10..11 appended") {
+		t.Errorf("append of two time steps:\n%s", b.String())
+	}
+}

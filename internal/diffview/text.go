@@ -166,6 +166,9 @@ func detailLines(f *diff.FileDiff) [][2]string {
 			add("header", h)
 		}
 	}
+	if z := f.Zarr; z != nil {
+		zarrLines(z, add)
+	}
 	for _, s := range f.SummaryChanges {
 		if shownElsewhere(f.Format, s.Name) {
 			continue
@@ -196,6 +199,8 @@ func shownElsewhere(format, field string) bool {
 		return field == "rows" || field == "row_groups" || field == "schema" || field == "geo"
 	case formats.FlatGeobuf:
 		return field == "features"
+	case "zarr":
+		return field == "array" || field == "arrays" // the array lines
 	}
 	return false
 }
