@@ -160,8 +160,12 @@ func TestCommitDataset(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(store, "t", "1.2"), []byte{99, 99, 99, 99}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := r.Status(ctx); err != nil || len(st) != 1 || st[0].Status != FileModified {
+	st, err := r.Status(ctx)
+	if err != nil || len(st) != 1 || st[0].Status != FileModified {
 		t.Fatalf("status of an edited store: %v %v", st, err)
+	}
+	if a := st[0].Arrays; len(a) != 1 || a[0].Array != "t" || a[0].Changed != 1 || a[0].Total != 16 {
+		t.Errorf("status of an edited store, arrays: %+v", a)
 	}
 	ch, err := r.chunkDataset(ctx, "cube.zarr", nil, nil, 0, nil)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
@@ -49,6 +50,8 @@ type StatusEntry struct {
 	Status FileStatus `json:"status"` // added, modified, deleted, partial, refused, not-checked-out
 	Size   int64      `json:"size"`
 	Reason string     `json:"reason,omitempty"` // why a refused file cannot be committed
+	// Arrays, of a modified dataset, says what changed in each array.
+	Arrays []diff.ZarrArray `json:"arrays,omitempty"`
 }
 
 // Status compares the tracked files in the work tree with HEAD's

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/chunkvc/chunkvc/internal/diffview"
 	"github.com/chunkvc/chunkvc/repo"
 )
 
@@ -20,7 +21,11 @@ quoted: commit leaves it out until it is renamed.
 
 Other states: "partial" (written by checkout --bbox), and "not-checked-out"
 (committed, missing because a checkout did not write it: commit does not
-take it for deleted; chunkvc checkout writes it).`,
+take it for deleted; chunkvc checkout writes it).
+
+A tracked dataset (a Zarr store) is one entry; when modified, one line per
+changed array follows it ("t2m: 5 of 16000 chunks changed ...", and
+"arrays" in --json). Only the store's files whose stat changed are read.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return runStatus(g, c) },
 	}
@@ -51,6 +56,9 @@ func runStatus(g *globalOptions, c *cobra.Command) error {
 			continue
 		}
 		fmt.Fprintf(g.stdout, "%-9s %s\n", e.Status, e.Path)
+		for _, a := range e.Arrays {
+			fmt.Fprintf(g.stdout, "          %s\n", diffview.ArrayLine(a))
+		}
 	}
 	return nil
 }

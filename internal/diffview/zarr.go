@@ -20,7 +20,7 @@ func zarrLines(z *diff.ZarrDiff, add func(k, v string)) {
 			add("arrays", fmt.Sprintf("… and %d more (--format json lists all)", len(z.Arrays)-maxArrays))
 			break
 		}
-		add("array", arrayLine(a))
+		add("array", ArrayLine(a))
 		for _, d := range a.Drift {
 			add("drift", arrayName(a.Array)+": "+d)
 		}
@@ -34,8 +34,9 @@ func arrayName(p string) string {
 	return p
 }
 
-// arrayLine spells one array's change.
-func arrayLine(a diff.ZarrArray) string {
+// ArrayLine spells one array's change: "t2m: 5 of 16000 chunks changed
+// (+0 -0 ~5); time 49".
+func ArrayLine(a diff.ZarrArray) string {
 	var b strings.Builder
 	b.WriteString(arrayName(a.Array) + ": ")
 	switch a.Change {
