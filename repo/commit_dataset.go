@@ -116,7 +116,7 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
-	if h.read.Load() > 0 || h.seen == nil {
+	if h.seen == nil || h.read.Load() > int64(seenSlack(len(plan.Chunks))) {
 		_ = dataset.SaveSeen(r.seenPath(p), h.now) // a cache: rebuilt when lost
 	}
 	layout, chunks, digest, err := plan.Encode(ids)
@@ -151,6 +151,12 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 	}
 	return ch, nil
 }
+
+// seenSlack is how many chunks of a store of n may be read without the
+// seen cache being rewritten: the files changed since it was saved are
+// read again by the next commit or status, which for a few files costs
+// less than rewriting the record of every file (6 MB for 100,000).
+func seenSlack(n int) int { return max(64, n/64) }
 
 // seenPath is the seen cache of dataset p (dataset.Seen).
 func (r *Repo) seenPath(p string) string {

@@ -98,7 +98,7 @@ func Build(dir string) (*Plan, error) {
 	}
 	defer root.Close()
 	b := &builder{root: root, p: &Plan{}}
-	st, err := zarr.Walk(root.FS(), b.add)
+	st, err := zarr.Walk(statFS{root: root, dir: dir}, b.add)
 	if err != nil {
 		return nil, fmt.Errorf("zarr store %s: %w", dir, err)
 	}

@@ -2,11 +2,8 @@ package dataset
 
 import (
 	"encoding/binary"
-	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
@@ -22,35 +19,6 @@ type Stamp struct {
 	Size   int64
 	Sum    hashing.ID // BLAKE3 over each file's path and stat, in path order
 	Newest int64      // the latest mtime or ctime of any file (ns)
-}
-
-// StampOf stats every file under dir (never following a link: a link is
-// stamped as itself, for commit to refuse). Temporary files of an Update
-// are left out.
-func StampOf(dir string) (Stamp, error) {
-	var st Stamp
-	d := hashing.New()
-	var rec []byte
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() || strings.Contains(e.Name(), tmpMark) {
-			return err
-		}
-		fi, err := e.Info()
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rec = st.add(d, rec, filepath.ToSlash(rel), fi.Mode(), statcache.StatOf(fi))
-		return nil
-	})
-	if err != nil {
-		return Stamp{}, fmt.Errorf("zarr store %s: %w", dir, err)
-	}
-	st.Sum = d.ID()
-	return st, nil
 }
 
 // add adds one file to the stamp st and to its digest d, in the order
