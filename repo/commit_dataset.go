@@ -116,7 +116,7 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
-	if h.seen == nil || h.read.Load() > int64(seenSlack(len(plan.Chunks))) {
+	if h.seen == nil || h.racy.Load() > 0 || h.read.Load() > int64(seenSlack(len(plan.Chunks))) {
 		_ = dataset.SaveSeen(r.seenPath(p), h.now) // a cache: rebuilt when lost
 	}
 	layout, chunks, digest, err := plan.Encode(ids)
@@ -153,9 +153,10 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 }
 
 // seenSlack is how many chunks of a store of n may be read without the
-// seen cache being rewritten: the files changed since it was saved are
-// read again by the next commit or status, which for a few files costs
-// less than rewriting the record of every file (6 MB for 100,000).
+// seen cache being rewritten (unless some were read only because their
+// record was too recent to trust): the files changed since it was saved
+// are read again by the next commit or status, which for a few files
+// costs less than rewriting the record of every file (6 MB for 100,000).
 func seenSlack(n int) int { return max(64, n/64) }
 
 // seenPath is the seen cache of dataset p (dataset.Seen).
@@ -183,6 +184,7 @@ type datasetHash struct {
 
 	known *manifest.IDIndex
 	read  atomic.Int64 // chunks read
+	racy  atomic.Int64 // of those, chunks the seen cache had with the same stat, too recent to trust then
 	mu    sync.Mutex   // guards now
 }
 
@@ -238,6 +240,9 @@ func (h *datasetHash) chunk(ctx context.Context, root *os.Root, src dataset.Sour
 	}
 	id := hashing.Sum(data)
 	h.read.Add(1)
+	if h.seen.Recorded(src.Path, src.Off, src.Len, st) {
+		h.racy.Add(1) // recorded again now, it will be trusted
+	}
 	h.up.progress.Add(src.Len)
 	h.mu.Lock()
 	h.now.Add(src.Path, src.Off, src.Len, st, id)

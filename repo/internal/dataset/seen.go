@@ -76,6 +76,17 @@ func (s *Seen) Lookup(path string, off, n int64, st statcache.Stat) (hashing.ID,
 	return e.id, true
 }
 
+// Recorded reports whether an entry for bytes [off, off+n) of path with
+// lstat st exists, trusted or not: one that Lookup refused as racy, which
+// a new reading, later, would make trusted.
+func (s *Seen) Recorded(path string, off, n int64, st statcache.Stat) bool {
+	if s == nil {
+		return false
+	}
+	i, ok := slices.BinarySearchFunc(s.entries, seenEntry{path: path, off: off}, cmpSeen)
+	return ok && s.entries[i].len == n && s.entries[i].stat == st
+}
+
 // Add records id for bytes [off, off+n) of path, whose lstat was st.
 // Entries may come in any order; Encode sorts them.
 func (s *Seen) Add(path string, off, n int64, st statcache.Stat, id hashing.ID) {

@@ -75,6 +75,9 @@ func TestSeenRoundTripAndRules(t *testing.T) {
 		if _, ok := b.Lookup(q.p, q.off, q.n, q.st); ok {
 			t.Errorf("%s: trusted", name)
 		}
+		if got := b.Recorded(q.p, q.off, q.n, q.st); got != (name == "racy") {
+			t.Errorf("%s: recorded %v", name, got)
+		}
 	}
 	for i := range data {
 		bad := bytes.Clone(data)
