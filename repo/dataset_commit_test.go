@@ -167,6 +167,10 @@ func TestCommitDataset(t *testing.T) {
 	if a := st[0].Arrays; len(a) != 1 || a[0].Array != "t" || a[0].Changed != 1 || a[0].Total != 16 {
 		t.Errorf("status of an edited store, arrays: %+v", a)
 	}
+	d, err := r.Diff(ctx, DiffOptions{})
+	if err != nil || len(d.Files) != 1 || d.Files[0].Chunks.Changed != 1 || d.Files[0].Zarr == nil {
+		t.Fatalf("diff of the work tree: %+v %v", d, err)
+	}
 	ch, err := r.chunkDataset(ctx, "cube.zarr", nil, nil, 0, nil)
 	if err != nil {
 		t.Fatal(err)

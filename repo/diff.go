@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"os"
 
 	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -30,18 +31,31 @@ func (r *Repo) Diff(ctx context.Context, opt DiffOptions) (*diff.Result, error) 
 		return nil, err
 	}
 	env := diffscan.Env{Git: r.git, Root: r.Root, Tracked: r.trackedFiles, StatCache: r.loadStatCache,
-		Peek: r.peekFile, FileAt: r.FileAt}
+		Stat: r.trackedStat, Peek: r.peekFile, FileAt: r.FileAt}
 	return diffscan.Run(ctx, env, opt)
 }
 
 // peekFile is chunkFile without the store: it enumerates and hashes working
 // file p and returns the manifest a commit would write.
 func (r *Repo) peekFile(ctx context.Context, p string, workers int) (*manifest.Manifest, statcache.Stat, int64, error) {
-	ch, err := r.chunkFile(ctx, p, nil, version{}, nil, workers)
+	var ch *chunked
+	var err error
+	if r.Config.IsDataset(p) {
+		ch, err = r.chunkDataset(ctx, p, nil, nil, workers, nil)
+	} else {
+		ch, err = r.chunkFile(ctx, p, nil, version{}, nil, workers)
+	}
 	if err != nil {
 		return nil, statcache.Stat{}, 0, err
 	}
 	return ch.m, ch.stat, ch.hashed, nil
+}
+
+// trackedStat is the stat cache's Stat of tracked path p, file or
+// dataset (statTracked).
+func (r *Repo) trackedStat(p string) (statcache.Stat, error) {
+	fi, err := os.Lstat(r.abs(p))
+	return r.statTracked(p, fileInfo{fi, err})
 }
 
 // FileAt returns a local file holding p as of commit ("" = the working

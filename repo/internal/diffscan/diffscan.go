@@ -3,7 +3,6 @@ package diffscan
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -33,6 +32,9 @@ type Env struct {
 	// StatCache loads the stat cache; a diff of the work tree saves the
 	// digests it learnt into it.
 	StatCache func() *statcache.Cache
+	// Stat returns the stat cache's Stat of tracked path p (a file's
+	// lstat, a dataset's summary of its members' stats).
+	Stat func(p string) (statcache.Stat, error)
 	// Peek chunks and hashes working file p as a commit would, storing
 	// nothing, and returns its manifest, its stat and the bytes hashed.
 	Peek func(ctx context.Context, p string, workers int) (*manifest.Manifest, statcache.Stat, int64, error)
@@ -288,11 +290,10 @@ type worktreeScan struct {
 // cache says it holds those bytes, else by chunking and hashing it (and
 // telling the cache).
 func (j *job) working(ctx context.Context, w *worktreeScan, p string, old *manifest.Manifest) (*manifest.Manifest, error) {
-	fi, err := os.Lstat(filepath.Join(j.env.Root, filepath.FromSlash(p)))
+	st, err := j.env.Stat(p)
 	if err != nil {
 		return nil, err
 	}
-	st := statcache.StatOf(fi)
 	if e, ok := w.cache.Lookup(p, st); ok {
 		if old != nil && e.Digest == old.Digest {
 			return nil, nil
