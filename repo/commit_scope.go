@@ -28,6 +28,9 @@ func (r *Repo) commitScope(args, listed []string, prev manifestList, cache *stat
 		if err := manifest.CheckPath(p); err != nil {
 			return nil, nil, nil, err
 		}
+		if d, ok := r.Config.DatasetOf(p); ok && d != p {
+			return nil, nil, nil, fmt.Errorf("%s is a file of dataset %s, which is committed as a whole: chunkvc commit %s", p, d, d)
+		}
 		_, inPrev := prev.find(p)
 		if _, err := os.Lstat(r.abs(p)); errors.Is(err, fs.ErrNotExist) {
 			switch {
@@ -41,7 +44,7 @@ func (r *Repo) commitScope(args, listed []string, prev manifestList, cache *stat
 			}
 			return nil, nil, nil, fmt.Errorf("%s: no such file, and not in HEAD", p)
 		}
-		if !r.Config.IsTracked(p) && !inPrev {
+		if !r.Config.IsTracked(p) && !r.Config.IsDataset(p) && !inPrev {
 			return nil, nil, nil, fmt.Errorf("%s is not tracked (add a pattern with chunkvc track)", p)
 		}
 		if !present[p] {

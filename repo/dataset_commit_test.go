@@ -127,7 +127,11 @@ func TestCommitDataset(t *testing.T) {
 	if _, err := r.Track([]string{"cube.zarr", "*.zattrs", "**"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Commit(ctx, CommitOptions{Message: "v1"})
+	if _, err := r.Commit(ctx, CommitOptions{Message: "v1", Paths: []string{"cube.zarr/t/0.0"}}); err == nil || !strings.Contains(err.Error(), "file of dataset cube.zarr") {
+		t.Fatalf("commit of a member: %v", err)
+	}
+	// Named, a dataset not yet committed is committed.
+	res, err := r.Commit(ctx, CommitOptions{Message: "v1", Paths: []string{"cube.zarr"}})
 	if err != nil {
 		t.Fatal(err)
 	}
