@@ -149,7 +149,7 @@ func TestCommitDataset(t *testing.T) {
 	if !manifest.IsSplit(root) {
 		t.Fatal("a dataset's manifest is not split")
 	}
-	if _, err := os.Stat(filepath.Join(dir, manifest.ShardDir, "cube.zarr", "t", "b0.0")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, manifest.ShardDir, "cube.zarr", "t", "b0", "0")); err != nil {
 		t.Fatalf("shard of array t: %v", err)
 	}
 	// Past the racy window, an untouched store is neither read by status

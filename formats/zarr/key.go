@@ -247,15 +247,19 @@ func ParseKey(key string) (prefix string, coords []int64, ok bool) {
 
 // Sharder is the formats.Sharder of a dataset's chunk keys: a key goes to
 // the block of its array's chunk grid it lies in, about 256 chunks a
-// block, named by the array's key prefix and the block's first
-// coordinates ("t2m/b0.16.32"; a root array's blocks have no prefix).
-// Block sides depend on the rank alone (1-D 256; 2-D 16×16; 3-D 4×8×8;
-// the last dimensions get the longer sides), so appending along a
+// block. Block sides depend on the rank alone (1-D 256; 2-D 16×16; 3-D
+// 4×8×8; the last dimensions get the longer sides), so appending along a
 // dimension never moves a chunk to another shard, and a one-chunk edit
-// rewrites one shard of its own array. A content-keyed piece of a chunk
-// ("<key>@<hash>") goes with its chunk. Keys that are not chunk keys go to
-// "other"; a prefix a shard name cannot hold makes the manifest fall back
-// to hash buckets (manifest.EncodeSplit).
+// rewrites one shard of its own array. The name is the array's key prefix,
+// a folder for the block's first coordinate, and the block's other
+// coordinates ("t2m/b4/16.32"; a 1-D array's folder groups 256 blocks:
+// "x/b65536/65792"; a root array has no prefix): Git rewrites the trees
+// on a shard's path at every commit, and a folder per leading block keeps
+// each of them small (a million chunks in one folder of 4,000 shards
+// would add 160 KB of tree to every commit). A content-keyed piece of a
+// chunk ("<key>@<hash>") goes with its chunk. Keys that are not chunk keys
+// go to "other"; a prefix a shard name cannot hold makes the manifest fall
+// back to hash buckets (manifest.EncodeSplit).
 type Sharder struct{}
 
 var _ formats.Sharder = Sharder{}
@@ -267,15 +271,29 @@ func (Sharder) Shard(key string) string {
 	if !ok {
 		return "other"
 	}
-	bits := BlockBits(len(coords))
 	var b []byte
 	if prefix != "" {
 		b = append(b, prefix...)
 		b = append(b, '/')
 	}
 	b = append(b, 'b')
+	bits := BlockBits(len(coords))
+	switch len(coords) {
+	case 0:
+		return string(b)
+	case 1:
+		const group = 8 // blocks per folder: 2^8
+		c := coords[0] >> bits[0] << bits[0]
+		b = strconv.AppendInt(b, c>>(bits[0]+group)<<(bits[0]+group), 10)
+		b = append(b, '/')
+		return string(strconv.AppendInt(b, c, 10))
+	}
 	for i, c := range coords {
-		if i > 0 {
+		switch i {
+		case 0:
+		case 1:
+			b = append(b, '/')
+		default:
 			b = append(b, '.')
 		}
 		b = strconv.AppendInt(b, c>>bits[i]<<bits[i], 10)

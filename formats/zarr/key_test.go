@@ -147,16 +147,17 @@ func TestParseKey(t *testing.T) {
 func TestSharder(t *testing.T) {
 	s := Sharder{}
 	cases := map[string]string{
-		"t2m/c/300":               "t2m/b256",
-		"t2m/c/17/33":             "t2m/b16.32",
-		"t2m/c/5/17/33":           "t2m/b4.16.32",
-		"t2m/c/3/5/7/9":           "t2m/b0.4.4.8",
+		"t2m/c/300":               "t2m/b0/256",
+		"t2m/c/70000":             "t2m/b65536/69888",
+		"t2m/c/17/33":             "t2m/b16/32",
+		"t2m/c/5/17/33":           "t2m/b4/16.32",
+		"t2m/c/3/5/7/9":           "t2m/b0/4.4.8",
 		"t2m/c":                   "t2m/b",
-		"c/5/17":                  "b0.16",
-		"g/t2m/c/5/17@1f2e":       "g/t2m/b0.16",
+		"c/5/17":                  "b0/16",
+		"g/t2m/c/5/17@1f2e":       "g/t2m/b0/16",
 		"not a key":               "other",
 		"t2m/3.0.7":               "other",
-		"~0123456789abcdef/c/1/2": "~0123456789abcdef/b0.0",
+		"~0123456789abcdef/c/1/2": "~0123456789abcdef/b0/0",
 	}
 	for k, want := range cases {
 		if got := s.Shard(k); got != want {
