@@ -36,7 +36,6 @@ else:
 	}
 }
 
-
 // An xarray cube is tracked as one dataset; an append of time steps with
 // to_zarr(append_dim="time") is reviewed as an append along time, in
 // status, diff and the commit's JSON, and costs Git a few shards.
