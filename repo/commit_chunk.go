@@ -436,13 +436,15 @@ func (j *chunkJob) startSave(ch *chunked, bs *blockcache.Set, recs *blockcache.R
 // startNamed starts writing ch's Git objects, in ch.named. The goroutine
 // outlives chunkFile: it holds what it needs, not the job, which holds the
 // previous manifest.
-func (j *chunkJob) startNamed(ch *chunked) {
-	r, p, packed := j.r, j.p, j.up.packManifests
-	// Written (deflated) while the commit goes on, other files and
-	// the store's batch included, or packed with the others by
-	// Commit; Commit waits for it before the Git commit that refers
-	// to it. Unreachable until then, and git gc prunes it if the
-	// commit fails.
+func (j *chunkJob) startNamed(ch *chunked) { j.r.startNamed(ch, j.p, j.up.packManifests) }
+
+// startNamed starts writing the Git objects of ch, the manifest of p:
+// written (deflated) while the commit goes on, other files and the
+// store's batch included, or, when packed, only named for Commit to pack
+// with the others. Commit waits for it before the Git commit that refers
+// to it; unreachable until then, and git gc prunes it if the commit
+// fails.
+func (r *Repo) startNamed(ch *chunked, p string, packed bool) {
 	ch.named.Go(func() error {
 		if err := ch.putBlobs(r.git, packed); err != nil {
 			return fmt.Errorf("%s: write git object for its manifest: %w", p, err)

@@ -141,13 +141,7 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
 	if !up.dryRun {
-		packed := up.packManifests
-		ch.named.Go(func() error {
-			if err := ch.putBlobs(r.git, packed); err != nil {
-				return fmt.Errorf("%s: write git object for its manifest: %w", p, err)
-			}
-			return nil
-		})
+		r.startNamed(ch, p, up.packManifests)
 	}
 	return ch, nil
 }
