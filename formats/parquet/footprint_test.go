@@ -247,3 +247,16 @@ func BenchmarkWarmFootprints(b *testing.B) {
 		}
 	}
 }
+
+// Row groups whose geometry column is Brotli or LZ4_RAW compressed get
+// their own decoded footprints, not the file bbox (issue 33).
+func TestDecodedFootprintsCodecs(t *testing.T) {
+	for _, codec := range []string{"brotli", "lz4raw"} {
+		t.Run(codec, func(t *testing.T) {
+			c := pqgen.Config{Rows: 4000, RowGroups: 4, Seed: 5, NoCovering: true, Codec: codec}
+			data := genFile(t, c)
+			a := Adapter{Footprints: NewFootprintCache(64)}
+			checkRowGroupBBoxes(t, layoutWith(t, a, data), pqgen.RowGroupBBoxes(pqgen.Generate(c), c.PerGroup()))
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -134,6 +135,11 @@ func compareColumns(t *testing.T, name string, data []byte) (compared, skipped i
 			case err != nil:
 				t.Errorf("%s: row group %d column %s: %v (parquet-go read %d values)", name, i, colName, err, len(theirs))
 				continue
+			case perr != nil && strings.Contains(perr.Error(), "unsupported compression codec"):
+				// The old LZ4 codec: parquet-go has no reader for it;
+				// TestCorpusLZ4 checks those values instead.
+				skipped++
+				continue
 			case perr != nil:
 				t.Errorf("%s: row group %d column %s: parquet-go failed (%v) where the decoder read %d values", name, i, colName, perr, len(mine))
 				continue
@@ -207,6 +213,7 @@ func TestPagesMatchParquetGo(t *testing.T) {
 	codecs := map[string]pq.WriterOption{
 		"none": pq.Compression(&pq.Uncompressed), "snappy": pq.Compression(&pq.Snappy),
 		"gzip": pq.Compression(&pq.Gzip), "zstd": pq.Compression(&pq.Zstd),
+		"brotli": pq.Compression(&pq.Brotli),
 	}
 	type file struct {
 		name string
