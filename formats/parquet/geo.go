@@ -47,7 +47,10 @@ type geoDoc struct {
 func parseGeo(m *fileMeta) *geoInfo {
 	g := &geoInfo{}
 	var d geoDoc
-	if !m.hasGeo || json.Unmarshal(m.geo, &d) != nil {
+	if !m.hasGeo {
+		return nativeGeo(m, g)
+	}
+	if json.Unmarshal(m.geo, &d) != nil {
 		return g
 	}
 	col, ok := d.Columns[d.PrimaryColumn]
@@ -66,6 +69,31 @@ func parseGeo(m *fileMeta) *geoInfo {
 	c := col.Covering.BBox
 	if len(c.XMin) > 0 && len(c.YMin) > 0 && len(c.XMax) > 0 && len(c.YMax) > 0 {
 		g.covering = [4][]string{c.XMin, c.YMin, c.XMax, c.YMax}
+	}
+	return g
+}
+
+// nativeGeo fills g from Parquet's own GEOMETRY or GEOGRAPHY logical type
+// (format 2.11) when the file has no geo metadata: the first such column
+// right under the root is the primary one. Its geospatial statistics give
+// row-group footprints (statsBBox); a GEOMETRY column without them is
+// decoded from WKB like GeoParquet's, but a GEOGRAPHY one is not: its
+// edges may curve beyond the extent of its vertices.
+func nativeGeo(m *fileMeta, g *geoInfo) *geoInfo {
+	for _, l := range m.top {
+		if l.logical != logicalGeometry && l.logical != logicalGeography {
+			continue
+		}
+		g.ok, g.primary, g.crs = true, string(l.name), "OGC:CRS84"
+		if len(l.crs) > 0 {
+			g.crs = clean(string(l.crs), 80)
+		}
+		if l.logical == logicalGeometry {
+			g.encoding = "WKB"
+		} else {
+			g.encoding = "WKB (geography)"
+		}
+		return g
 	}
 	return g
 }
