@@ -26,7 +26,7 @@ type nativeGeographyRow struct {
 // nativeFile writes pqgen's points (4 row groups, each its own area) with
 // parquet-go, which fills GeospatialStatistics, and returns it with the
 // row groups' extents.
-func nativeFile(t *testing.T, geography bool) ([]byte, []geom.BBox) {
+func nativeFile(t testing.TB, geography bool) ([]byte, []geom.BBox) {
 	t.Helper()
 	c := pqgen.Config{Rows: 2000, RowGroups: 4, Seed: 9, NoCovering: true}
 	rows := pqgen.Generate(c)
@@ -51,7 +51,7 @@ func nativeFile(t *testing.T, geography bool) ([]byte, []geom.BBox) {
 }
 
 // writeGroups writes rows in row groups of per rows.
-func writeGroups[T any](t *testing.T, rows []T, per int) []byte {
+func writeGroups[T any](t testing.TB, rows []T, per int) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := pq.NewGenericWriter[T](&b)

@@ -292,7 +292,8 @@ func TestPagesMatchParquetGoOnCorpus(t *testing.T) {
 }
 
 // FuzzByteArrays: any column chunk, codec and levelling; the decoder must
-// neither panic nor read past its input. Seeds: chunks parquet-go wrote.
+// neither panic nor read past its input. Seeds: chunks parquet-go wrote,
+// Brotli and LZ4_RAW among them.
 func FuzzByteArrays(f *testing.F) {
 	vals := values(300, 3)
 	seed := func(data []byte) {
@@ -311,6 +312,8 @@ func FuzzByteArrays(f *testing.F) {
 	seed(writeRows(f, mapRows(vals, func(v []byte) optionalDictCol { return optionalDictCol{v} }), pq.Compression(&pq.Snappy), pq.DataPageVersion(1)))
 	seed(writeRows(f, mapRows(vals, func(v []byte) optionalDeltaCol { return optionalDeltaCol{v} }), pq.DataPageVersion(2)))
 	seed(writeRows(f, mapRows(vals, func(v []byte) plainCol { return plainCol{append([]byte{}, v...)} }), pq.Compression(&pq.Zstd)))
+	seed(writeRows(f, mapRows(vals, func(v []byte) optionalDictCol { return optionalDictCol{v} }), pq.Compression(&pq.Brotli)))
+	seed(writeRows(f, mapRows(vals, func(v []byte) plainCol { return plainCol{append([]byte{}, v...)} }), pq.Compression(&pq.Lz4Raw)))
 	f.Fuzz(func(t *testing.T, chunk []byte, codec int32, levels uint8) {
 		lv := levelInfo{maxRep: int(levels>>4) & 1, maxDef: int(levels) & 3}
 		_ = byteArrays(chunk, codec, lv, func(v []byte) error {
