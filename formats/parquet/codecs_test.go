@@ -8,7 +8,10 @@ import (
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/chunkvc/chunkvc/formats/parquet/pqgen"
 )
 
 // LZ4_RAW pages parquet-go writes decode to the values written. They are
@@ -177,5 +180,31 @@ func TestCorpusLZ4(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("no LZ4 (codec 5) column c1 in the corpus")
+	}
+}
+
+// An LZO geometry column (no decoder: see decompress) stays native, its
+// row groups carry the file bbox, and the summary says why. No writer at
+// hand makes LZO, so the footer of a Snappy file is relabelled: the
+// decoder stops at the codec, before any page body.
+func TestLZOFootprintFallback(t *testing.T) {
+	c := pqgen.Config{Rows: 900, RowGroups: 3, Seed: 4, NoCovering: true, Codec: "snappy"}
+	data := rewrite(t, genFile(t, c), func(md *format.FileMetaData) {
+		for i := range md.RowGroups {
+			for j := range md.RowGroups[i].Columns {
+				md.RowGroups[i].Columns[j].MetaData.Codec = format.LZO
+			}
+		}
+	})
+	if _, err := openPQ(data); err != nil {
+		t.Fatal(err)
+	}
+	l := layoutWith(t, Adapter{Footprints: NewFootprintCache(8)}, data)
+	why := summaryValue(l, "footprint_fallback")
+	if !strings.HasPrefix(why, "3 of 3 row groups: rg0: ") || !strings.Contains(why, "codec LZO") {
+		t.Errorf("footprint_fallback %q", why)
+	}
+	if summaryValue(layoutWith(t, Adapter{}, genFile(t, c)), "footprint_fallback") != "" {
+		t.Error("an uncompressed file reports a fallback")
 	}
 }

@@ -24,6 +24,10 @@ type geoInfo struct {
 	covering [4][]string  // xmin, ymin, xmax, ymax column paths; nil if none
 	encoding string       // of the primary column ("WKB", "point", …)
 	decoded  []*geom.BBox // per row group, from WKB (decodeFootprints); nil if none
+	// undecoded counts the row groups whose WKB could not be decoded
+	// (codec, limits, bad values); undecodedWhy is the first one's reason.
+	undecoded    int
+	undecodedWhy string
 }
 
 type geoDoc struct {
@@ -210,7 +214,8 @@ func codecName(c int32) string {
 }
 
 // summary lists, in this order: rows, row_groups, columns, schema,
-// compression, created_by, geo, crs, geometry_types, bbox.
+// compression, created_by, geo, crs, geometry_types, footprint_fallback,
+// bbox.
 func summary(m *fileMeta, g *geoInfo) []formats.Field {
 	var f []formats.Field
 	add := func(k, v string) { f = append(f, formats.Field{Name: k, Value: v}) }
@@ -237,6 +242,11 @@ func summary(m *fileMeta, g *geoInfo) []formats.Field {
 			t = clean(strings.Join(g.types, ","), 200)
 		}
 		add("geometry_types", t)
+	}
+	if g.undecoded > 0 {
+		// Why some row groups carry the file bbox (or none) instead of
+		// their own extent: shown with the summary by commit and ls-chunks.
+		add("footprint_fallback", clean(fmt.Sprintf("%d of %d row groups: %s", g.undecoded, len(m.rowGroups), g.undecodedWhy), 300))
 	}
 	bbox := g.fileBBox
 	if bbox == nil {
