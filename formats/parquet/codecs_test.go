@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/chunkvc/chunkvc/formats/parquet/pqgen"
@@ -184,18 +183,10 @@ func TestCorpusLZ4(t *testing.T) {
 }
 
 // An LZO geometry column (no decoder: see decompress) stays native, its
-// row groups carry the file bbox, and the summary says why. No writer at
-// hand makes LZO, so the footer of a Snappy file is relabelled: the
-// decoder stops at the codec, before any page body.
+// row groups carry the file bbox, and the summary says why.
 func TestLZOFootprintFallback(t *testing.T) {
 	c := pqgen.Config{Rows: 900, RowGroups: 3, Seed: 4, NoCovering: true, Codec: "snappy"}
-	data := rewrite(t, genFile(t, c), func(md *format.FileMetaData) {
-		for i := range md.RowGroups {
-			for j := range md.RowGroups[i].Columns {
-				md.RowGroups[i].Columns[j].MetaData.Codec = format.LZO
-			}
-		}
-	})
+	data := relabelLZO(t, genFile(t, c))
 	if _, err := openPQ(data); err != nil {
 		t.Fatal(err)
 	}

@@ -71,11 +71,7 @@ func writeGroups[T any](t testing.TB, rows []T, per int) []byte {
 
 // noGeoStats drops every column chunk's GeospatialStatistics.
 func noGeoStats(md *format.FileMetaData) {
-	for i := range md.RowGroups {
-		for j := range md.RowGroups[i].Columns {
-			md.RowGroups[i].Columns[j].MetaData.GeospatialStatistics = format.GeospatialStatistics{}
-		}
-	}
+	eachColumn(md, func(c *format.ColumnChunk) { c.MetaData.GeospatialStatistics = format.GeospatialStatistics{} })
 }
 
 func TestNativeGeometry(t *testing.T) {
