@@ -138,6 +138,8 @@ func TestValidateLimits(t *testing.T) {
 		{"deep", append(deep, bytes.Repeat([]byte{0}, maxDepth+3)...), false},
 		{"truncated", []byte{0x15}, false},
 		{"list longer than input", []byte{0x19, 0xfc, 0xff, 0xff, 0xff, 0x07, 0}, false},
+		{"empty list of type 0 (fastparquet)", []byte{0x19, 0x00, 0}, true},
+		{"list of type 0", []byte{0x19, 0x10, 0x00, 0}, false},
 		{"string longer than input", []byte{0x18, 0x7f, 0}, false},
 		{"map longer than input", []byte{0x1b, 0x10, 0x55, 0}, false},
 		{"bad type", []byte{0x1d}, false},

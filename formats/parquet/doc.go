@@ -20,12 +20,15 @@
 // Before anything is decoded the footer is checked: magic at both ends
 // ("PARE", an encrypted footer, is refused), n ≤ size−12 and ≤ MaxFooter,
 // and a Thrift walk over the whole FileMetaData with every list, set, map
-// and string length bounded by the bytes left and nesting ≤ 64. The
+// and string length bounded by the bytes left and nesting ≤ 64 (an empty
+// list may have element type 0, as fastparquet writes it). The
 // adapter then decodes the fields it needs itself (parquet-go's decoder
 // allocates whole slices of large structs from counts, see FORMATS.md §2.5).
 //
 // A column chunk is [dictionary_page_offset or data_page_offset,
-// +total_compressed_size). Walking its page headers must land exactly on
+// +total_compressed_size); file_offset is ignored, as readers do (writers
+// set it to 0 or to where they wrote the metadata). Walking its page
+// headers must land exactly on
 // its end; otherwise it is one chunk "rg<i>/<path>". Pages and unwalkable
 // chunks over SplitMin are cut by content into "<key>@" chunks; gaps over
 // GapMin become "gap@" chunks, smaller ones stay inline. file_path
@@ -40,16 +43,21 @@
 // Footprints: per row group, from the GeoParquet 1.1 bbox covering
 // columns' statistics (min xmin, min ymin, max xmax, max ymax), else the
 // primary column's Parquet GeospatialStatistics bbox, else the X/Y extent
-// of the row group's WKB values, else the file-level geo bbox. Every chunk
+// of the row group's WKB values, else the file-level geo bbox. Without geo
+// metadata the first top-level GEOMETRY or GEOGRAPHY column (Parquet's
+// own logical types) is the primary one; GEOGRAPHY WKB is never decoded
+// (its edges can leave its vertices' extent). Every chunk
 // of a row group carries it. WKB (wkb.go: ISO and EWKB, Z/M/ZM, all seven
 // types plus TIN/triangle; NaN and empty skipped) is decoded only after
 // every range has been checked, by the adapter's own page decoder
 // (pages.go, delta.go: data pages v1 and v2, dictionary pages; PLAIN,
 // dictionary, DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY values), once
 // page headers pass size/count limits and compressed bodies are proven to
-// decompress within their declared size (UNCOMPRESSED, SNAPPY, GZIP, ZSTD;
-// other codecs and encodings get no decoded footprint). parquet-go is a
-// test dependency only: the tests check the decoder against it. Decoded footprints are cached in
+// decompress within their declared size (UNCOMPRESSED, SNAPPY, GZIP, ZSTD,
+// BROTLI, LZ4 and LZ4_RAW; LZO and other encodings get no decoded
+// footprint, and the summary's footprint_fallback says why). parquet-go is
+// a test dependency only: the tests check the decoder against it.
+// Decoded footprints are cached in
 // Adapter.Footprints by the hash of the geometry column chunk, so an edit
 // decodes only the row groups whose geometry chunk changed.
 package parquet

@@ -112,7 +112,8 @@ func (r *treader) schema() (leaves int, top []topLeaf) {
 	var open []int32
 	for i := 0; i < n && r.err == nil; i++ {
 		children, rep := int32(0), int32(-1)
-		var name []byte
+		var name, crs []byte
+		var logical int16
 		var last int16
 		for r.err == nil {
 			t, id := r.field(&last)
@@ -126,6 +127,8 @@ func (r *treader) schema() (leaves int, top []topLeaf) {
 				name = r.binary()
 			case id == 5 && t == tI32:
 				children = r.i32()
+			case id == 10 && t == tStruct:
+				logical, crs = r.logicalType()
 			default:
 				r.skipField(t)
 			}
@@ -133,7 +136,7 @@ func (r *treader) schema() (leaves int, top []topLeaf) {
 		if i > 0 && children <= 0 {
 			leaves++
 			if len(open) == 1 {
-				top = append(top, topLeaf{name: name, rep: rep})
+				top = append(top, topLeaf{name: name, rep: rep, logical: logical, crs: crs})
 			}
 		}
 		if i > 0 && len(open) > 0 {
@@ -151,8 +154,46 @@ func (r *treader) schema() (leaves int, top []topLeaf) {
 
 // topLeaf is a leaf column that is a direct child of the schema's root.
 type topLeaf struct {
-	name []byte
-	rep  int32 // FieldRepetitionType: 0 required, 1 optional, 2 repeated; -1 unset
+	name    []byte
+	rep     int32 // FieldRepetitionType: 0 required, 1 optional, 2 repeated; -1 unset
+	logical int16 // LogicalType union member: logicalGeometry, logicalGeography or other
+	crs     []byte
+}
+
+// LogicalType union members for Parquet's geospatial types (format 2.11).
+const (
+	logicalGeometry  = 17
+	logicalGeography = 18
+)
+
+// logicalType reads a LogicalType union and returns the field id of the
+// member set and, for GEOMETRY and GEOGRAPHY, their crs (field 1).
+func (r *treader) logicalType() (member int16, crs []byte) {
+	var last int16
+	for r.err == nil {
+		t, id := r.field(&last)
+		if t == tStop {
+			break
+		}
+		if t != tStruct || (id != logicalGeometry && id != logicalGeography) {
+			r.skipField(t)
+			continue
+		}
+		member = id
+		var l2 int16
+		for r.err == nil {
+			t2, id2 := r.field(&l2)
+			if t2 == tStop {
+				break
+			}
+			if id2 == 1 && t2 == tBinary {
+				crs = r.binary()
+			} else {
+				r.skipField(t2)
+			}
+		}
+	}
+	return member, crs
 }
 
 // levels says how the top-level leaf column name is levelled; ok is false

@@ -55,8 +55,15 @@ type footprintKey struct {
 }
 
 type footprintEntry struct {
-	key  footprintKey
+	key footprintKey
+	fp  footprint
+}
+
+// footprint is what decoding one geometry column chunk gave: its extent,
+// or why there is none.
+type footprint struct {
 	bbox *geom.BBox
+	why  string // set when bbox is nil: the decode error
 }
 
 // NewFootprintCache returns a cache of at most entries footprints (at
@@ -76,27 +83,27 @@ func (c *FootprintCache) Len() int {
 	return c.lru.Len()
 }
 
-func (c *FootprintCache) get(k footprintKey) (*geom.BBox, bool) {
+func (c *FootprintCache) get(k footprintKey) (footprint, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
 	if !ok {
 		c.misses.Add(1)
-		return nil, false
+		return footprint{}, false
 	}
 	c.hits.Add(1)
 	c.lru.MoveToFront(e)
-	return e.Value.(*footprintEntry).bbox, true
+	return e.Value.(*footprintEntry).fp, true
 }
 
-func (c *FootprintCache) put(k footprintKey, b *geom.BBox) {
+func (c *FootprintCache) put(k footprintKey, fp footprint) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[k]; ok {
 		c.lru.MoveToFront(e)
 		return
 	}
-	c.entries[k] = c.lru.PushFront(&footprintEntry{key: k, bbox: b})
+	c.entries[k] = c.lru.PushFront(&footprintEntry{key: k, fp: fp})
 	for c.lru.Len() > c.max {
 		old := c.lru.Back()
 		c.lru.Remove(old)
@@ -153,28 +160,37 @@ func (a Adapter) decodeFootprints(ctx context.Context, r io.ReaderAt, size int64
 			return err
 		}
 		key := footprintKey{chunk: hashing.Sum(chunk), context: hashing.Sum(fmt.Appendf(nil, "wkb-footprint 1 codec=%d type=%d schema=%s", c.codec, c.typ, hashing.Sum(m.schemaRaw)))}
-		if b, ok := cache.get(key); ok {
-			g.setDecoded(i, len(m.rowGroups), b)
+		if fp, ok := cache.get(key); ok {
+			g.setDecoded(i, len(m.rowGroups), fp)
 			continue
 		}
 		b, err := decodeChunk(ctx, chunk, c.codec, lv)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		fp := footprint{bbox: b}
 		if err != nil {
-			b = nil
+			fp = footprint{why: clean(err.Error(), 200)}
 		}
-		cache.put(key, b)
-		g.setDecoded(i, len(m.rowGroups), b)
+		cache.put(key, fp)
+		g.setDecoded(i, len(m.rowGroups), fp)
 	}
 	return nil
 }
 
-func (g *geoInfo) setDecoded(i, n int, b *geom.BBox) {
+// setDecoded records row group i's decoded footprint, or counts it among
+// those that fell back and keeps the first reason.
+func (g *geoInfo) setDecoded(i, n int, fp footprint) {
 	if g.decoded == nil {
 		g.decoded = make([]*geom.BBox, n)
 	}
-	g.decoded[i] = b
+	g.decoded[i] = fp.bbox
+	if fp.bbox == nil {
+		if g.undecoded == 0 {
+			g.undecodedWhy = fmt.Sprintf("rg%d: %s", i, fp.why)
+		}
+		g.undecoded++
+	}
 }
 
 // decodeChunk returns the extent of the WKB values of a geometry column

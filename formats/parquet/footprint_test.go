@@ -126,14 +126,14 @@ func TestFootprintCacheLRU(t *testing.T) {
 	c := NewFootprintCache(2)
 	k := func(i byte) footprintKey { return footprintKey{chunk: [32]byte{i}} }
 	b := &geom.BBox{MaxX: 1, MaxY: 1}
-	c.put(k(1), b)
-	c.put(k(2), nil)
+	c.put(k(1), footprint{bbox: b})
+	c.put(k(2), footprint{why: "bad"})
 	c.get(k(1)) // 1 is now the most recent
-	c.put(k(3), b)
+	c.put(k(3), footprint{bbox: b})
 	if _, ok := c.get(k(2)); ok {
 		t.Fatal("least recently used entry kept")
 	}
-	if got, ok := c.get(k(1)); !ok || got != b {
+	if got, ok := c.get(k(1)); !ok || got.bbox != b {
 		t.Fatal("recent entry lost")
 	}
 	if c.Len() != 2 {
@@ -245,5 +245,18 @@ func BenchmarkWarmFootprints(b *testing.B) {
 		if _, err := a.Layout(context.Background(), bytes.NewReader(data), int64(len(data))); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Row groups whose geometry column is Brotli or LZ4_RAW compressed get
+// their own decoded footprints, not the file bbox (issue 33).
+func TestDecodedFootprintsCodecs(t *testing.T) {
+	for _, codec := range []string{"brotli", "lz4raw"} {
+		t.Run(codec, func(t *testing.T) {
+			c := pqgen.Config{Rows: 4000, RowGroups: 4, Seed: 5, NoCovering: true, Codec: codec}
+			data := genFile(t, c)
+			a := Adapter{Footprints: NewFootprintCache(64)}
+			checkRowGroupBBoxes(t, layoutWith(t, a, data), pqgen.RowGroupBBoxes(pqgen.Generate(c), c.PerGroup()))
+		})
 	}
 }

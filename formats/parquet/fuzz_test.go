@@ -10,8 +10,10 @@ import (
 )
 
 // FuzzLayout: no panic, no invalid layout, no runaway allocation on any
-// input. Seeds: the corpus Parquet files, the 21-byte OOM file and a small
-// generated GeoParquet.
+// input. Seeds: the corpus Parquet files, the 21-byte OOM file, a small
+// generated GeoParquet and the writer quirks of issue 33 (fastparquet's
+// empty lists, Brotli and LZ4_RAW geometry, native GEOMETRY and GEOGRAPHY
+// columns).
 func FuzzLayout(f *testing.F) {
 	formattest.Seeds(f, ".parquet", ".parq")
 	f.Add(oom21())
@@ -21,6 +23,15 @@ func FuzzLayout(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(nc.Bytes())
+	for _, codec := range []string{"brotli", "lz4raw"} {
+		f.Add(genFile(f, pqgen.Config{Rows: 300, RowGroups: 3, Seed: 7, NoCovering: true, Codec: codec}))
+	}
+	foot, _ := emptyListsTypeZero(footerOf(small()))
+	f.Add(withFooter(small(), foot))
+	for _, geography := range []bool{false, true} {
+		data, _ := nativeFile(f, geography)
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		formattest.Fuzz(t, Adapter{}, data)
 	})

@@ -24,6 +24,10 @@ type geoInfo struct {
 	covering [4][]string  // xmin, ymin, xmax, ymax column paths; nil if none
 	encoding string       // of the primary column ("WKB", "point", …)
 	decoded  []*geom.BBox // per row group, from WKB (decodeFootprints); nil if none
+	// undecoded counts the row groups whose WKB could not be decoded
+	// (codec, limits, bad values); undecodedWhy is the first one's reason.
+	undecoded    int
+	undecodedWhy string
 }
 
 type geoDoc struct {
@@ -47,7 +51,10 @@ type geoDoc struct {
 func parseGeo(m *fileMeta) *geoInfo {
 	g := &geoInfo{}
 	var d geoDoc
-	if !m.hasGeo || json.Unmarshal(m.geo, &d) != nil {
+	if !m.hasGeo {
+		return nativeGeo(m, g)
+	}
+	if json.Unmarshal(m.geo, &d) != nil {
 		return g
 	}
 	col, ok := d.Columns[d.PrimaryColumn]
@@ -66,6 +73,31 @@ func parseGeo(m *fileMeta) *geoInfo {
 	c := col.Covering.BBox
 	if len(c.XMin) > 0 && len(c.YMin) > 0 && len(c.XMax) > 0 && len(c.YMax) > 0 {
 		g.covering = [4][]string{c.XMin, c.YMin, c.XMax, c.YMax}
+	}
+	return g
+}
+
+// nativeGeo fills g from Parquet's own GEOMETRY or GEOGRAPHY logical type
+// (format 2.11) when the file has no geo metadata: the first such column
+// right under the root is the primary one. Its geospatial statistics give
+// row-group footprints (statsBBox); a GEOMETRY column without them is
+// decoded from WKB like GeoParquet's, but a GEOGRAPHY one is not: its
+// edges may curve beyond the extent of its vertices.
+func nativeGeo(m *fileMeta, g *geoInfo) *geoInfo {
+	for _, l := range m.top {
+		if l.logical != logicalGeometry && l.logical != logicalGeography {
+			continue
+		}
+		g.ok, g.primary, g.crs = true, string(l.name), "OGC:CRS84"
+		if len(l.crs) > 0 {
+			g.crs = clean(string(l.crs), 80)
+		}
+		if l.logical == logicalGeometry {
+			g.encoding = "WKB"
+		} else {
+			g.encoding = "WKB (geography)"
+		}
+		return g
 	}
 	return g
 }
@@ -182,7 +214,8 @@ func codecName(c int32) string {
 }
 
 // summary lists, in this order: rows, row_groups, columns, schema,
-// compression, created_by, geo, crs, geometry_types, bbox.
+// compression, created_by, geo, crs, geometry_types, footprint_fallback,
+// bbox.
 func summary(m *fileMeta, g *geoInfo) []formats.Field {
 	var f []formats.Field
 	add := func(k, v string) { f = append(f, formats.Field{Name: k, Value: v}) }
@@ -209,6 +242,11 @@ func summary(m *fileMeta, g *geoInfo) []formats.Field {
 			t = clean(strings.Join(g.types, ","), 200)
 		}
 		add("geometry_types", t)
+	}
+	if g.undecoded > 0 {
+		// Why some row groups carry the file bbox (or none) instead of
+		// their own extent: shown with the summary by commit and ls-chunks.
+		add("footprint_fallback", clean(fmt.Sprintf("%d of %d row groups: %s", g.undecoded, len(m.rowGroups), g.undecodedWhy), 300))
 	}
 	bbox := g.fileBBox
 	if bbox == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -134,6 +135,11 @@ func compareColumns(t *testing.T, name string, data []byte) (compared, skipped i
 			case err != nil:
 				t.Errorf("%s: row group %d column %s: %v (parquet-go read %d values)", name, i, colName, err, len(theirs))
 				continue
+			case perr != nil && strings.Contains(perr.Error(), "unsupported compression codec"):
+				// The old LZ4 codec: parquet-go has no reader for it;
+				// TestCorpusLZ4 checks those values instead.
+				skipped++
+				continue
 			case perr != nil:
 				t.Errorf("%s: row group %d column %s: parquet-go failed (%v) where the decoder read %d values", name, i, colName, perr, len(mine))
 				continue
@@ -207,6 +213,7 @@ func TestPagesMatchParquetGo(t *testing.T) {
 	codecs := map[string]pq.WriterOption{
 		"none": pq.Compression(&pq.Uncompressed), "snappy": pq.Compression(&pq.Snappy),
 		"gzip": pq.Compression(&pq.Gzip), "zstd": pq.Compression(&pq.Zstd),
+		"brotli": pq.Compression(&pq.Brotli),
 	}
 	type file struct {
 		name string
@@ -285,7 +292,8 @@ func TestPagesMatchParquetGoOnCorpus(t *testing.T) {
 }
 
 // FuzzByteArrays: any column chunk, codec and levelling; the decoder must
-// neither panic nor read past its input. Seeds: chunks parquet-go wrote.
+// neither panic nor read past its input. Seeds: chunks parquet-go wrote,
+// Brotli and LZ4_RAW among them.
 func FuzzByteArrays(f *testing.F) {
 	vals := values(300, 3)
 	seed := func(data []byte) {
@@ -304,6 +312,8 @@ func FuzzByteArrays(f *testing.F) {
 	seed(writeRows(f, mapRows(vals, func(v []byte) optionalDictCol { return optionalDictCol{v} }), pq.Compression(&pq.Snappy), pq.DataPageVersion(1)))
 	seed(writeRows(f, mapRows(vals, func(v []byte) optionalDeltaCol { return optionalDeltaCol{v} }), pq.DataPageVersion(2)))
 	seed(writeRows(f, mapRows(vals, func(v []byte) plainCol { return plainCol{append([]byte{}, v...)} }), pq.Compression(&pq.Zstd)))
+	seed(writeRows(f, mapRows(vals, func(v []byte) optionalDictCol { return optionalDictCol{v} }), pq.Compression(&pq.Brotli)))
+	seed(writeRows(f, mapRows(vals, func(v []byte) plainCol { return plainCol{append([]byte{}, v...)} }), pq.Compression(&pq.Lz4Raw)))
 	f.Fuzz(func(t *testing.T, chunk []byte, codec int32, levels uint8) {
 		lv := levelInfo{maxRep: int(levels>>4) & 1, maxDef: int(levels) & 3}
 		_ = byteArrays(chunk, codec, lv, func(v []byte) error {
@@ -343,7 +353,7 @@ func TestPageLimits(t *testing.T) {
 	raw := bytes.Repeat([]byte("wkb "), 1000)
 	for codec, enc := range map[int32]interface {
 		Encode(dst, src []byte) ([]byte, error)
-	}{1: &pq.Snappy, 2: &pq.Gzip, 6: &pq.Zstd} {
+	}{1: &pq.Snappy, 2: &pq.Gzip, 4: &pq.Brotli, 6: &pq.Zstd, 7: &pq.Lz4Raw} {
 		comp, err := enc.Encode(nil, raw)
 		if err != nil {
 			t.Fatal(err)
@@ -355,7 +365,7 @@ func TestPageLimits(t *testing.T) {
 			t.Errorf("codec %d: a body larger than its header was accepted", codec)
 		}
 	}
-	if _, err := decompress(7, nil, 0); !errors.Is(err, errNotDecoded) {
-		t.Errorf("LZ4_RAW: %v", err)
+	if _, err := decompress(3, nil, 0); !errors.Is(err, errNotDecoded) || !strings.Contains(err.Error(), "LZO") {
+		t.Errorf("LZO: %v", err)
 	}
 }

@@ -143,7 +143,7 @@ func (r *treader) field(last *int16) (typ byte, id int16) {
 }
 
 // list reads a list or set header. n is at most the bytes left: every
-// element takes at least one byte.
+// element takes at least one byte. An empty list may have element type 0.
 func (r *treader) list() (elem byte, n int) {
 	c := r.byte1()
 	elem = c & 0x0f
@@ -153,6 +153,11 @@ func (r *treader) list() (elem byte, n int) {
 	}
 	if r.err != nil {
 		return 0, 0
+	}
+	if size == 0 && elem == tStop {
+		// fastparquet writes empty lists with element type 0; the
+		// reference readers take them, and no element is read.
+		return elem, 0
 	}
 	if elem == tStop || elem > tStruct {
 		r.fail(fmt.Errorf("thrift: list of invalid type %d", elem))

@@ -75,7 +75,14 @@ func (w *builder) word(b []byte, v uint64) []byte {
 // ifd appends an IFD with tags (values out of line when they do not fit)
 // and links it from the previous IFD (or the header). It returns the
 // IFD's offset.
-func (w *builder) ifd(tags ...tag) uint64 {
+func (w *builder) ifd(tags ...tag) uint64 { return w.write(tags, true) }
+
+// sub appends an IFD that no chain links to (a SubIFD: its parent's
+// SubIFDs tag lists it) and returns its offset.
+func (w *builder) sub(tags ...tag) uint64 { return w.write(tags, false) }
+
+// write appends an IFD, linked from the previous one when link is set.
+func (w *builder) write(tags []tag, link bool) uint64 {
 	valSize := 4
 	if w.big {
 		valSize = 8
@@ -109,11 +116,15 @@ func (w *builder) ifd(tags ...tag) uint64 {
 		}
 	}
 	at := w.put(nil)
-	if w.big {
+	switch {
+	case link && w.big:
 		w.bo.PutUint64(w.b[w.next:], at)
+	case link:
+		w.bo.PutUint32(w.b[w.next:], uint32(at))
+	}
+	if w.big {
 		w.b = w.bo.AppendUint64(w.b, uint64(len(tags)))
 	} else {
-		w.bo.PutUint32(w.b[w.next:], uint32(at))
 		w.b = w.bo.AppendUint16(w.b, uint16(len(tags)))
 	}
 	for i, t := range tags {
@@ -138,7 +149,9 @@ func (w *builder) ifd(tags ...tag) uint64 {
 			w.b = append(w.b, v...)
 		}
 	}
-	w.next = len(w.b)
+	if link {
+		w.next = len(w.b)
+	}
 	w.b = w.word(w.b, 0)
 	return at
 }

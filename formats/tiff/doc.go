@@ -18,6 +18,9 @@
 // overview level round(log2(W0/Wl)), "mask/z0/r3/c4" masks, "z0/s5" strip 5,
 // "…/p1" plane 1 of PlanarConfiguration 2, "ifd5/z0/…" a further page (and
 // "ifd5/r0/c0" for an IFD whose level key is taken), "gap/0@" dead bytes.
+// IFDs listed in a SubIFDs tag (330) are walked right after their parent,
+// as libtiff does, so reduced resolutions and masks kept there key like
+// those of the main chain; IFD numbers count every IFD in that order.
 // A block over SplitMin is cut by content into "<key>@" chunks.
 //
 // Anything not fully understood — blocks past EOF, partial overlaps, IFD

@@ -11,7 +11,8 @@ import (
 )
 
 // FuzzLayout: no panic, no invalid layout on any input. Seeds: the corpus
-// TIFFs (also extension-less fuzz crash files) and the synthetic builds.
+// TIFFs (also extension-less fuzz crash files) and the synthetic builds,
+// SubIFDs included.
 func FuzzLayout(f *testing.F) {
 	formattest.Seeds(f, ".tif", ".tiff", ".ovr", ".msk")
 	for _, c := range corpusTIFFs(f) {
@@ -19,6 +20,8 @@ func FuzzLayout(f *testing.F) {
 	}
 	f.Add(twoByTwo(binary.LittleEndian, false))
 	f.Add(twoByTwo(binary.BigEndian, true))
+	f.Add(subIFDFile(binary.LittleEndian, false))
+	f.Add(subIFDFile(binary.BigEndian, true))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		formattest.Fuzz(t, Adapter{}, data)
 	})

@@ -46,6 +46,7 @@ const (
 	tagTileLength       = 323
 	tagTileOffsets      = 324
 	tagTileByteCounts   = 325
+	tagSubIFDs          = 330
 	tagSampleFormat     = 339
 	tagJPEGTables       = 347
 	tagModelPixelScale  = 33550
@@ -185,7 +186,14 @@ func (rd *reader) firstIFD() (uint64, error) {
 	return uint64(rd.bo.Uint32(b)), nil
 }
 
-// ifds walks the main IFD chain with a visited set and a count limit.
+// maxSubIFDDepth bounds how deep SubIFDs may nest (libtiff's writers
+// nest one level: reduced resolutions and masks of a page).
+const maxSubIFDDepth = 4
+
+// ifds walks the main IFD chain and, after each IFD, the chains its
+// SubIFDs tag (330) lists, as libtiff does: writers that keep reduced
+// resolutions there (rather than in the main chain) list each one there.
+// One visited set and one count limit cover every chain.
 func (rd *reader) ifds(ctx context.Context) ([]*ifd, error) {
 	next, err := rd.firstIFD()
 	if err != nil {
@@ -194,30 +202,59 @@ func (rd *reader) ifds(ctx context.Context) ([]*ifd, error) {
 	if next == 0 {
 		return nil, errors.New("tiff: no IFD")
 	}
-	seen := map[uint64]bool{}
-	var out []*ifd
+	w := &ifdWalk{seen: map[uint64]bool{}}
+	if err := rd.chain(ctx, w, next, 0); err != nil {
+		return nil, err
+	}
+	return w.out, nil
+}
+
+// ifdWalk is the state of one walk over every IFD chain of a file.
+type ifdWalk struct {
+	seen map[uint64]bool
+	out  []*ifd
+}
+
+// chain appends the IFDs of the chain starting at next, each followed by
+// its SubIFDs; depth counts the SubIFD levels above the chain.
+func (rd *reader) chain(ctx context.Context, w *ifdWalk, next uint64, depth int) error {
 	for next != 0 {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		if seen[next] {
-			return nil, fmt.Errorf("tiff: IFD chain loops back to offset %d", next)
+		if w.seen[next] {
+			return fmt.Errorf("tiff: IFD chain loops back to offset %d", next)
 		}
-		if len(out) >= maxIFDs {
-			return nil, fmt.Errorf("tiff: more than %d IFDs", maxIFDs)
+		if len(w.out) >= maxIFDs {
+			return fmt.Errorf("tiff: more than %d IFDs", maxIFDs)
 		}
-		seen[next] = true
+		w.seen[next] = true
 		if next > uint64(rd.size) {
-			return nil, fmt.Errorf("tiff: IFD %d at offset %d is past the end of the file", len(out), next)
+			return fmt.Errorf("tiff: IFD %d at offset %d is past the end of the file", len(w.out), next)
 		}
-		d, nxt, err := rd.readIFD(int64(next), len(out))
+		d, nxt, err := rd.readIFD(int64(next), len(w.out))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, d)
+		w.out = append(w.out, d)
+		subs, err := rd.uints(d, tagSubIFDs)
+		if err != nil {
+			return fmt.Errorf("tiff: IFD %d SubIFDs: %w", d.index, err)
+		}
+		if len(subs) > 0 && depth >= maxSubIFDDepth {
+			return fmt.Errorf("tiff: IFD %d: SubIFDs nested deeper than %d", d.index, maxSubIFDDepth)
+		}
+		for _, sub := range subs {
+			if sub == 0 {
+				return fmt.Errorf("tiff: IFD %d lists a SubIFD at offset 0", d.index)
+			}
+			if err := rd.chain(ctx, w, sub, depth+1); err != nil {
+				return err
+			}
+		}
 		next = nxt
 	}
-	return out, nil
+	return nil
 }
 
 func (rd *reader) readIFD(off int64, index int) (*ifd, uint64, error) {

@@ -12,6 +12,7 @@ import (
 	"math"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/chunkvc/chunkvc/geom"
 )
@@ -51,6 +52,9 @@ type Config struct {
 	// (a GeoParquet 1.0-style file whose row groups have no footprint
 	// statistics). Off, the output is unchanged.
 	NoCovering bool
+	// Codec compresses every column chunk: "" or "zstd" (the default),
+	// "snappy", "brotli", "lz4raw" or "none".
+	Codec string
 }
 
 // PlainRow is a Row without the bbox covering column (Config.NoCovering).
@@ -196,7 +200,7 @@ func Write(w io.Writer, c Config) error {
 	rows := Generate(c)
 	opts := []parquet.WriterOption{
 		parquet.MaxRowsPerRowGroup(int64(c.PerGroup())),
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(c.codec()),
 		parquet.KeyValueMetadata("geo", geoJSON(rows, !c.NoCovering)),
 		parquet.BloomFilters(parquet.SplitBlockFilter(10, "id")),
 	}
@@ -208,6 +212,20 @@ func Write(w io.Writer, c Config) error {
 		return write(parquet.NewGenericWriter[PlainRow](w, opts...), plain, c.PerGroup())
 	}
 	return write(parquet.NewGenericWriter[Row](w, opts...), rows, c.PerGroup())
+}
+
+func (c Config) codec() compress.Codec {
+	switch c.Codec {
+	case "snappy":
+		return &parquet.Snappy
+	case "brotli":
+		return &parquet.Brotli
+	case "lz4raw":
+		return &parquet.Lz4Raw
+	case "none":
+		return &parquet.Uncompressed
+	}
+	return &parquet.Zstd
 }
 
 func write[T any](pw *parquet.GenericWriter[T], rows []T, per int) error {
