@@ -50,6 +50,7 @@ type Stats struct {
 // ServeContent; the ETag is the file's BLAKE3 digest. /debug/stats returns
 // Stats as JSON. A rev containing "/" (feature/x) is found by trying
 // the longest prefix of the URL path that resolves and names a tracked file.
+// A path inside a tracked dataset names one of its members (dataset.go).
 type Server struct {
 	r     *repo.Repo
 	opt   Options
