@@ -160,11 +160,11 @@ func TestServeZarrGDAL(t *testing.T) {
 	t.Logf("served: %+v", s.stats(t))
 }
 
-// xarrayCube writes (mode "write"), appends to ("append") or reads
+// xarrayServeScript writes (mode "write"), appends to ("append") or reads
 // ("read", a path or URL) a cube of t2m over time, lat and lon; "read"
 // prints what it read: each variable's dtype, shape and the SHA-256 of
 // its values, and the time coordinate.
-const xarrayCube = `
+const xarrayServeScript = `
 import hashlib, json, sys
 import numpy as np, pandas as pd, xarray as xr
 mode, where = sys.argv[1], sys.argv[2]
@@ -197,7 +197,7 @@ func TestServeZarrXarray(t *testing.T) {
 	cube := a.path("cube.zarr")
 	runPy := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command(py, append([]string{"-c", xarrayCube}, args...)...).Output()
+		out, err := exec.Command(py, append([]string{"-c", xarrayServeScript}, args...)...).Output()
 		if err != nil {
 			var stderr []byte
 			if ee, ok := err.(*exec.ExitError); ok {
