@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/fsck"
 	"github.com/chunkvc/chunkvc/store"
@@ -40,7 +41,7 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 		copies = append(copies, r.read.Cache)
 	}
 	env := fsck.Env{Git: r.git, Store: r.Store, Local: r.read.Local, Copies: copies,
-		LayoutOf: r.layoutOf, VerifyDigest: r.verifyDigest}
+		LayoutOf: r.layoutOf, VerifyDigest: r.verifyDigest, Dataset: r.fsckDataset}
 	return fsck.Run(ctx, env, opt)
 }
 
@@ -59,4 +60,19 @@ func (r *Repo) verifyDigest(ctx context.Context, m *manifest.Manifest, lay *mani
 		return fmt.Errorf("%s: %w: its chunks assemble to %s, manifest says %s", m.Path, ErrIntegrity, digest, m.Digest)
 	}
 	return nil
+}
+
+// fsckDataset reads dataset manifest m's layout blob as a dataset's and
+// checks its member table (dataset.Members.Check); other manifests are
+// not its business.
+func (r *Repo) fsckDataset(ctx context.Context, m *manifest.Manifest) (hashing.ID, bool, error) {
+	if !IsDataset(m) {
+		return hashing.ID{}, false, nil
+	}
+	ms, err := r.DatasetMembers(ctx, m)
+	if err != nil {
+		return hashing.ID{}, true, err
+	}
+	digest, err := ms.Check(m.Size)
+	return digest, true, err
 }

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -35,14 +36,23 @@ func (r *Repo) Manifest(rev, p string) (*manifest.Manifest, error) {
 }
 
 // Cat writes the bytes of p at rev to w, verified chunk by chunk and as a
-// whole. Like git cat-file, it writes nothing of a file it cannot give
+// whole; p may be a member of a dataset (cube.zarr/t2m/.zarray, a chunk
+// file), whose bytes are verified chunk by chunk. Like git cat-file, it writes nothing of a file it cannot give
 // whole: the layout is read and every chunk confirmed stored, at its
 // length, before the first byte. A chunk whose bytes are damaged shows only
 // when it is read; then w has received a prefix, and the error says so.
 func (r *Repo) Cat(ctx context.Context, rev, p string, w io.Writer) (AssembleStats, error) {
 	m, err := r.Manifest(rev, p)
+	if errors.Is(err, ErrNotTracked) {
+		if st, ok, merr := r.catMember(ctx, rev, p, w); ok || merr != nil {
+			return st, merr
+		}
+	}
 	if err != nil {
 		return AssembleStats{}, err
+	}
+	if IsDataset(m) {
+		return AssembleStats{}, fmt.Errorf("%s is a dataset (a directory) in %s: name one of its members, such as %s/.zmetadata or %s/zarr.json", p, revName(rev), p, p)
 	}
 	lay, err := r.layoutFor(ctx, m)
 	if err != nil {

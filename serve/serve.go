@@ -50,6 +50,7 @@ type Stats struct {
 // ServeContent; the ETag is the file's BLAKE3 digest. /debug/stats returns
 // Stats as JSON. A rev containing "/" (feature/x) is found by trying
 // the longest prefix of the URL path that resolves and names a tracked file.
+// A path inside a tracked dataset names one of its members (dataset.go).
 type Server struct {
 	r     *repo.Repo
 	opt   Options
@@ -60,6 +61,7 @@ type Server struct {
 
 	gitMu  sync.Mutex                // snapshots read Git objects, which is not safe for concurrent use
 	snaps  map[string]*repo.Snapshot // by commit id
+	sets   datasetCache              // under gitMu
 	logMu  sync.Mutex
 	closed atomic.Bool
 }
@@ -228,21 +230,24 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 		_ = json.NewEncoder(w).Encode(s.Stats())
 		return
 	}
-	m, commit, code, err := s.resolve(req.URL.Path)
+	t, commit, code, err := s.resolve(ctx, req.URL.Path)
 	if err != nil {
 		fail(code, err)
 		return
 	}
 	info.commit = commit
-	f, err := s.cr.OpenFile(ctx, m)
-	if err != nil {
+	m := t.m
+	var f *repo.FileReader
+	if t.lay != nil {
+		f = s.cr.OpenLayout(m, t.lay)
+	} else if f, err = s.cr.OpenFile(ctx, m); err != nil {
 		fail(errorStatus(err), err)
 		return
 	}
 	etag := `"` + m.Digest.String() + `"`
 	h := w.Header()
 	h.Set("ETag", etag)
-	h.Set("Content-Type", formats.MediaType(m.Format))
+	h.Set("Content-Type", t.mediaType)
 	h.Set("X-Chunkvc-Commit", commit)
 	if isCommitID(req.URL.Path, commit) {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
@@ -291,15 +296,24 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 	}
 }
 
-// resolve maps /<rev>/<path> to a manifest, trying the longest rev first.
-func (s *Server) resolve(urlPath string) (*manifest.Manifest, string, int, error) {
+// target is what a URL names: a tracked file (lay nil: m's own layout)
+// or a member of a dataset (m a stand-in manifest, lay its bytes).
+type target struct {
+	m         *manifest.Manifest
+	lay       *manifest.Layout
+	mediaType string
+}
+
+// resolve maps /<rev>/<path> to a file or a dataset member, trying the
+// longest rev first.
+func (s *Server) resolve(ctx context.Context, urlPath string) (target, string, int, error) {
 	segs := strings.Split(strings.TrimPrefix(urlPath, "/"), "/")
 	if len(segs) < 2 {
-		return nil, "", http.StatusNotFound, errors.New("not found: use /<rev>/<path>")
+		return target{}, "", http.StatusNotFound, errors.New("not found: use /<rev>/<path>")
 	}
 	for _, sg := range segs {
 		if sg == "" || sg == "." || sg == ".." {
-			return nil, "", http.StatusBadRequest, fmt.Errorf("bad path %q", urlPath)
+			return target{}, "", http.StatusBadRequest, fmt.Errorf("bad path %q", urlPath)
 		}
 	}
 	s.gitMu.Lock()
@@ -325,17 +339,23 @@ func (s *Server) resolve(urlPath string) (*manifest.Manifest, string, int, error
 		}
 		m, ok, err := snap.Manifest(p)
 		if err != nil {
-			return nil, "", http.StatusInternalServerError, err
+			return target{}, "", http.StatusInternalServerError, err
 		}
-		if !ok {
-			continue
+		if ok && !repo.IsDataset(m) {
+			return target{m: m, mediaType: formats.MediaType(m.Format)}, snap.Commit(), 0, nil
 		}
-		return m, snap.Commit(), 0, nil
+		if ok { // the dataset's directory itself: no listings
+			return target{}, "", http.StatusNotFound, fmt.Errorf("not found: %s is a dataset; ask for its members (%s/.zmetadata)", p, p)
+		}
+		t, found, code, err := s.member(ctx, snap, p)
+		if found || err != nil {
+			return t, snap.Commit(), code, err
+		}
 	}
 	if badPath {
-		return nil, "", http.StatusBadRequest, fmt.Errorf("bad path %q: not a clean relative path inside the work tree", urlPath)
+		return target{}, "", http.StatusBadRequest, fmt.Errorf("bad path %q: not a clean relative path inside the work tree", urlPath)
 	}
-	return nil, "", http.StatusNotFound, fmt.Errorf("not found: no revision in %q names a tracked file", urlPath)
+	return target{}, "", http.StatusNotFound, fmt.Errorf("not found: no revision in %q names a tracked file", urlPath)
 }
 
 var hexCommit = regexp.MustCompile(`^/[0-9a-f]{40}/`)

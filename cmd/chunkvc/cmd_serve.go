@@ -37,6 +37,16 @@ bytes */SIZE), as RFC 9110 says.
 
   gdalinfo /vsicurl/http://127.0.0.1:8080/main/dem.tif
 
+A tracked dataset (a Zarr store) answers /<rev>/<dir>/<member>: metadata
+documents and other listed members from its layout, chunk files from the
+store, each with its chunk ID as ETag; a chunk the revision lacks (the
+fill value), the directory itself and any path that is no member are 404,
+as Zarr readers expect. Directories are not listed: readers use the
+consolidated .zmetadata, or probe .zgroup, .zarray and .zattrs.
+
+  gdalinfo 'ZARR:"/vsicurl/http://127.0.0.1:8080/v1/cube.zarr"'
+  xarray.open_zarr("http://127.0.0.1:8080/v1/cube.zarr")
+
 GET /debug/stats returns JSON counters: requests, bytes served, chunks and
 bytes fetched from the store. Reading a FlatGeobuf's spatial index (which is
 regenerated, not stored) first assembles the whole file once.

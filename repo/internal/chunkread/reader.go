@@ -231,11 +231,20 @@ func (cr *Reader) OpenFile(ctx context.Context, m *manifest.Manifest) (*File, er
 	if err != nil {
 		return nil, err
 	}
+	return cr.OpenLayout(m, lay), nil
+}
+
+// OpenLayout returns a File whose bytes lay gives rather than the layout
+// blob m names: a member of a dataset, whose layout is an entry of the
+// dataset's layout blob (or one chunk). m names the file in errors, lists
+// its chunks (for their keys) and gives its size, which must be lay's;
+// lay must have no derived pieces, which only a whole file can rebuild.
+func (cr *Reader) OpenLayout(m *manifest.Manifest, lay *manifest.Layout) *File {
 	offs := make([]int64, lay.Len()+1)
 	for i, pc := range lay.All() {
 		offs[i+1] = offs[i] + pc.Len
 	}
-	return &File{cr: cr, m: m, lay: lay, offs: offs}, nil
+	return &File{cr: cr, m: m, lay: lay, offs: offs}
 }
 
 // Size is the file's length in bytes.

@@ -66,6 +66,11 @@ type Env struct {
 	// compares the whole-file digest; it passes over missing or corrupt
 	// chunks, which the chunk check reports with their keys.
 	VerifyDigest func(ctx context.Context, m *manifest.Manifest, lay *manifest.Layout) error
+	// Dataset reads the layout blob of m when m is a dataset's manifest
+	// (isDataset false, and nothing read, otherwise), checks its member
+	// table against m's chunk lines and size, and returns the dataset
+	// digest the members give (manifest.DatasetDigest).
+	Dataset func(ctx context.Context, m *manifest.Manifest) (digest hashing.ID, isDataset bool, err error)
 }
 
 // Run checks every manifest reachable from any ref of env.Git.
@@ -151,6 +156,10 @@ func (j *job) checkManifest(ctx context.Context, c *gitdb.Commit, p string, h gi
 			return nil
 		}
 	}
+	if handled, err := j.checkDataset(ctx, m, bad); handled || err != nil {
+		j.gather(c, p, m)
+		return err
+	}
 	lay, err := j.env.LayoutOf(ctx, m)
 	if err != nil {
 		if errors.Is(err, store.ErrUnavailable) {
@@ -168,13 +177,42 @@ func (j *job) checkManifest(ctx context.Context, c *gitdb.Commit, p string, h gi
 			bad("(file)", m.Digest.String(), err)
 		}
 	}
+	j.gather(c, p, m)
+	return nil
+}
+
+// gather records m's chunks for verifyChunks.
+func (j *job) gather(c *gitdb.Commit, p string, m *manifest.Manifest) {
 	for _, ch := range m.Chunks {
 		if _, ok := j.chunks[ch.ID]; !ok {
 			j.chunks[ch.ID] = user{c.Hash.String(), p, ch.Key}
 			j.sizes[ch.ID] = ch.Size
 		}
 	}
-	return nil
+}
+
+// checkDataset checks m when it is a dataset's manifest (handled): its
+// layout blob is a dataset layout ("chunkvc-dataset 1", not a file's)
+// whose member table agrees with the chunk lines, and the members give
+// the manifest's dataset digest. The digest comes from IDs alone, so it
+// is checked with or without Full; Full re-hashes the chunks themselves
+// in verifyChunks.
+func (j *job) checkDataset(ctx context.Context, m *manifest.Manifest, bad func(key, hash string, err error)) (handled bool, err error) {
+	if j.env.Dataset == nil {
+		return false, nil
+	}
+	digest, ok, err := j.env.Dataset(ctx, m)
+	switch {
+	case !ok:
+		return false, nil
+	case errors.Is(err, store.ErrUnavailable):
+		return true, j.unavailable(err)
+	case err != nil:
+		bad("(layout)", m.Layout.String(), err)
+	case digest != m.Digest:
+		bad("(dataset)", m.Digest.String(), fmt.Errorf("its members give dataset digest %s, the manifest says %s", digest, m.Digest))
+	}
+	return true, nil
 }
 
 // verifyChunks checks every gathered chunk, in ID order, in the store
