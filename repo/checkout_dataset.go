@@ -82,13 +82,6 @@ func (r *Repo) planDataset(ctx context.Context, opt CheckoutOptions, m *manifest
 	if digest == m.Digest && opt.BBox == nil {
 		return manifestLayoutID{upToDate: true}, nil, nil
 	}
-	// The version chunkvc last wrote or hashed here for a commit (a
-	// checkout of another revision, HEAD not moved).
-	if e, ok := cache.Last(p); ok && e.Digest == digest && e.Manifest != "" {
-		if h, err := gitdb.ParseHash(e.Manifest); err == nil {
-			known = append(known, h)
-		}
-	}
 	for _, h := range known {
 		km, _, err := r.git.readManifestBlob(h, p)
 		if err != nil {
@@ -100,6 +93,18 @@ func (r *Repo) planDataset(ctx context.Context, opt CheckoutOptions, m *manifest
 	}
 	if digest == m.Digest {
 		return manifestLayoutID{}, &datasetPlan{old: m}, nil
+	}
+	// The version chunkvc last wrote or hashed here for a commit (a
+	// checkout of another revision, HEAD not moved): committed, so
+	// nothing is lost. Its manifest is read when this process noted its
+	// shards; else the members are compared as they are written.
+	if e, ok := cache.Last(p); ok && e.Digest == digest && e.Manifest != "" {
+		if h, err := gitdb.ParseHash(e.Manifest); err == nil {
+			if km, _, err := r.git.readManifestBlob(h, p); err == nil && km.Digest == digest {
+				return manifestLayoutID{}, &datasetPlan{old: km}, nil
+			}
+			return manifestLayoutID{}, &datasetPlan{}, nil
+		}
 	}
 	if !opt.Force {
 		return manifestLayoutID{}, nil, fmt.Errorf("%w: dataset %s has changes that are not committed (commit them, or use --force to discard them)", ErrLocalChanges, p)
@@ -286,10 +291,9 @@ func (r *Repo) removeGoneDatasets(cands map[string][]gitdb.Hash, blobs map[strin
 		if !ok {
 			continue
 		}
-		if h, err := gitdb.ParseHash(e.Manifest); err == nil && e.Manifest != "" {
-			known = append(known, h)
-		}
-		if !r.digestCommitted(p, e.Digest, known) {
+		// An entry naming a manifest was made when the members were
+		// found (or written) to be that committed version.
+		if e.Manifest == "" && !r.digestCommitted(p, e.Digest, known) {
 			continue
 		}
 		if err := os.RemoveAll(r.abs(p)); err != nil {
