@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/zarr"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
@@ -182,6 +183,9 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		return res, &checkoutError{failed: failed, total: len(paths)}
 	}
 	if len(opt.Paths) == 0 && opt.BBox == nil {
+		if err := r.removeGone(blobs, cache); err != nil {
+			return res, err
+		}
 		return res, r.clearPullBase() // every file is as Rev has it now
 	}
 	return res, nil
@@ -190,8 +194,10 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 // checkoutPlan is what Checkout will do with one file.
 type checkoutPlan struct {
 	m      *manifest.Manifest
+	blob   gitdb.Hash // m's manifest blob
 	layout manifestLayoutID
-	box    geom.BBox // in the file's CRS, with opt.BBox
+	box    geom.BBox    // in the file's CRS, with opt.BBox
+	ds     *datasetPlan // for a dataset (m.Format == zarr.Format)
 }
 
 // planCheckout reads each file's manifest and checks its target. A file
@@ -212,21 +218,28 @@ func (r *Repo) planCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutO
 		return nil, nil, err
 	}
 	partial := r.loadPartial()
+	un, err := r.loadUnfinished()
+	if err != nil {
+		return nil, nil, err
+	}
 	plans = make([]checkoutPlan, 0, len(paths))
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		m, _, err := r.git.readManifestBlob(blobs[p], p)
-		if err == nil {
+		switch {
+		case err == nil && m.Format == zarr.Format:
+			err = r.safeDatasetTarget(wt, p)
+		case err == nil:
 			err = r.safeTarget(wt, p)
 		}
 		if err != nil {
 			failed = append(failed, fileError{p, err})
 			continue
 		}
-		pl := checkoutPlan{m: m}
-		if opt.BBox != nil {
+		pl := checkoutPlan{m: m, blob: blobs[p]}
+		if opt.BBox != nil && m.Format != zarr.Format {
 			if pl.box, err = boxsel.Plan(m, *opt.BBox, opt.BBoxCRS); err != nil {
 				return nil, nil, err
 			}
@@ -235,7 +248,11 @@ func (r *Repo) planCheckout(ctx context.Context, wt *confine.Tree, opt CheckoutO
 		if h, ok := headBlobs[p]; ok {
 			known = append(known, h)
 		}
-		pl.layout, err = r.plannedLayout(ctx, opt, m, append(known, baseBlobs[p]...), cache, partial)
+		if m.Format == zarr.Format {
+			pl.layout, pl.ds, err = r.planDataset(ctx, opt, m, append(known, baseBlobs[p]...), cache, partial, un)
+		} else {
+			pl.layout, err = r.plannedLayout(ctx, opt, m, append(known, baseBlobs[p]...), cache, partial)
+		}
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, nil, cerr
 		}
@@ -333,7 +350,9 @@ func (r *Repo) writeCheckout(ctx context.Context, wt *confine.Tree, opt Checkout
 		}
 		var cf CheckoutFile
 		var err error
-		if opt.BBox != nil {
+		if pl.m.Format == zarr.Format {
+			cf, err = r.writeDataset(ctx, pl, opt.BBox, res.Commit, cache, partial)
+		} else if opt.BBox != nil {
 			cf, err = r.checkoutBBox(ctx, wt, pl.m, pl.box, res.Commit, cache)
 		} else {
 			prog.Start(p, pl.m.Size)

@@ -99,6 +99,9 @@ func Update(dir string, old, cur Version, fetch Fetch, removeExtra bool) (writte
 		if h, ok := had[p]; ok && h.sum == t.sum && there[p] {
 			continue // same bytes in both versions, and there
 		}
+		if _, ok := had[p]; !ok && there[p] && holds(root, p, t) {
+			continue // no version vouches for it, but its bytes are right
+		}
 		if err := w.file(p, t); err != nil {
 			return written, err
 		}
@@ -247,6 +250,37 @@ func sortedKeys(m map[string]target) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// holds reports whether the file p under root already has t's bytes, for
+// a file no version vouches for (a store left half-written by a killed
+// checkout, or taken over with --force): a chunk file is hashed, a member
+// of inline bytes compared. Anything else is rewritten.
+func holds(root *os.Root, p string, t target) bool {
+	fi, err := root.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != t.size || t.size > maxCompare {
+		return false
+	}
+	b, err := root.ReadFile(p)
+	if err != nil || int64(len(b)) != t.size {
+		return false
+	}
+	if len(t.pieces) == 1 && t.pieces[0].Chunk {
+		return hashing.Sum(b) == t.pieces[0].ID
+	}
+	var off int64
+	for _, pc := range t.pieces {
+		end := off + int64(len(pc.Inline))
+		if pc.Chunk || pc.Derive != "" || end > int64(len(b)) || string(b[off:end]) != string(pc.Inline) {
+			return false
+		}
+		off += int64(len(pc.Inline))
+	}
+	return off == t.size
+}
+
+// maxCompare bounds what holds reads of one file (a chunk file is at most
+// a chunk; a larger member is rewritten rather than held in memory).
+const maxCompare = 64 << 20
 
 type writer struct {
 	root  *os.Root
