@@ -131,7 +131,7 @@ func (r *Repo) datasetDigest(ctx context.Context, p string, known []gitdb.Hash, 
 	if e, ok := cache.Lookup(p, st); ok {
 		return e.Digest, nil
 	}
-	ch, err := r.chunkDataset(ctx, p, nil, nil, 0)
+	ch, err := r.chunkDataset(ctx, p, nil, nil, 0, nil)
 	if err != nil {
 		return hashing.ID{}, err
 	}
