@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -311,5 +312,36 @@ func BenchmarkDecodeIndex(b *testing.B) {
 		if _, ok := decodeIndex(data); !ok {
 			b.Fatal("not decoded")
 		}
+	}
+}
+
+// TestCommitTreesInReusedBodies: the trees of a commit of 20,000 files
+// in 40 folders are made in buffers reused from folder to folder, not
+// each grown anew (fresh memory is a page fault per 4 KiB).
+func TestCommitTreesInReusedBodies(t *testing.T) {
+	dir := t.TempDir()
+	gitCLI(t, dir, nil, "init", "-q")
+	g, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := manifestIndex(20000)
+	bodies := 0 // the trees' bodies: mode, name, NUL and hash per entry
+	for _, e := range idx.Entries {
+		bodies += len(path.Base(e.Name)) + 28
+	}
+	sig := Ident{Name: "t", Email: "t@t", When: time.Unix(1700000000, 0)}
+	if _, _, err := g.commitIndex(idx, "first", sig); err != nil {
+		t.Fatal(err)
+	}
+	// Again: the same trees, made and found there (ErrNothingToCommit).
+	n := allocated(func() { _, _, err = g.commitIndex(idx, "again", sig) })
+	if !errors.Is(err, ErrNothingToCommit) {
+		t.Fatalf("the same index committed again: %v", err)
+	}
+	// Grown anew, the bodies took 3.7 MB here; reused, 0.45 MB is
+	// allocated (160 kB of it the entries' list, cloned).
+	if n > uint64(bodies) {
+		t.Fatalf("making trees of %d bytes allocated %d bytes", bodies, n)
 	}
 }
