@@ -30,7 +30,7 @@ func readMapped(name string, use func(data []byte, fi os.FileInfo) error) error 
 	if size := fi.Size(); size > 0 && size == int64(int(size)) {
 		data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_POPULATE)
 		if err == nil {
-			defer unix.Munmap(data) //nolint:errcheck // nothing to do about it
+			defer func() { _ = unix.Munmap(data) }() // read only: nothing to lose
 			return use(data, fi)
 		}
 	}
