@@ -356,6 +356,9 @@ func (j *commitJob) report() error {
 			fr.Warnings = diff.Warnings(f.old, ch.m, d)
 		}
 		if fr.Status != FileUnchanged {
+			fr.Warnings = append(fr.Warnings, diff.FootprintWarnings(f.old, ch.m)...)
+		}
+		if fr.Status != FileUnchanged {
 			j.worktree[f.p] = ch
 		}
 		j.res.Files = append(j.res.Files, fr)

@@ -128,7 +128,7 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 	for _, f := range plan.Files {
 		m.Size += f.Size
 	}
-	for _, f := range zarr.Summary(plan.Store) {
+	for _, f := range append(zarr.Summary(plan.Store), plan.Footprints(r.abs(p), chunks)...) {
 		m.Summary = append(m.Summary, manifest.Field{Name: f.Name, Value: manifest.SanitizeValue(f.Value)})
 	}
 	if !up.dryRun {

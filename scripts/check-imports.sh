@@ -20,8 +20,8 @@
 #                                internal/progress
 #   diffscan                     diff, formats, manifest, hashing, gitdb,
 #                                reach, statcache
-#   dataset                      formats, formats/zarr, manifest, hashing,
-#                                statcache
+#   dataset                      formats, formats/zarr, manifest, hashing, geom,
+#                                statcache, walk
 # formats/zarr/codec imports no chunkvc package and formats/zarr/georef
 # only geom: formats/zarr builds on both.
 # only store/s3 imports minio-go, only the gdal build-tagged package
@@ -68,7 +68,7 @@ while read -r pkg imports; do
         repo/internal/gc) [[ $irel == hashing || $irel == store || $irel == repo/internal/gitdb || $irel == repo/internal/reach || $irel == repo/internal/registry ]] || bad="repo/internal/gc may import only hashing, store, repo/internal/gitdb, reach and registry" ;;
         repo/internal/fsck) [[ $irel == hashing || $irel == manifest || $irel == store || $irel == internal/progress || $irel == repo/internal/gitdb || $irel == repo/internal/reach ]] || bad="repo/internal/fsck may import only hashing, manifest, store, internal/progress, repo/internal/gitdb and reach" ;;
         repo/internal/diffscan) [[ $irel == diff || $irel == formats || $irel == formats/* || $irel == manifest || $irel == hashing || $irel == repo/internal/gitdb || $irel == repo/internal/reach || $irel == repo/internal/statcache ]] || bad="repo/internal/diffscan may import only diff, formats, manifest, hashing, repo/internal/gitdb, reach and statcache" ;;
-        repo/internal/dataset) [[ $irel == hashing || $irel == manifest || $irel == formats || $irel == formats/zarr || $irel == repo/internal/statcache || $irel == repo/internal/walk ]] || bad="repo/internal/dataset may import only formats, formats/zarr, manifest, hashing, repo/internal/statcache and repo/internal/walk" ;;
+        repo/internal/dataset) [[ $irel == hashing || $irel == geom || $irel == manifest || $irel == formats || $irel == formats/zarr || $irel == repo/internal/statcache || $irel == repo/internal/walk ]] || bad="repo/internal/dataset may import only formats, formats/zarr, manifest, hashing, geom, repo/internal/statcache and repo/internal/walk" ;;
         repo/internal/*) [[ $irel != cmd/* && $irel != repo && $irel != serve && $irel != serve/* ]] || bad="$rel may not import repo or what sits above it" ;;
         serve) [[ $irel == repo || $irel == manifest || $irel == formats || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, formats (names), store, hashing and geom" ;;
         scripts/*) ;;
