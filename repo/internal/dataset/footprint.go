@@ -18,7 +18,8 @@ const maxNotes = 3
 // from the georeferencing of the store at dir, and returns the summary
 // fields that go with them: "crs" when the located arrays agree on one,
 // "footprint_fallback" naming the arrays left without footprints and why,
-// and "bbox", the union of the footprints. It never fails: a store it
+// "bbox", the union of the footprints, and "time_axis" for each evenly
+// spaced CF time coordinate (zarr.TimeAxes). It never fails: a store it
 // cannot locate keeps chunks without footprints and says why.
 func (p *Plan) Footprints(dir string, chunks []manifest.Chunk) []formats.Field {
 	root, err := os.OpenRoot(dir)
@@ -58,7 +59,8 @@ func (p *Plan) Footprints(dir string, chunks []manifest.Chunk) []formats.Field {
 	if all != nil {
 		f = append(f, formats.Field{Name: "bbox", Value: formats.SummaryBBox(*all)})
 	}
-	return f
+	// CF time coordinates, so that a review can date an append.
+	return append(f, zarr.TimeAxes(root.FS(), p.Store)...)
 }
 
 // clip bounds a summary value (a manifest header line) to 300 bytes.
