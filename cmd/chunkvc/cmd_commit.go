@@ -14,6 +14,9 @@ type commitOptions struct {
 	verify  string
 	workers int
 	offline bool
+	// ifChanged makes "nothing to commit" a success: a script replaying
+	// an edit already applied need not tell that case apart.
+	ifChanged bool
 }
 
 func newCommitCmd(g *globalOptions) *cobra.Command {
@@ -34,13 +37,17 @@ listed under "refused" in --json; the others are committed.
 A committed file that is missing because a checkout did not write it (see
 chunkvc checkout) is not recorded as deleted: it stays as HEAD has it, and
 commit says so (--json: "not_checked_out"). Run chunkvc checkout to write
-it; to delete such a file, check it out, then remove it and commit.`,
+it; to delete such a file, check it out, then remove it and commit.
+
+With nothing to commit, commit fails (exit 1) unless --if-changed is
+given: it then exits 0 and --json prints {"commit": null, ...}.`,
 		RunE: func(c *cobra.Command, args []string) error { return runCommit(g, o, c, args) },
 	}
 	c.Flags().StringVarP(&o.message, "message", "m", "", "commit `message` (required)")
 	c.Flags().StringVar(&o.verify, "verify", "size", "how new chunks are confirmed: size (stat) or full (read back and re-hash)")
 	c.Flags().IntVar(&o.workers, "workers", 0, "hashing workers (default: number of CPUs)")
 	c.Flags().BoolVar(&o.offline, "offline", false, "write new chunks to .git/chunkvc/store when the store cannot be reached; push uploads them")
+	c.Flags().BoolVar(&o.ifChanged, "if-changed", false, "exit 0 (--json: \"commit\": null) when there is nothing to commit")
 	addJSON(c, g)
 	return c
 }
@@ -71,6 +78,13 @@ func runCommit(g *globalOptions, o commitOptions, c *cobra.Command, args []strin
 		for _, f := range res.Refused {
 			fmt.Fprintf(g.stderr, "warning: %q not committed: %s\n", f.Path, f.Reason)
 		}
+	}
+	if errors.Is(err, repo.ErrNothingToCommit) && o.ifChanged {
+		if g.json {
+			return g.printJSON(map[string]any{"commit": nil, "branch": r.Branch(), "files": []any{}})
+		}
+		g.say("nothing to commit on %s\n", r.Branch())
+		return nil
 	}
 	if err != nil {
 		return err

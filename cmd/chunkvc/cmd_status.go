@@ -10,6 +10,7 @@ import (
 )
 
 func newStatusCmd(g *globalOptions) *cobra.Command {
+	var exitCodeFlag bool
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Show tracked files that are added, modified or deleted versus HEAD",
@@ -25,15 +26,19 @@ take it for deleted; chunkvc checkout writes it).
 
 A tracked dataset (a Zarr store) is one entry; when modified, one line per
 changed array follows it ("t2m: 5 of 16000 chunks changed ...", and
-"arrays" in --json). Only the store's files whose stat changed are read.`,
+"arrays" in --json). Only the store's files whose stat changed are read.
+
+With --exit-code, status exits 1 when anything differs from HEAD (after
+printing it), 0 when the tracked files match, as git diff --exit-code.`,
 		Args: argsUsage(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error { return runStatus(g, c) },
+		RunE: func(c *cobra.Command, args []string) error { return runStatus(g, c, exitCodeFlag) },
 	}
+	c.Flags().BoolVar(&exitCodeFlag, "exit-code", false, "exit 1 when tracked files differ from HEAD")
 	addJSON(c, g)
 	return c
 }
 
-func runStatus(g *globalOptions, c *cobra.Command) error {
+func runStatus(g *globalOptions, c *cobra.Command, exitCode bool) error {
 	r, err := g.open()
 	if err != nil {
 		return err
@@ -42,8 +47,15 @@ func runStatus(g *globalOptions, c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	var changed error
+	if exitCode && len(entries) > 0 {
+		changed = silentError{errDifferences}
+	}
 	if g.json {
-		return g.printJSON(map[string]any{"branch": r.Branch(), "files": entries, "clean": len(entries) == 0})
+		if err := g.printJSON(map[string]any{"branch": r.Branch(), "files": entries, "clean": len(entries) == 0}); err != nil {
+			return err
+		}
+		return changed
 	}
 	if len(entries) == 0 {
 		g.say("On branch %s: tracked files match HEAD\n", r.Branch())
@@ -60,5 +72,5 @@ func runStatus(g *globalOptions, c *cobra.Command) error {
 			fmt.Fprintf(g.stdout, "          %s\n", diffview.ArrayLine(a))
 		}
 	}
-	return nil
+	return changed
 }

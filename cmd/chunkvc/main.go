@@ -30,7 +30,8 @@ const (
 
 const exitHelp = `Exit status:
   0    success
-  1    failure (including "nothing to commit")
+  1    failure (including "nothing to commit", unless commit --if-changed);
+       status --exit-code: tracked files differ from HEAD
   2    usage error: unknown command, bad flag or argument
   3    integrity problem: fsck found problems, or data failed verification
   4    refused: uncommitted changes would be overwritten, the repository is
