@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/chunkvc/chunkvc/hashing"
 )
 
 // commit --if-changed makes "nothing to commit" a success a script can
@@ -43,5 +45,57 @@ func TestIfChangedAndStatusExitCode(t *testing.T) {
 	}
 	if got := r.git("log", "--format=%s"); got != "first\n" {
 		t.Fatalf("git log: %q", got)
+	}
+}
+
+// ls-files lists a revision's files with the digest of their bytes and
+// the commit that last changed each, at HEAD and at an older revision.
+func TestLsFiles(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.bin")
+	a1, b := randomBytes(70000, 1), randomBytes(90000, 2)
+	r.write("a.bin", a1)
+	r.write("b.bin", b)
+	r.cv("commit", "-m", "first")
+	first := strings.TrimSpace(r.git("rev-parse", "HEAD"))
+	a2 := randomBytes(70000, 3)
+	r.write("a.bin", a2)
+	r.write("README", []byte("not data\n"))
+	r.git("add", "README")
+	r.cv("commit", "-m", "second")
+	second := strings.TrimSpace(r.git("rev-parse", "HEAD"))
+	r.git("commit", "-q", "--allow-empty", "-m", "third, no data")
+
+	type lsFiles struct {
+		Commit string `json:"commit"`
+		Files  []struct {
+			Path, Digest, Format, Commit string
+			Size                         int64
+		} `json:"files"`
+	}
+	check := func(rev string, want map[string][2]string, sizes map[string]int) {
+		t.Helper()
+		var ls lsFiles
+		args := []string{"ls-files", "--json"}
+		if rev != "" {
+			args = append(args, rev)
+		}
+		r.jsonOf(&ls, args...)
+		if len(ls.Files) != len(want) {
+			t.Fatalf("ls-files %s: %+v", rev, ls.Files)
+		}
+		for _, f := range ls.Files {
+			w, ok := want[f.Path]
+			if !ok || f.Digest != w[0] || f.Commit != w[1] || f.Size != int64(sizes[f.Path]) || f.Format != "generic" {
+				t.Errorf("ls-files %s: %+v; want digest %s commit %s", rev, f, w[0], w[1])
+			}
+		}
+	}
+	sum := func(b []byte) string { return hashing.Sum(b).String() }
+	check("", map[string][2]string{"a.bin": {sum(a2), second}, "b.bin": {sum(b), first}}, map[string]int{"a.bin": len(a2), "b.bin": len(b)})
+	check(first, map[string][2]string{"a.bin": {sum(a1), first}, "b.bin": {sum(b), first}}, map[string]int{"a.bin": len(a1), "b.bin": len(b)})
+	if res := r.run(binary, "ls-files", "no-such-rev"); res.code == exitOK {
+		t.Error("ls-files of an unknown revision succeeded")
 	}
 }

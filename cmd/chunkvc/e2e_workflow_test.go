@@ -11,7 +11,7 @@ import (
 
 func TestHelpForEveryCommand(t *testing.T) {
 	r := newRunner(t)
-	for _, c := range []string{"init", "track", "status", "commit", "checkout", "log", "ls-chunks", "cat", "fsck"} {
+	for _, c := range []string{"init", "track", "status", "commit", "checkout", "log", "ls-chunks", "ls-files", "cat", "fsck"} {
 		res := r.run(binary, c, "--help")
 		if res.code != 0 || !strings.Contains(res.stdout, "Usage:") {
 			t.Errorf("%s --help: exit %d\n%s", c, res.code, res.stdout)

@@ -51,6 +51,7 @@ of diff.
 		newCheckoutCmd(g),
 		newLogCmd(g),
 		newLsChunksCmd(g),
+		newLsFilesCmd(g),
 		newCatCmd(g),
 		newFsckCmd(g),
 		newPushCmd(g),
