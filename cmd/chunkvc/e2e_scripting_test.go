@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/chunkvc/chunkvc/formats/formattest"
 	"github.com/chunkvc/chunkvc/hashing"
 )
 
@@ -97,5 +99,57 @@ func TestLsFiles(t *testing.T) {
 	check(first, map[string][2]string{"a.bin": {sum(a1), first}, "b.bin": {sum(b), first}}, map[string]int{"a.bin": len(a1), "b.bin": len(b)})
 	if res := r.run(binary, "ls-files", "no-such-rev"); res.code == exitOK {
 		t.Error("ls-files of an unknown revision succeeded")
+	}
+}
+
+// fsck --worktree re-hashes every tracked file and dataset against HEAD:
+// clean after a commit; then a rewritten file, a rewritten chunk of a
+// Zarr store and a deleted file are each named, with exit status 3.
+func TestFsckWorktree(t *testing.T) {
+	py := formattest.RequirePython(t, "zarr", "numpy")
+	r := newRunner(t)
+	r.git("init", "-q", "-b", "main")
+	r.cv("init")
+	r.cv("track", "*.bin")
+	r.write("a.bin", randomBytes(70000, 1))
+	r.write("b.bin", randomBytes(50000, 2))
+	r.python(t, py, cubeSteps[0])
+	r.cv("track", "cube.zarr")
+	r.cv("commit", "-q", "-m", "v1")
+	type wt struct {
+		OK    bool `json:"ok"`
+		Files []struct {
+			Path, Status, Committed, Digest string
+		} `json:"files"`
+	}
+	var clean wt
+	r.jsonOf(&clean, "fsck", "--worktree", "--json")
+	if !clean.OK || len(clean.Files) != 3 {
+		t.Fatalf("fsck --worktree after a commit: %+v", clean)
+	}
+	for _, f := range clean.Files {
+		if f.Status != "ok" || f.Digest != f.Committed {
+			t.Errorf("clean work tree: %+v", f)
+		}
+	}
+	r.write("a.bin", randomBytes(70000, 3))
+	r.python(t, py, `a = zarr.open_group("cube.zarr")["temp"]
+a[0, 0, 0] = 1234.5`)
+	if err := os.Remove(r.path("b.bin")); err != nil {
+		t.Fatal(err)
+	}
+	res := r.run(binary, "fsck", "--worktree", "--json")
+	var got wt
+	if res.code != exitIntegrity || json.Unmarshal([]byte(res.stdout), &got) != nil || got.OK {
+		t.Fatalf("fsck --worktree after edits: exit %d (want %d)\n%s%s", res.code, exitIntegrity, res.stdout, res.stderr)
+	}
+	want := map[string]string{"a.bin": "differs", "b.bin": "missing", "cube.zarr": "differs"}
+	for _, f := range got.Files {
+		if want[f.Path] != f.Status {
+			t.Errorf("%s: %s, want %s", f.Path, f.Status, want[f.Path])
+		}
+	}
+	if res := r.run(binary, "fsck", "--worktree"); res.code != exitIntegrity || !strings.Contains(res.stdout, "differs  cube.zarr") {
+		t.Errorf("fsck --worktree text: exit %d\n%s", res.code, res.stdout)
 	}
 }
