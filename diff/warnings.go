@@ -122,3 +122,13 @@ func FootprintWarnings(old, cur *manifest.Manifest) []string {
 	}
 	return []string{"no footprints for some chunks: " + why}
 }
+
+// ProfileChange names the encoding settings (tile, interleave,
+// compression, predictor, overviews) that differ between two versions of
+// a raster, "" when none does.
+func ProfileChange(old, cur *manifest.Manifest) string {
+	if profileOf(old) == profileOf(cur) {
+		return ""
+	}
+	return profileChange(old, cur)
+}

@@ -30,6 +30,8 @@ type CommitOptions struct {
 	// instead of the configured one; push uploads them later.
 	Offline  bool
 	Progress progress.Counter
+	// AllowReencode waives strict-profile policies for this commit.
+	AllowReencode bool
 }
 
 // FileResult reports one file of a commit.
@@ -90,6 +92,9 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return nil, err
 	}
 	if err := j.report(); err != nil {
+		return nil, err
+	}
+	if err := j.policies(); err != nil {
 		return nil, err
 	}
 	if err := j.store(ctx); err != nil {

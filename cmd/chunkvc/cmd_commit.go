@@ -17,6 +17,8 @@ type commitOptions struct {
 	// ifChanged makes "nothing to commit" a success: a script replaying
 	// an edit already applied need not tell that case apart.
 	ifChanged bool
+	// allowReencode waives strict-profile policies.
+	allowReencode bool
 }
 
 func newCommitCmd(g *globalOptions) *cobra.Command {
@@ -39,6 +41,11 @@ chunkvc checkout) is not recorded as deleted: it stays as HEAD has it, and
 commit says so (--json: "not_checked_out"). Run chunkvc checkout to write
 it; to delete such a file, check it out, then remove it and commit.
 
+The policy gates of .chunkvc/config (append-only, strict-profile,
+geo-identical, crs; see chunkvc check --help) are applied to what the
+commit changes: a refused change fails the commit with exit 4, naming
+the file and the rule, and HEAD does not move.
+
 With nothing to commit, commit fails (exit 1) unless --if-changed is
 given: it then exits 0 and --json prints {"commit": null, ...}.`,
 		RunE: func(c *cobra.Command, args []string) error { return runCommit(g, o, c, args) },
@@ -47,6 +54,7 @@ given: it then exits 0 and --json prints {"commit": null, ...}.`,
 	c.Flags().StringVar(&o.verify, "verify", "size", "how new chunks are confirmed: size (stat) or full (read back and re-hash)")
 	c.Flags().IntVar(&o.workers, "workers", 0, "hashing workers (default: number of CPUs)")
 	c.Flags().BoolVar(&o.offline, "offline", false, "write new chunks to .git/chunkvc/store when the store cannot be reached; push uploads them")
+	c.Flags().BoolVar(&o.allowReencode, "allow-reencode", false, "let a strict-profile policy pass a raster whose encoding profile changed")
 	c.Flags().BoolVar(&o.ifChanged, "if-changed", false, "exit 0 (--json: \"commit\": null) when there is nothing to commit")
 	addJSON(c, g)
 	return c
@@ -73,7 +81,7 @@ func runCommit(g *globalOptions, o commitOptions, c *cobra.Command, args []strin
 	if err != nil {
 		return err
 	}
-	res, err := r.Commit(c.Context(), repo.CommitOptions{Message: o.message, Paths: paths, Verify: v, Workers: o.workers, Offline: o.offline, Progress: g.progress()})
+	res, err := r.Commit(c.Context(), repo.CommitOptions{Message: o.message, Paths: paths, Verify: v, Workers: o.workers, Offline: o.offline, Progress: g.progress(), AllowReencode: o.allowReencode})
 	if res != nil && !g.json {
 		for _, f := range res.Refused {
 			fmt.Fprintf(g.stderr, "warning: %q not committed: %s\n", f.Path, f.Reason)

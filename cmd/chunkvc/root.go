@@ -54,6 +54,7 @@ of diff.
 		newLsFilesCmd(g),
 		newCatCmd(g),
 		newFsckCmd(g),
+		newCheckCmd(g),
 		newPushCmd(g),
 		newPrePushCmd(g),
 		newCloneCmd(g),
