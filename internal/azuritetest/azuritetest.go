@@ -269,8 +269,11 @@ func freeAddr(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("azuritetest: find a free port: %v", err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatalf("azuritetest: free port %s: %v", addr, err)
+	}
+	return addr
 }
 
 func randomHex(n int) string {
