@@ -24,7 +24,7 @@
 #                                statcache, walk
 # formats/zarr/codec imports no chunkvc package and formats/zarr/georef
 # only geom: formats/zarr builds on both.
-# only store/s3 imports minio-go, only the gdal build-tagged package
+# only store/s3 imports minio-go, only store/azure the Azure SDK, only the gdal build-tagged package
 # imports godal, and parquet-go is for tests, pqgen and scripts only.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
@@ -41,6 +41,7 @@ while read -r pkg imports; do
     case "$imp" in
       github.com/go-git/*) [[ $rel == repo/internal/gitdb ]] || bad="only repo/internal/gitdb may import go-git" ;;
       github.com/minio/minio-go/*) [[ $rel == store/s3 ]] || bad="only store/s3 may import minio-go" ;;
+      github.com/Azure/azure-sdk-for-go/*) [[ $rel == store/azure ]] || bad="only store/azure may import the Azure SDK" ;;
       github.com/airbusgeo/godal*) [[ $rel == gdal || $rel == */gdal ]] || bad="only the gdal package may import godal" ;;
       github.com/parquet-go/*) [[ $rel == formats/parquet/pqgen || $rel == scripts/* ]] || bad="only tests, pqgen and scripts may import parquet-go (it costs every command its start-up)" ;;
     esac
