@@ -17,8 +17,10 @@ const hookMarker = "# chunkvc pre-push hook"
 // `chunkvc pre-push` first (a foreign hook is kept as pre-push.local and
 // run before ours), and sets up the manifest diff driver: a line in
 // .gitattributes (staged) and diff.chunkvc.textconv in .git/config, so
-// `git diff` and `git log -p` show readable chunk listings. Installing
-// twice changes nothing.
+// `git diff` and `git log -p` show readable chunk listings, and the
+// manifest merge driver (MergeAttribute, merge.chunkvc.driver), so that
+// `git merge` merges data files chunk by chunk. Installing twice changes
+// nothing.
 func (r *Repo) Install() (string, error) {
 	if err := r.installTextconv(); err != nil {
 		return "", err
@@ -78,11 +80,18 @@ func (r *Repo) installTextconv() error {
 		return err
 	}
 	text := string(old)
-	if !strings.Contains(text, TextconvAttribute) {
+	changed := false
+	for _, line := range []string{TextconvAttribute, MergeAttribute} {
+		if hasLine(text, line) {
+			continue
+		}
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
-		text += TextconvAttribute + "\n"
+		text += line + "\n"
+		changed = true
+	}
+	if changed {
 		if err := wt.WriteFile(".gitattributes", []byte(text), true); err != nil {
 			return err
 		}
@@ -95,6 +104,24 @@ func (r *Repo) installTextconv() error {
 		exe = "chunkvc"
 	}
 	// git writes its config through config.lock, never in place.
-	_, err = r.git.CLI().Run(context.Background(), "config", "--local", "diff."+TextconvDriver+".textconv", exe+" diff-textconv")
-	return err
+	for _, kv := range [][2]string{
+		{TextconvConfigKey, exe + " diff-textconv"},
+		{MergeDriverKey, exe + " merge-driver %O %A %B %P"},
+		{MergeDriverNameKy, "chunkvc three-way merge of data files"},
+	} {
+		if _, err := r.git.CLI().Run(context.Background(), "config", "--local", kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hasLine reports whether text has line as one of its lines.
+func hasLine(text, line string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) == line {
+			return true
+		}
+	}
+	return false
 }

@@ -63,6 +63,7 @@ of diff.
 		newNormalizeCmd(g),
 		newDiffCmd(g),
 		newDiffTextconvCmd(g),
+		newMergeDriverCmd(g),
 		newServeCmd(g),
 		newStoreCmd(g),
 	)

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/chunkvc/chunkvc/formats/formattest"
+)
+
+// cogTool makes, edits and checks the test COG with GDAL's Python
+// bindings: 1024² bytes in 256² DEFLATE tiles with one overview level
+// (2×2 tiles), so that edits in opposite corners touch different tiles at
+// every level.
+const cogTool = `
+import os, sys
+import numpy as np
+from osgeo import gdal, osr
+gdal.UseExceptions()
+
+def base():
+    y, x = np.mgrid[0:1024, 0:1024]
+    return ((x * 7 + y * 13 + (x * y) % 17) % 251).astype(np.uint8)
+
+def write(a, out):
+    mem = gdal.GetDriverByName('MEM').Create('', 1024, 1024, 1, gdal.GDT_Byte)
+    mem.SetGeoTransform([500000, 10, 0, 4600000, 0, -10])
+    srs = osr.SpatialReference(); srs.ImportFromEPSG(32633)
+    mem.SetProjection(srs.ExportToWkt())
+    mem.GetRasterBand(1).WriteArray(a)
+    tmp = out + '.tmp'
+    gdal.GetDriverByName('COG').CreateCopy(tmp, mem, options=['BLOCKSIZE=256', 'COMPRESS=DEFLATE', 'OVERVIEW_COUNT=1', 'RESAMPLING=AVERAGE'])
+    os.replace(tmp, out)
+
+def apply(a, edits):
+    for e in edits:
+        x, y, w, h, v = [int(s) for s in e.split(',')]
+        a[y:y+h, x:x+w] = v
+    return a
+
+cmd, path, edits = sys.argv[1], sys.argv[2], sys.argv[3:]
+if cmd == 'make':
+    write(apply(base(), edits), path)
+elif cmd == 'edit':
+    ds = gdal.Open(path); a = ds.ReadAsArray(); ds = None
+    write(apply(a, edits), path)
+elif cmd == 'check':
+    # The file must hold exactly the base with the edits, at full
+    # resolution and in its overview (as GDAL would compute it).
+    want = path + '.want.tif'
+    write(apply(base(), edits), want)
+    got, exp = gdal.Open(path), gdal.Open(want)
+    bad = int((got.ReadAsArray() != exp.ReadAsArray()).sum())
+    ovr = int((got.GetRasterBand(1).GetOverview(0).ReadAsArray() != exp.GetRasterBand(1).GetOverview(0).ReadAsArray()).sum())
+    os.remove(want)
+    print('full-res pixels wrong: %d, overview pixels wrong: %d' % (bad, ovr))
+`
+
+// cog runs cogTool and returns its output.
+func cog(t *testing.T, args ...string) string {
+	t.Helper()
+	py := formattest.RequirePython(t, "osgeo.gdal", "numpy")
+	out, err := exec.Command(py, append([]string{"-c", cogTool}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cog %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Edits of the same COG on two branches (a window in opposite corners)
+const (
+	editTopLeft     = "10,10,100,100,0"     // tile z0/r0/c0, overview z1/r0/c0
+	editBottomRight = "900,880,100,120,255" // tile z0/r3/c3, overview z1/r1/c1
+	editTopLeftToo  = "50,50,20,20,77"      // the same tile as editTopLeft
+)
+
+// mergeRepo makes a repository with the base COG committed, the merge
+// driver installed, and a branch "theirs" with theirEdit committed;
+// HEAD is back on the main branch with its file checked out.
+func mergeRepo(t *testing.T, theirEdit string) (*runner, string) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("install")
+	r.cv("track", "*.tif")
+	cog(t, "make", r.path("dem.tif"))
+	r.cv("commit", "-m", "base")
+	main := strings.TrimSpace(r.git("symbolic-ref", "--short", "HEAD"))
+	r.git("checkout", "-q", "-b", "theirs")
+	cog(t, "edit", r.path("dem.tif"), theirEdit)
+	r.cv("commit", "-m", "theirs")
+	r.git("checkout", "-q", main)
+	r.cv("checkout", "--force")
+	return r, main
+}
+
+// A plain git merge of two branches that edited different tiles of one
+// COG merges tile by tile: no conflict, GDAL reads both edits and the
+// base elsewhere (overview included), and fsck is clean.
+func TestGitMergeCOGTiles(t *testing.T) {
+	formattest.RequireTool(t, "git")
+	r, _ := mergeRepo(t, editBottomRight)
+	cog(t, "edit", r.path("dem.tif"), editTopLeft)
+	r.cv("commit", "-m", "ours")
+	res := r.run("git", "merge", "--no-edit", "theirs")
+	if res.code != 0 {
+		t.Fatalf("git merge: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "merged dem.tif: 2 chunks from theirs") { // z0/r3/c3 and z1/r1/c1
+		t.Fatalf("git merge did not merge tiles:\n%s", res.stderr)
+	}
+	if got := cog(t, "check", r.path("dem.tif"), editTopLeft, editBottomRight); got != "full-res pixels wrong: 0, overview pixels wrong: 0" {
+		t.Fatalf("merged COG: %s", got)
+	}
+	if info := formattest.Run1(t, "gdalinfo", "-checksum", r.path("dem.tif")); !strings.Contains(info, "Overviews: 512x512") {
+		t.Fatalf("gdalinfo of the merged COG:\n%s", info)
+	}
+	if st := r.cv("status"); strings.Contains(st, "dem.tif") {
+		t.Fatalf("status after the merge:\n%s", st)
+	}
+	r.cv("fsck")
+	// The merge commit's manifest describes the file in the work tree.
+	cat := r.cv("cat", "HEAD:dem.tif")
+	if !bytes.Equal([]byte(cat), r.read("dem.tif")) {
+		t.Fatal("chunkvc cat HEAD:dem.tif differs from the merged work file")
+	}
+	if log := r.git("log", "--oneline"); strings.Count(log, "\n") != 4 {
+		t.Fatalf("history:\n%s", log)
+	}
+}
+
+// The same tile edited differently on both sides is a conflict naming the
+// tile and its bbox; git merge --abort then restores everything.
+func TestGitMergeCOGConflictAborts(t *testing.T) {
+	formattest.RequireTool(t, "git")
+	r, _ := mergeRepo(t, editTopLeftToo)
+	cog(t, "edit", r.path("dem.tif"), editTopLeft)
+	r.cv("commit", "-m", "ours")
+	before, manifest := r.read("dem.tif"), r.read(".chunkvc/manifests/dem.tif")
+	res := r.run("git", "merge", "--no-edit", "theirs")
+	if res.code == 0 {
+		t.Fatalf("git merge of a tile changed on both sides succeeded:\n%s%s", res.stdout, res.stderr)
+	}
+	text := string(r.read(".chunkvc/manifests/dem.tif"))
+	if !strings.Contains(text, "conflict z0/r0/c0 [500000,4597440,502560,4600000]: changed on both sides") ||
+		!strings.Contains(text, "conflict z1/r0/c0") || !strings.Contains(res.stderr, "conflict z0/r0/c0") {
+		t.Fatalf("conflict not recorded:\n%s\nstderr:\n%s", text, res.stderr)
+	}
+	if !bytes.Equal(r.read("dem.tif"), before) {
+		t.Fatal("a conflicted merge changed the work file")
+	}
+	r.git("merge", "--abort")
+	if !bytes.Equal(r.read(".chunkvc/manifests/dem.tif"), manifest) || !bytes.Equal(r.read("dem.tif"), before) {
+		t.Fatal("git merge --abort did not restore our version")
+	}
+	if st := r.cv("status"); strings.Contains(st, "dem.tif") {
+		t.Fatalf("status after the abort:\n%s", st)
+	}
+	r.cv("fsck")
+	if got := cog(t, "check", r.path("dem.tif"), editTopLeft); got != "full-res pixels wrong: 0, overview pixels wrong: 0" {
+		t.Fatalf("our COG after the abort: %s", got)
+	}
+}
