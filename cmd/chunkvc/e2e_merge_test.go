@@ -75,31 +75,44 @@ const (
 	editTopLeftToo  = "50,50,20,20,77"      // the same tile as editTopLeft
 )
 
-// mergeRepo makes a repository with the base COG committed, the merge
-// driver installed, and a branch "theirs" with theirEdit committed;
-// HEAD is back on the main branch with its file checked out.
-func mergeRepo(t *testing.T, theirEdit string) (*runner, string) {
+// mergeRepo makes a repository with the base COG (and notes.bin)
+// committed, the merge driver installed, and a branch "theirs" with
+// theirEdit (and a new notes.bin) committed; HEAD is back on the main
+// branch with its files checked out. It returns their notes.bin.
+func mergeRepo(t *testing.T, theirEdit string) (*runner, []byte) {
 	r := newRunner(t)
 	r.cv("init")
 	r.cv("install")
-	r.cv("track", "*.tif")
+	r.cv("track", "*.tif", "*.bin")
 	cog(t, "make", r.path("dem.tif"))
+	r.write("notes.bin", randomBytes(200000, 1))
 	r.cv("commit", "-m", "base")
 	main := strings.TrimSpace(r.git("symbolic-ref", "--short", "HEAD"))
 	r.git("checkout", "-q", "-b", "theirs")
 	cog(t, "edit", r.path("dem.tif"), theirEdit)
+	notes := randomBytes(200000, 2)
+	r.write("notes.bin", notes)
 	r.cv("commit", "-m", "theirs")
 	r.git("checkout", "-q", main)
 	r.cv("checkout", "--force")
-	return r, main
+	return r, notes
+}
+
+// clean fails the test unless chunkvc status lists no changed file.
+func clean(t *testing.T, r *runner, when string) {
+	t.Helper()
+	if st := r.cv("status"); strings.Contains(st, "dem.tif") || strings.Contains(st, "notes.bin") {
+		t.Fatalf("status %s:\n%s", when, st)
+	}
 }
 
 // A plain git merge of two branches that edited different tiles of one
 // COG merges tile by tile: no conflict, GDAL reads both edits and the
-// base elsewhere (overview included), and fsck is clean.
+// base elsewhere (overview included), and fsck is clean. A file only
+// their side changed is written by the post-merge hook.
 func TestGitMergeCOGTiles(t *testing.T) {
 	formattest.RequireTool(t, "git")
-	r, _ := mergeRepo(t, editBottomRight)
+	r, notes := mergeRepo(t, editBottomRight)
 	cog(t, "edit", r.path("dem.tif"), editTopLeft)
 	r.cv("commit", "-m", "ours")
 	res := r.run("git", "merge", "--no-edit", "theirs")
@@ -115,9 +128,10 @@ func TestGitMergeCOGTiles(t *testing.T) {
 	if info := formattest.Run1(t, "gdalinfo", "-checksum", r.path("dem.tif")); !strings.Contains(info, "Overviews: 512x512") {
 		t.Fatalf("gdalinfo of the merged COG:\n%s", info)
 	}
-	if st := r.cv("status"); strings.Contains(st, "dem.tif") {
-		t.Fatalf("status after the merge:\n%s", st)
+	if !bytes.Equal(r.read("notes.bin"), notes) {
+		t.Fatal("notes.bin, changed by their side only, is not theirs after the merge")
 	}
+	clean(t, r, "after the merge")
 	r.cv("fsck")
 	// The merge commit's manifest describes the file in the work tree.
 	cat := r.cv("cat", "HEAD:dem.tif")
@@ -153,9 +167,7 @@ func TestGitMergeCOGConflictAborts(t *testing.T) {
 	if !bytes.Equal(r.read(".chunkvc/manifests/dem.tif"), manifest) || !bytes.Equal(r.read("dem.tif"), before) {
 		t.Fatal("git merge --abort did not restore our version")
 	}
-	if st := r.cv("status"); strings.Contains(st, "dem.tif") {
-		t.Fatalf("status after the abort:\n%s", st)
-	}
+	clean(t, r, "after the abort")
 	r.cv("fsck")
 	if got := cog(t, "check", r.path("dem.tif"), editTopLeft); got != "full-res pixels wrong: 0, overview pixels wrong: 0" {
 		t.Fatalf("our COG after the abort: %s", got)

@@ -275,6 +275,9 @@ func TestInstallConfiguresGitDiff(t *testing.T) {
 	if hook := string(r.read(".git/hooks/pre-push")); !strings.Contains(hook, "pre-push") {
 		t.Fatal("pre-push hook missing")
 	}
+	if hook := string(r.read(".git/hooks/post-merge")); !strings.Contains(hook, "-q checkout") {
+		t.Fatal("post-merge hook missing")
+	}
 }
 
 // The pure-Go chunkvc hands GDAL commands to chunkvc-gdal beside it.
