@@ -45,6 +45,15 @@ func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr mer
 	if _, err := r.assembleFile(ctx, theirs, b.File, nil, nil); err != nil {
 		return nil, fmt.Errorf("assemble their version: %w", err)
 	}
+	ka, errA := tiff.Skeleton(a, ours.Size)
+	kb, errB := tiff.Skeleton(b.File, theirs.Size)
+	if errA != nil || errB != nil || ka != kb {
+		why := "the sides' TIFF tags or IFD structure differ (metadata changed, or the file was re-encoded)"
+		if err := errors.Join(errA, errB); err != nil {
+			why = "a side's TIFF structure cannot be spliced: " + err.Error()
+		}
+		return []MergeConflict{{Reason: why}}, nil
+	}
 	repl, cs, err := r.replacements(ctx, a, ours, b.File, theirs, mr)
 	if err != nil || len(cs) > 0 {
 		return cs, err

@@ -23,12 +23,14 @@ def base():
     y, x = np.mgrid[0:1024, 0:1024]
     return ((x * 7 + y * 13 + (x * y) % 17) % 251).astype(np.uint8)
 
-def write(a, out):
+def write(a, out, meta={}):
     mem = gdal.GetDriverByName('MEM').Create('', 1024, 1024, 1, gdal.GDT_Byte)
     mem.SetGeoTransform([500000, 10, 0, 4600000, 0, -10])
     srs = osr.SpatialReference(); srs.ImportFromEPSG(32633)
     mem.SetProjection(srs.ExportToWkt())
     mem.GetRasterBand(1).WriteArray(a)
+    for k, v in meta.items():
+        mem.SetMetadataItem(k, v)
     tmp = out + '.tmp'
     gdal.GetDriverByName('COG').CreateCopy(tmp, mem, options=['BLOCKSIZE=256', 'COMPRESS=DEFLATE', 'OVERVIEW_COUNT=1', 'RESAMPLING=AVERAGE'])
     os.replace(tmp, out)
@@ -39,12 +41,14 @@ def apply(a, edits):
         a[y:y+h, x:x+w] = v
     return a
 
-cmd, path, edits = sys.argv[1], sys.argv[2], sys.argv[3:]
+cmd, path = sys.argv[1], sys.argv[2]
+edits = [e for e in sys.argv[3:] if not e.startswith('meta:')]
+meta = dict(e[5:].split('=', 1) for e in sys.argv[3:] if e.startswith('meta:'))
 if cmd == 'make':
     write(apply(base(), edits), path)
 elif cmd == 'edit':
     ds = gdal.Open(path); a = ds.ReadAsArray(); ds = None
-    write(apply(a, edits), path)
+    write(apply(a, edits), path, meta)
 elif cmd == 'check':
     # The file must hold exactly the base with the edits, at full
     # resolution and in its overview (as GDAL would compute it).
@@ -77,9 +81,9 @@ const (
 
 // mergeRepo makes a repository with the base COG (and notes.bin)
 // committed, the merge driver installed, and a branch "theirs" with
-// theirEdit (and a new notes.bin) committed; HEAD is back on the main
+// theirEdits (and a new notes.bin) committed; HEAD is back on the main
 // branch with its files checked out. It returns their notes.bin.
-func mergeRepo(t *testing.T, theirEdit string) (*runner, []byte) {
+func mergeRepo(t *testing.T, theirEdits ...string) (*runner, []byte) {
 	r := newRunner(t)
 	r.cv("init")
 	r.cv("install")
@@ -89,7 +93,7 @@ func mergeRepo(t *testing.T, theirEdit string) (*runner, []byte) {
 	r.cv("commit", "-m", "base")
 	main := strings.TrimSpace(r.git("symbolic-ref", "--short", "HEAD"))
 	r.git("checkout", "-q", "-b", "theirs")
-	cog(t, "edit", r.path("dem.tif"), theirEdit)
+	cog(t, append([]string{"edit", r.path("dem.tif")}, theirEdits...)...)
 	notes := randomBytes(200000, 2)
 	r.write("notes.bin", notes)
 	r.cv("commit", "-m", "theirs")
@@ -172,4 +176,23 @@ func TestGitMergeCOGConflictAborts(t *testing.T) {
 	if got := cog(t, "check", r.path("dem.tif"), editTopLeft); got != "full-res pixels wrong: 0, overview pixels wrong: 0" {
 		t.Fatalf("our COG after the abort: %s", got)
 	}
+}
+
+// Tiles from a side whose other TIFF tags changed (here a metadata item)
+// are not spliced into ours, which would drop that change: a conflict.
+func TestGitMergeCOGMetadataConflict(t *testing.T) {
+	formattest.RequireTool(t, "git")
+	r, _ := mergeRepo(t, editBottomRight, "meta:SOURCE=survey-2")
+	cog(t, "edit", r.path("dem.tif"), editTopLeft)
+	r.cv("commit", "-m", "ours")
+	before := r.read("dem.tif")
+	res := r.run("git", "merge", "--no-edit", "theirs")
+	if res.code == 0 || !strings.Contains(string(r.read(".chunkvc/manifests/dem.tif")), "TIFF tags or IFD structure differ") {
+		t.Fatalf("git merge: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !bytes.Equal(r.read("dem.tif"), before) {
+		t.Fatal("a conflicted merge changed the work file")
+	}
+	r.git("merge", "--abort")
+	clean(t, r, "after the abort")
 }

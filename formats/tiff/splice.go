@@ -1,6 +1,7 @@
 package tiff
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -227,5 +228,42 @@ func (tm *spMap) splicePatches(edits []spEdit) ([]spField, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].pos < out[j].pos })
+	return out, nil
+}
+
+// Skeleton is a digest of everything in a TIFF but where its blocks are
+// and how long they are: the IFD chain, every tag and its value (block
+// offsets and byte counts by count only), GDAL's structural metadata. Two
+// files with the same Skeleton differ in their blocks' bytes only, so
+// blocks can be taken from one into the other (Splice) without losing a
+// change to the rest.
+func Skeleton(r io.ReaderAt, size int64) ([32]byte, error) {
+	tm, err := walkSparse(r, size)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	h := sha256.New()
+	var w [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(w[:], v)
+		h.Write(w[:])
+	}
+	put(uint64(len(tm.ptrs)))
+	if tm.leaders {
+		put(1)
+	}
+	for _, t := range tm.tags {
+		put(uint64(t.tag)<<16 | uint64(t.typ))
+		put(t.count)
+		switch t.tag {
+		case 273, 279, 324, 325:
+			continue
+		}
+		if _, err := io.Copy(h, io.NewSectionReader(r, t.pos, t.n)); err != nil {
+			return [32]byte{}, fmt.Errorf("tiff: tag %d value at %d: %w", t.tag, t.pos, err)
+		}
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
 	return out, nil
 }

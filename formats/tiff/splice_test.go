@@ -99,3 +99,52 @@ func FuzzSplice(f *testing.F) {
 	formattest.Seeds(f, "cog.tiff", "utm.tif", "cog_no_offest.tif")
 	f.Fuzz(func(t *testing.T, data []byte) { spliceCheck(t, data) })
 }
+
+// The skeleton digest ignores where blocks are and what they hold, and
+// sees a change of any tag value.
+func TestSkeleton(t *testing.T) {
+	checked := 0
+	for _, f := range formattest.Corpus(t, ".tif", ".tiff") {
+		tm, err := walkSparse(bytes.NewReader(f.Data), int64(len(f.Data)))
+		if err != nil || len(tm.blocks) == 0 {
+			continue
+		}
+		b := tm.blocks[0]
+		if b.n == 0 || b.off == 0 {
+			continue
+		}
+		want, err := Skeleton(bytes.NewReader(f.Data), int64(len(f.Data)))
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		src := bytes.NewReader([]byte("a replacement block of another length"))
+		var out bytes.Buffer
+		if _, err := Splice(&out, bytes.NewReader(f.Data), int64(len(f.Data)), []Replacement{{Off: int64(b.off), Src: src, N: src.Size()}}); err != nil {
+			continue
+		}
+		got, err := Skeleton(bytes.NewReader(out.Bytes()), int64(out.Len()))
+		if err != nil || got != want {
+			t.Fatalf("%s: skeleton changed by a splice: %v", f.Name, err)
+		}
+		// ImageWidth (256), always inline: its first byte changes.
+		var width *spTag
+		for i := range tm.tags {
+			if tm.tags[i].tag == 256 {
+				width = &tm.tags[i]
+				break
+			}
+		}
+		if width == nil {
+			continue
+		}
+		edited := bytes.Clone(f.Data)
+		edited[width.pos] ^= 1
+		if got, err := Skeleton(bytes.NewReader(edited), int64(len(edited))); err == nil && got == want {
+			t.Fatalf("%s: skeleton blind to an ImageWidth change", f.Name)
+		}
+		checked++
+	}
+	if checked < 3 {
+		t.Fatalf("only %d corpus files checked", checked)
+	}
+}
