@@ -38,7 +38,7 @@ func (r *Repo) Install() (string, error) {
 if [ -x "$(dirname "$0")/pre-push.local" ]; then
   printf '%s\n' "$input" | "$(dirname "$0")/pre-push.local" "$@"
 fi
-chunkvc=$(command -v chunkvc || echo '` + exe + `')
+chunkvc=$(command -v chunkvc || echo '`+exe+`')
 printf '%s\n' "$input" | "$chunkvc" pre-push "$@"
 `)
 	if err != nil {
@@ -47,7 +47,7 @@ printf '%s\n' "$input" | "$chunkvc" pre-push "$@"
 	_, err = r.installHook("post-merge", postMergeMarker, `if [ -x "$(dirname "$0")/post-merge.local" ]; then
   "$(dirname "$0")/post-merge.local" "$@"
 fi
-chunkvc=$(command -v chunkvc || echo '` + exe + `')
+chunkvc=$(command -v chunkvc || echo '`+exe+`')
 "$chunkvc" -q checkout
 `)
 	return hook, err
