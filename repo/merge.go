@@ -92,7 +92,10 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 		res.Outcome = MergedChunks
 		conflicts, err = r.writeMerged(ctx, ms, mr, ours)
 		if err != nil {
-			return nil, fmt.Errorf("merge %s: %w", res.Path, err)
+			// Git takes any exit but 0 as a conflict and keeps the result
+			// file: it must say why, never pass for our version.
+			_, cerr := r.conflict(res, ours, texts[1], []MergeConflict{{Reason: "the merge failed: " + manifest.SanitizeValue(err.Error())}})
+			return res, fmt.Errorf("merge %s: %w", res.Path, errors.Join(err, cerr))
 		}
 	}
 	if len(conflicts) > 0 {
