@@ -1,11 +1,13 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/chunkvc/chunkvc/formats"
@@ -35,18 +37,14 @@ func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr mer
 	if d, err := hashing.SumReaderAt(ctx, a, ours.Size); err != nil || d != ours.Digest {
 		return []MergeConflict{{Reason: "the working file is not our committed version (commit or check it out first)"}}, nil
 	}
-	gt := r.gitTree()
-	defer gt.Close()
-	b, err := gt.Create("chunkvc/merge-theirs")
+	// Their file is not assembled: the TIFF walk reads only its skeleton
+	// (inline in the layout), and their tiles are their chunks.
+	lb, err := r.layoutFor(ctx, theirs)
 	if err != nil {
-		return nil, err
-	}
-	defer b.Abort()
-	if _, err := r.assembleFile(ctx, theirs, b.File, nil, nil); err != nil {
-		return nil, fmt.Errorf("assemble their version: %w", err)
+		return nil, fmt.Errorf("their layout: %w", err)
 	}
 	ka, errA := tiff.Skeleton(a, ours.Size)
-	kb, errB := tiff.Skeleton(b.File, theirs.Size)
+	kb, errB := tiff.Skeleton(newSkeletonReader(lb), theirs.Size)
 	if errA != nil || errB != nil || ka != kb {
 		why := "the sides' TIFF tags or IFD structure differ (metadata changed, or the file was re-encoded)"
 		if err := errors.Join(errA, errB); err != nil {
@@ -54,7 +52,7 @@ func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr mer
 		}
 		return []MergeConflict{{Reason: why}}, nil
 	}
-	repl, cs, err := r.replacements(ctx, a, ours, b.File, theirs, mr)
+	repl, cs, err := r.replacements(ctx, a, ours, mr)
 	if err != nil || len(cs) > 0 {
 		return cs, err
 	}
@@ -85,35 +83,80 @@ func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr mer
 }
 
 // replacements pairs each tile taken from theirs with its block in our
-// file (a) and in theirs (b), as the TIFF adapter lays both files out.
-func (r *Repo) replacements(ctx context.Context, a io.ReaderAt, ours *manifest.Manifest, b io.ReaderAt, theirs *manifest.Manifest, mr merge3.Result) ([]tiff.Replacement, []MergeConflict, error) {
+// file a, as the TIFF adapter lays it out, and their chunk's bytes, read
+// (verified) from the stores; the tiles held are those their side
+// changed.
+func (r *Repo) replacements(ctx context.Context, a io.ReaderAt, ours *manifest.Manifest, mr merge3.Result) ([]tiff.Replacement, []MergeConflict, error) {
 	la, err := r.formats.Enumerate(ctx, a, ours.Size)
 	if err != nil {
 		return nil, nil, err
 	}
-	lb, err := r.formats.Enumerate(ctx, b, theirs.Size)
-	if err != nil {
-		return nil, nil, err
+	if la.Format != "tiff" {
+		return nil, []MergeConflict{{Reason: "our file is not read as a TIFF any more"}}, nil
 	}
-	if la.Format != "tiff" || lb.Format != "tiff" {
-		return nil, []MergeConflict{{Reason: "a side is not read as a TIFF any more"}}, nil
-	}
-	sa, sb := chunkSegments(la), chunkSegments(lb)
+	sa := chunkSegments(la)
 	var repl []tiff.Replacement
 	var cs []MergeConflict
 	for _, c := range mr.Chunks {
 		if c.From != merge3.Theirs {
 			continue
 		}
-		x, okA := sa[c.Key]
-		y, okB := sb[c.Key]
-		if !okA || !okB || strings.Contains(c.Key, "@") {
+		x, ok := sa[c.Key]
+		if !ok || strings.Contains(c.Key, "@") {
 			cs = append(cs, MergeConflict{Key: c.Key, BBox: c.BBox, Reason: "their tile has no block of its own in our file (a shared, split or new tile)"})
 			continue
 		}
-		repl = append(repl, tiff.Replacement{Off: x.Off, Src: b, SrcOff: y.Off, N: y.Len})
+		b, _, err := r.read.Get(ctx, c.ID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("their tile %s (%s): %w", c.Key, c.ID.Short(), err)
+		}
+		repl = append(repl, tiff.Replacement{Off: x.Off, Src: bytes.NewReader(b), N: int64(len(b))})
 	}
 	return repl, cs, nil
+}
+
+// skeletonReader reads a file from its layout alone: inline pieces as
+// they are, chunk and derived pieces as zeros. A TIFF's walk reads only
+// inline bytes (header, IFDs, tag values, GDAL's block leaders).
+type skeletonReader struct {
+	lay  *manifest.Layout
+	offs []int64 // start of each piece, then the size
+}
+
+func newSkeletonReader(lay *manifest.Layout) *skeletonReader {
+	s := &skeletonReader{lay: lay, offs: make([]int64, 0, lay.Len()+1)}
+	var off int64
+	for _, pc := range lay.All() {
+		s.offs = append(s.offs, off)
+		off += pc.Len
+	}
+	s.offs = append(s.offs, off)
+	return s
+}
+
+func (s *skeletonReader) ReadAt(p []byte, off int64) (int, error) {
+	size := s.offs[len(s.offs)-1]
+	if off < 0 || off >= size {
+		return 0, io.EOF
+	}
+	n := 0
+	i := sort.Search(len(s.offs)-1, func(i int) bool { return s.offs[i+1] > off })
+	for n < len(p) && i < len(s.offs)-1 {
+		pc := s.lay.Piece(i)
+		from := off + int64(n) - s.offs[i]
+		k := int(min(int64(len(p)-n), pc.Len-from))
+		if pc.IsInline() {
+			copy(p[n:n+k], pc.Inline[from:])
+		} else {
+			clear(p[n : n+k])
+		}
+		n += k
+		i++
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 // chunkSegments indexes a layout's chunk segments (not aliases) by key.

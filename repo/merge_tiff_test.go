@@ -150,3 +150,43 @@ func TestMergeDriverFailureIsConflict(t *testing.T) {
 		t.Fatal("a failed merge changed the working file")
 	}
 }
+
+// The skeleton reader gives a file's inline bytes and zeros for its
+// chunks, in one read or many, and its Skeleton is the file's.
+func TestSkeletonReader(t *testing.T) {
+	c := findCOG(t)
+	r, _, _ := cogMerge(t, c)
+	m, err := r.Manifest("HEAD~2", "dem.tif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lay, err := r.layoutFor(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Clone(c.data)
+	var off int64
+	for _, pc := range lay.All() {
+		if !pc.IsInline() {
+			clear(want[off : off+pc.Len])
+		}
+		off += pc.Len
+	}
+	sr := newSkeletonReader(lay)
+	got := make([]byte, len(want))
+	if n, err := sr.ReadAt(got, 0); n != len(got) || err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("whole read: %d bytes, %v, equal %v", n, err, bytes.Equal(got, want))
+	}
+	for _, at := range []int64{0, 1, 7, int64(len(want)) / 3, int64(len(want)) - 5} {
+		b := make([]byte, 13)
+		n, err := sr.ReadAt(b, at)
+		if end := min(at+13, int64(len(want))); !bytes.Equal(b[:n], want[at:end]) || (end-at == 13) != (err == nil) {
+			t.Fatalf("read at %d: %d bytes, %v", at, n, err)
+		}
+	}
+	k1, err1 := tiff.Skeleton(sr, m.Size)
+	k2, err2 := tiff.Skeleton(bytes.NewReader(c.data), int64(len(c.data)))
+	if err1 != nil || err2 != nil || k1 != k2 {
+		t.Fatalf("skeleton from the layout differs from the file's (%v, %v)", err1, err2)
+	}
+}
