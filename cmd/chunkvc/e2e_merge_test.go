@@ -196,3 +196,44 @@ func TestGitMergeCOGMetadataConflict(t *testing.T) {
 	r.git("merge", "--abort")
 	clean(t, r, "after the abort")
 }
+
+// A generic file both branches changed is a conflict; keeping their side
+// with git checkout --theirs and chunkvc checkout MERGE_HEAD gives their
+// bytes, and the merge commits clean.
+func TestGitMergeGenericConflictTakeTheirs(t *testing.T) {
+	formattest.RequireTool(t, "git")
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("install")
+	r.cv("track", "*.bin")
+	r.write("a.bin", randomBytes(300000, 1))
+	r.cv("commit", "-m", "base")
+	main := strings.TrimSpace(r.git("symbolic-ref", "--short", "HEAD"))
+	r.git("checkout", "-q", "-b", "theirs")
+	theirs := randomBytes(300000, 2)
+	r.write("a.bin", theirs)
+	r.cv("commit", "-m", "theirs")
+	r.git("checkout", "-q", main)
+	r.cv("checkout", "--force")
+	ours := randomBytes(300000, 3)
+	r.write("a.bin", ours)
+	r.cv("commit", "-m", "ours")
+	res := r.run("git", "merge", "--no-edit", "theirs")
+	if res.code == 0 || !strings.Contains(res.stderr, "a.bin: conflict: both sides changed this generic file") {
+		t.Fatalf("git merge: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if !bytes.Equal(r.read("a.bin"), ours) {
+		t.Fatal("a conflicted merge changed the work file")
+	}
+	r.git("checkout", "--theirs", "--", ".chunkvc/manifests/a.bin")
+	r.cv("checkout", "MERGE_HEAD", "--", "a.bin")
+	r.git("add", ".chunkvc/manifests/a.bin")
+	r.git("commit", "-q", "--no-edit")
+	if !bytes.Equal(r.read("a.bin"), theirs) {
+		t.Fatal("their side was not kept")
+	}
+	if st := r.cv("status"); strings.Contains(st, "a.bin") {
+		t.Fatalf("status after the resolution:\n%s", st)
+	}
+	r.cv("fsck")
+}
