@@ -88,9 +88,14 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 	}
 	res.Path = ms[1].Path
 	mr, conflicts := mergeChunks(res, ms)
-	if len(conflicts) == 0 && res.FromTheirs > 0 {
-		res.Outcome = MergedChunks
-		conflicts, err = r.writeMerged(ctx, ms, mr, ours)
+	if len(conflicts) == 0 {
+		// Both sides changed the file: what is not in its chunks (tags,
+		// metadata) must be the same on both, whatever tiles merge.
+		conflicts, err = r.sameSkeleton(ctx, ms[1], ms[2])
+		if len(conflicts) == 0 && err == nil && res.FromTheirs > 0 {
+			res.Outcome = MergedChunks
+			conflicts, err = r.writeMerged(ctx, ms, mr, ours)
+		}
 		if err != nil {
 			// Git takes any exit but 0 as a conflict and keeps the result
 			// file: it must say why, never pass for our version.

@@ -17,8 +17,9 @@ import (
 	"github.com/chunkvc/chunkvc/repo/internal/merge3"
 )
 
-// writeMerged makes the merged COG: our file with the tiles merge3 took
-// from theirs spliced in (tiff.Splice rewrites the offsets), written over
+// writeMerged makes the merged COG, whose sides have the same skeleton
+// (sameSkeleton): our file with the tiles merge3 took from theirs
+// spliced in (tiff.Splice rewrites the offsets), written over
 // the working file, chunked and stored like a commit does, and checked to
 // hold exactly the merged chunks; its manifest goes to result. What
 // cannot be spliced is returned as conflicts, the working file untouched.
@@ -28,7 +29,7 @@ func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr mer
 		return nil, err
 	}
 	defer unlock()
-	ours, theirs := ms[1], ms[2]
+	ours := ms[1]
 	a, err := os.Open(r.abs(ours.Path))
 	if err != nil {
 		return []MergeConflict{{Reason: fmt.Sprintf("our file is not in the work tree: %v", err)}}, nil
@@ -36,21 +37,6 @@ func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr mer
 	defer a.Close()
 	if d, err := hashing.SumReaderAt(ctx, a, ours.Size); err != nil || d != ours.Digest {
 		return []MergeConflict{{Reason: "the working file is not our committed version (commit or check it out first)"}}, nil
-	}
-	// Their file is not assembled: the TIFF walk reads only its skeleton
-	// (inline in the layout), and their tiles are their chunks.
-	lb, err := r.layoutFor(ctx, theirs)
-	if err != nil {
-		return nil, fmt.Errorf("their layout: %w", err)
-	}
-	ka, errA := tiff.Skeleton(a, ours.Size)
-	kb, errB := tiff.Skeleton(newSkeletonReader(lb), theirs.Size)
-	if errA != nil || errB != nil || ka != kb {
-		why := "the sides' TIFF tags or IFD structure differ (metadata changed, or the file was re-encoded)"
-		if err := errors.Join(errA, errB); err != nil {
-			why = "a side's TIFF structure cannot be spliced: " + err.Error()
-		}
-		return []MergeConflict{{Reason: why}}, nil
 	}
 	repl, cs, err := r.replacements(ctx, a, ours, mr)
 	if err != nil || len(cs) > 0 {
@@ -80,6 +66,29 @@ func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr mer
 		return nil, errors.Join(err, rerr)
 	}
 	return nil, os.WriteFile(result, text, 0o644)
+}
+
+// sameSkeleton reports a conflict unless the two TIFFs have the same
+// skeleton (tiff.Skeleton): splicing tiles keeps our tags, so a change
+// of theirs outside their tiles would be lost. Neither file is read: the
+// TIFF walk reads only inline bytes, which the layouts hold.
+func (r *Repo) sameSkeleton(ctx context.Context, ours, theirs *manifest.Manifest) ([]MergeConflict, error) {
+	var keys [2][32]byte
+	var errs [2]error
+	for i, m := range []*manifest.Manifest{ours, theirs} {
+		lay, err := r.layoutFor(ctx, m)
+		if err != nil {
+			return nil, fmt.Errorf("layout of %s: %w", m.Path, err)
+		}
+		keys[i], errs[i] = tiff.Skeleton(newSkeletonReader(lay), m.Size)
+	}
+	if err := errors.Join(errs[0], errs[1]); err != nil {
+		return []MergeConflict{{Reason: "a side's TIFF structure cannot be spliced: " + err.Error()}}, nil
+	}
+	if keys[0] != keys[1] {
+		return []MergeConflict{{Reason: "the sides' TIFF tags or IFD structure differ (metadata changed, or the file was re-encoded)"}}, nil
+	}
+	return nil, nil
 }
 
 // replacements pairs each tile taken from theirs with its block in our
