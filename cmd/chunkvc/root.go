@@ -65,6 +65,7 @@ of diff.
 		newNormalizeCmd(g),
 		newDiffCmd(g),
 		newDiffTextconvCmd(g),
+		newMergeDriverCmd(g),
 		newServeCmd(g),
 		newStoreCmd(g),
 	)
