@@ -40,6 +40,10 @@ import (
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
+// ErrNotRegular is a member of a store that is neither a folder nor a
+// regular file: Build refuses it, naming it.
+var ErrNotRegular = errors.New("not a regular file (links and devices are not tracked in a store)")
+
 // pieceLen is how a file or inner chunk over formats.MaxChunk is cut: in
 // pieces of this size, content-keyed ("<key>@"), so that an unchanged
 // piece keeps its ID.
@@ -160,7 +164,7 @@ func (b *builder) add(f *zarr.File) error {
 	default: // other files, and empty chunk files
 		if fi, err := b.root.Lstat(f.Path); err != nil || !fi.Mode().IsRegular() {
 			if err == nil {
-				err = errors.New("not a regular file (links and devices are not tracked in a store)")
+				err = ErrNotRegular
 			}
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
