@@ -17,6 +17,9 @@ type globalOptions struct {
 	dir    string
 	quiet  bool
 	json   bool
+	// progressMode is --progress: auto (a bar on a terminal), plain,
+	// json or none.
+	progressMode string
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -38,9 +41,17 @@ of diff.
 	}
 	root.PersistentFlags().StringVarP(&g.dir, "directory", "C", "", "run as if chunkvc was started in `DIR`")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "no progress or chatter on stderr")
+	root.PersistentFlags().StringVar(&g.progressMode, "progress", "auto", "progress on stderr: auto (a bar on a terminal), plain (a line a second, for CI logs), json (newline-delimited events) or none")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		switch g.progressMode {
+		case "auto", "plain", "json", "none":
+			return nil
+		}
+		return usageError{fmt.Errorf("--progress must be auto, plain, json or none, not %q", g.progressMode)}
+	}
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
 	root.AddCommand(
