@@ -153,3 +153,40 @@ a[0, 0, 0] = 1234.5`)
 		t.Errorf("fsck --worktree text: exit %d\n%s", res.code, res.stdout)
 	}
 }
+
+// commit --json reports its stages in order, with the bytes read and
+// stored: chunk read the file's bytes, store stored what the commit
+// says it uploaded.
+func TestCommitStages(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.bin")
+	r.write("a.bin", randomBytes(3<<20, 7))
+	var res struct {
+		BytesUploaded int64 `json:"bytes_uploaded"`
+		Stages        []struct {
+			Name     string  `json:"name"`
+			Seconds  float64 `json:"seconds"`
+			Items    int64   `json:"items"`
+			BytesIn  int64   `json:"bytes_in"`
+			BytesOut int64   `json:"bytes_out"`
+		} `json:"stages"`
+	}
+	r.jsonOf(&res, "commit", "--json", "-m", "first")
+	var names []string
+	for _, s := range res.Stages {
+		names = append(names, s.Name)
+		if s.Seconds < 0 {
+			t.Errorf("stage %s: %v s", s.Name, s.Seconds)
+		}
+	}
+	if strings.Join(names, " ") != "scan chunk store git" {
+		t.Fatalf("stages %q", names)
+	}
+	if c := res.Stages[1]; c.Items != 1 || c.BytesIn != 3<<20 {
+		t.Errorf("chunk stage %+v, want 1 file of %d bytes", c, 3<<20)
+	}
+	if s := res.Stages[2]; s.BytesOut != res.BytesUploaded || s.BytesOut == 0 {
+		t.Errorf("store stage %+v, commit uploaded %d", s, res.BytesUploaded)
+	}
+}

@@ -14,14 +14,14 @@ import (
 
 // globalOptions are the flags every command has, and the output streams.
 type globalOptions struct {
-	dir    string
-	quiet  bool
-	json   bool
+	dir   string
+	quiet bool
+	json  bool
 	// progressMode is --progress: auto (a bar on a terminal), plain,
 	// json or none.
 	progressMode string
-	stdout io.Writer
-	stderr io.Writer
+	stdout       io.Writer
+	stderr       io.Writer
 }
 
 func newRootCmd(g *globalOptions) *cobra.Command {
