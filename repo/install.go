@@ -44,13 +44,19 @@ printf '%s\n' "$input" | "$chunkvc" pre-push "$@"
 	if err != nil {
 		return "", err
 	}
-	_, err = r.installHook("post-merge", postMergeMarker, `if [ -x "$(dirname "$0")/post-merge.local" ]; then
+	return hook, r.installPostMerge(exe)
+}
+
+// installPostMerge writes the post-merge hook that checks out what a
+// merge changed.
+func (r *Repo) installPostMerge(exe string) error {
+	_, err := r.installHook("post-merge", postMergeMarker, `if [ -x "$(dirname "$0")/post-merge.local" ]; then
   "$(dirname "$0")/post-merge.local" "$@"
 fi
 chunkvc=$(command -v chunkvc || echo '`+exe+`')
 "$chunkvc" -q checkout
 `)
-	return hook, err
+	return err
 }
 
 // installHook writes .git/hooks/<name> with body after a line holding

@@ -66,6 +66,7 @@ of diff.
 		newCatCmd(g),
 		newFsckCmd(g),
 		newCheckCmd(g),
+		newMergeCmd(g),
 		newPushCmd(g),
 		newPrePushCmd(g),
 		newCloneCmd(g),
