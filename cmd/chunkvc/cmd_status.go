@@ -20,9 +20,10 @@ A tracked file whose name a manifest cannot hold (a line break, tab or other
 control character, a backslash, not UTF-8) is shown as refused, its name
 quoted: commit leaves it out until it is renamed.
 
-Other states: "partial" (written by checkout --bbox), and "not-checked-out"
+Other states: "partial" (written by checkout --bbox), "not-checked-out"
 (committed, missing because a checkout did not write it: commit does not
-take it for deleted; chunkvc checkout writes it).
+take it for deleted; chunkvc checkout writes it), and "conflict" (a merge
+stopped on it: the merge driver's lines, key, bbox and reason, follow).
 
 A tracked dataset (a Zarr store) is one entry; when modified, one line per
 changed array follows it ("t2m: 5 of 16000 chunks changed ...", and
@@ -70,6 +71,9 @@ func runStatus(g *globalOptions, c *cobra.Command, exitCode bool) error {
 		fmt.Fprintf(g.stdout, "%-9s %s\n", e.Status, e.Path)
 		for _, a := range e.Arrays {
 			fmt.Fprintf(g.stdout, "          %s\n", diffview.ArrayLine(a))
+		}
+		for _, l := range e.Conflicts {
+			fmt.Fprintf(g.stdout, "          %s\n", l)
 		}
 	}
 	return changed

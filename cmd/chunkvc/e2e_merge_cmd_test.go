@@ -63,6 +63,16 @@ func TestMergeCommand(t *testing.T) {
 		len(bad.Conflicts) != 1 || bad.Conflicts[0].Path != "c.bin" || len(bad.Conflicts[0].Conflicts) == 0 {
 		t.Fatalf("merge with a conflict: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
+	var st struct {
+		Files []struct {
+			Path, Status string
+			Conflicts    []string `json:"conflicts"`
+		} `json:"files"`
+	}
+	r.jsonOf(&st, "status", "--json")
+	if len(st.Files) != 1 || st.Files[0].Path != "c.bin" || st.Files[0].Status != "conflict" || len(st.Files[0].Conflicts) == 0 {
+		t.Fatalf("status during the stopped merge: %+v", st.Files)
+	}
 	r.git("merge", "--abort")
 	if st := r.cv("status"); st != "" {
 		t.Fatalf("status after git merge --abort: %q", st)
