@@ -91,7 +91,14 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 		up = &upload{progress: progress.Noop{}, dryRun: true}
 	}
 	hashedAt := time.Now().UnixNano()
-	plan, err := dataset.Build(r.abs(p))
+	// The seen cache's size says about how many files the store had (an
+	// entry takes 60-70 bytes; 56 errs on more room): room for them is
+	// made at once.
+	hint := 0
+	if fi, err := os.Stat(r.seenPath(p)); err == nil {
+		hint = int(fi.Size() / 56)
+	}
+	plan, err := dataset.BuildSized(r.abs(p), hint)
 	if err != nil {
 		return nil, err
 	}

@@ -95,13 +95,19 @@ type PlanFile struct {
 // Build reads the store at dir. A directory that is not a Zarr store is
 // zarr.ErrNotStore; a store the format cannot read as Zarr (Unsupported)
 // is an error naming why, for the caller to keep it as plain files.
-func Build(dir string) (*Plan, error) {
+func Build(dir string) (*Plan, error) { return BuildSized(dir, 0) }
+
+// BuildSized is Build with room made for about files files: a plan's
+// lists grown by doubling cost a commit of 20,000 files 60 ms of copying
+// into freshly faulted pages, more than the rest of the plan.
+func BuildSized(dir string, files int) (*Plan, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("zarr store %s: %w", dir, err)
 	}
 	defer root.Close()
-	b := &builder{root: root, p: &Plan{}}
+	files = min(max(files, 0), 1<<24)
+	b := &builder{root: root, p: &Plan{Files: make([]PlanFile, 0, files), Chunks: make([]Source, 0, files)}}
 	st, err := zarr.Walk(statFS{root: root, dir: dir}, b.add)
 	if err != nil {
 		return nil, fmt.Errorf("zarr store %s: %w", dir, err)
