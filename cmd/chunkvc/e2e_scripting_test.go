@@ -190,3 +190,41 @@ func TestCommitStages(t *testing.T) {
 		t.Errorf("store stage %+v, commit uploaded %d", s, res.BytesUploaded)
 	}
 }
+
+// checkout --json reports its stages: plan, then write with the files
+// written, the bytes fetched and the bytes written.
+func TestCheckoutStages(t *testing.T) {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.bin")
+	r.write("a.bin", randomBytes(3<<20, 8))
+	r.write("b.bin", randomBytes(1<<20, 9))
+	r.cv("commit", "-q", "-m", "first")
+	if err := os.Remove(r.path("a.bin")); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Files []struct {
+			Path         string `json:"path"`
+			Status       string `json:"status"`
+			BytesFetched int64  `json:"bytes_fetched"`
+		} `json:"files"`
+		Stages []struct {
+			Name     string `json:"name"`
+			Items    int64  `json:"items"`
+			BytesIn  int64  `json:"bytes_in"`
+			BytesOut int64  `json:"bytes_out"`
+		} `json:"stages"`
+	}
+	r.jsonOf(&res, "checkout", "--json")
+	if len(res.Stages) != 2 || res.Stages[0].Name != "plan" || res.Stages[1].Name != "write" {
+		t.Fatalf("stages %+v", res.Stages)
+	}
+	var fetched int64
+	for _, f := range res.Files {
+		fetched += f.BytesFetched
+	}
+	if w := res.Stages[1]; w.Items != 1 || w.BytesOut != 3<<20 || w.BytesIn != fetched || res.Stages[0].Items != 2 {
+		t.Errorf("checkout of one missing 3 MiB file of two: stages %+v, fetched %d", res.Stages, fetched)
+	}
+}
