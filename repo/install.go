@@ -128,12 +128,19 @@ func (r *Repo) installTextconv() error {
 		exe = "chunkvc"
 	}
 	// git writes its config through config.lock, never in place.
+	if _, err := r.git.CLI().Run(context.Background(), "config", "--local", TextconvConfigKey, exe+" diff-textconv"); err != nil {
+		return err
+	}
+	return r.setMergeDriver(context.Background(), exe)
+}
+
+// setMergeDriver names chunkvc's merge driver in .git/config.
+func (r *Repo) setMergeDriver(ctx context.Context, exe string) error {
 	for _, kv := range [][2]string{
-		{TextconvConfigKey, exe + " diff-textconv"},
 		{MergeDriverKey, exe + " merge-driver %O %A %B %P"},
 		{MergeDriverNameKy, "chunkvc three-way merge of data files"},
 	} {
-		if _, err := r.git.CLI().Run(context.Background(), "config", "--local", kv[0], kv[1]); err != nil {
+		if _, err := r.git.CLI().Run(ctx, "config", "--local", kv[0], kv[1]); err != nil {
 			return err
 		}
 	}

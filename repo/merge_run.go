@@ -114,13 +114,8 @@ func (r *Repo) installMergeDriver(ctx context.Context) error {
 	if err != nil {
 		exe = "chunkvc"
 	}
-	for _, kv := range [][2]string{
-		{MergeDriverKey, exe + " merge-driver %O %A %B %P"},
-		{MergeDriverNameKy, "chunkvc three-way merge of data files"},
-	} {
-		if _, err := r.git.CLI().Run(ctx, "config", "--local", kv[0], kv[1]); err != nil {
-			return err
-		}
+	if err := r.setMergeDriver(ctx, exe); err != nil {
+		return err
 	}
 	gt := r.gitTree()
 	defer gt.Close()

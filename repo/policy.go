@@ -3,6 +3,7 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -239,16 +240,23 @@ func (r *Repo) checkStep(policies []Policy, c *gitdb.Commit, opt PolicyOptions) 
 	if err != nil {
 		return nil, nil, err
 	}
+	// Every file's header is read only when geo-identical compares
+	// siblings; otherwise only what the commit changed.
+	siblings := slices.ContainsFunc(policies, func(p Policy) bool { return p.Rule == RuleGeoIdentical })
 	all := make(map[string]*manifest.Manifest, len(now))
 	var changes []Change
 	for p, h := range now {
+		oh, inBefore := before[p]
+		if inBefore && oh == h && !siblings {
+			continue
+		}
 		m, _, err := r.manifestHeader(h, p)
 		if err != nil {
 			return nil, nil, err
 		}
 		all[p] = m
-		switch oh, ok := before[p]; {
-		case !ok:
+		switch {
+		case !inBefore:
 			changes = append(changes, Change{Path: p, New: m})
 		case oh != h:
 			om, _, err := r.manifestHeader(oh, p)

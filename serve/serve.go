@@ -253,14 +253,7 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 	}
 	etag := `"` + m.Digest.String() + `"`
 	h := w.Header()
-	h.Set("ETag", etag)
-	h.Set("Content-Type", t.mediaType)
-	h.Set("X-Chunkvc-Commit", commit)
-	if isCommitID(req.URL.Path, commit) {
-		h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		h.Set("Cache-Control", "no-cache")
-	}
+	setHeaders(h, req, etag, t.mediaType, commit)
 	var windows [][2]int64
 	if req.Header.Get("Range") != "" {
 		req = req.Clone(req.Context()) // its Range is rewritten below, not the caller's
@@ -314,6 +307,20 @@ type target struct {
 	mediaType string
 }
 
+// setHeaders sets what every answer carries: its ETag, media type, the
+// commit it comes from, and a cache lifetime that is forever only when
+// the URL named the commit by its full id.
+func setHeaders(h http.Header, req *http.Request, etag, mediaType, commit string) {
+	h.Set("ETag", etag)
+	h.Set("Content-Type", mediaType)
+	h.Set("X-Chunkvc-Commit", commit)
+	if isCommitID(req.URL.Path, commit) {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+}
+
 // maxGitFile bounds the Git-tracked files serve answers: they are read
 // whole into memory (a lake's _manifest.json, a README), unlike data.
 const maxGitFile = 64 << 20
@@ -321,15 +328,7 @@ const maxGitFile = 64 << 20
 // serveGitFile answers with a file Git tracks at the commit: its blob id
 // is its ETag, ranges as for data.
 func (s *Server) serveGitFile(w http.ResponseWriter, req *http.Request, t target, commit string) {
-	h := w.Header()
-	h.Set("ETag", `"git-`+t.blob+`"`)
-	h.Set("Content-Type", t.mediaType)
-	h.Set("X-Chunkvc-Commit", commit)
-	if isCommitID(req.URL.Path, commit) {
-		h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		h.Set("Cache-Control", "no-cache")
-	}
+	setHeaders(w.Header(), req, `"git-`+t.blob+`"`, t.mediaType, commit)
 	http.ServeContent(w, req, "", time.Time{}, bytes.NewReader(t.git))
 }
 

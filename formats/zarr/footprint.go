@@ -47,10 +47,7 @@ func Locate(fsys fs.FS, st *Store) *Footprints {
 	if st == nil || st.Unsupported != "" {
 		return f
 	}
-	src := coordSource{fsys: fsys, nodes: map[string]*Node{}}
-	for _, n := range st.Nodes {
-		src.nodes[n.Path] = n
-	}
+	src := newCoordSource(fsys, st)
 	crs, mixed := "", false
 	for _, n := range st.Nodes {
 		a := n.Array
@@ -166,6 +163,14 @@ type coordSource struct {
 	fsys  fs.FS
 	nodes map[string]*Node
 	group string // "" for the root
+}
+
+func newCoordSource(fsys fs.FS, st *Store) coordSource {
+	src := coordSource{fsys: fsys, nodes: make(map[string]*Node, len(st.Nodes))}
+	for _, n := range st.Nodes {
+		src.nodes[n.Path] = n
+	}
+	return src
 }
 
 func (s coordSource) at(dir string) coordSource {

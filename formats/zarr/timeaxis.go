@@ -93,10 +93,7 @@ func TimeAxes(fsys fs.FS, st *Store) []formats.Field {
 	if st == nil || st.Unsupported != "" {
 		return nil
 	}
-	src := coordSource{fsys: fsys, nodes: map[string]*Node{}}
-	for _, n := range st.Nodes {
-		src.nodes[n.Path] = n
-	}
+	src := newCoordSource(fsys, st)
 	var out []formats.Field
 	for _, n := range st.Nodes {
 		a := n.Array
