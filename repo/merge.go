@@ -28,6 +28,9 @@ const (
 // merged; the conflict is recorded in the result file.
 var ErrMergeConflict = errors.New("merge conflict")
 
+// errDatasetManifest is a dataset's manifest handed to the driver.
+var errDatasetManifest = errors.New("a dataset")
+
 // Merge outcomes.
 const (
 	MergedOurs     = "ours"     // the result is our version
@@ -80,8 +83,11 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 	}
 	ms, err := decodeThree(texts)
 	if err != nil || !strings.HasPrefix(name, ManifestDir+"/") {
-		why := "both sides changed it and it is no single-file manifest (a split manifest's root or shard, or a dataset, is merged whole only)"
-		if err != nil {
+		why := "both sides changed it and it is no manifest chunkvc merges"
+		switch {
+		case manifest.IsSplit(texts[1]) || manifest.IsSplit(texts[2]) || errors.Is(err, errDatasetManifest):
+			why = "both sides changed this large file or dataset, which git hands over in pieces: chunkvc merge settles it (after a plain git merge: chunkvc merge --continue)"
+		case err != nil:
 			why += ": " + err.Error()
 		}
 		return r.conflict(res, ours, texts[1], []MergeConflict{{Reason: why}})
@@ -123,7 +129,7 @@ func decodeThree(texts [3][]byte) ([3]*manifest.Manifest, error) {
 			return ms, err
 		}
 		if IsDataset(m) {
-			return ms, errors.New("a dataset")
+			return ms, errDatasetManifest
 		}
 		ms[i] = m
 	}
