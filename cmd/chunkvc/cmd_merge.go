@@ -57,23 +57,7 @@ outcome, chunks_from_theirs, conflicts}]}.`,
 						return perr
 					}
 				} else {
-					for _, m := range res.Resolved {
-						if m.Outcome != repo.MergedConflict {
-							fmt.Fprintf(g.stdout, " merged    %s (chunk by chunk)\n", m.Path)
-						}
-					}
-					for _, f := range res.Files {
-						fmt.Fprintf(g.stdout, " merged    %s\n", f)
-					}
-					for _, cf := range res.Conflicts {
-						fmt.Fprintf(g.stdout, " conflict  %s\n", cf.Path)
-						for _, l := range cf.Lines {
-							fmt.Fprintf(g.stdout, "           %s\n", l)
-						}
-					}
-					if res.Commit != "" {
-						g.say("merge commit %.12s\n", res.Commit)
-					}
+					printMerge(g, res)
 				}
 			}
 			return err
@@ -83,4 +67,20 @@ outcome, chunks_from_theirs, conflicts}]}.`,
 	c.Flags().BoolVar(&cont, "continue", false, "settle the files a stopped git merge, pull or cherry-pick left to chunkvc, and commit a merge")
 	addJSON(c, g)
 	return c
+}
+
+// printMerge lists what a merge (chunkvc merge, or pull's) did.
+func printMerge(g *globalOptions, res *repo.MergeRun) {
+	for _, f := range res.Files {
+		fmt.Fprintf(g.stdout, " merged    %s\n", f)
+	}
+	for _, cf := range res.Conflicts {
+		fmt.Fprintf(g.stdout, " conflict  %s\n", cf.Path)
+		for _, l := range cf.Lines {
+			fmt.Fprintf(g.stdout, "           %s\n", l)
+		}
+	}
+	if res.Commit != "" {
+		g.say("merge commit %.12s\n", res.Commit)
+	}
 }
