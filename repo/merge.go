@@ -93,7 +93,7 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 		return r.conflict(res, ours, texts[1], []MergeConflict{{Reason: why}})
 	}
 	res.Path = ms[1].Path
-	mr, conflicts := mergeChunks(res, ms)
+	mr, conflicts := mergeChunks(res, ms, nil)
 	if len(conflicts) == 0 {
 		// Both sides changed the file: what is not in its chunks (tags,
 		// metadata) must be the same on both, whatever tiles merge.
@@ -142,12 +142,12 @@ func decodeThree(texts [3][]byte) ([3]*manifest.Manifest, error) {
 	return ms, nil
 }
 
-// mergeChunks sets res from the three-way merge of ms's chunks and
-// returns the conflicts: changed keys, and what stops the sides' files
+// mergeChunks sets res from the three-way merge of ms's chunks (with the
+// conflicts take settles) and returns the conflicts: changed keys, and what stops the sides' files
 // from being spliced (different formats or profiles, a generic file).
-func mergeChunks(res *MergeResult, ms [3]*manifest.Manifest) (merge3.Result, []MergeConflict) {
+func mergeChunks(res *MergeResult, ms [3]*manifest.Manifest, take func(string) merge3.Side) (merge3.Result, []MergeConflict) {
 	ours, theirs := ms[1], ms[2]
-	mr := merge3.Chunks(ms[0].Chunks, ours.Chunks, theirs.Chunks)
+	mr := merge3.ChunksTaking(ms[0].Chunks, ours.Chunks, theirs.Chunks, take)
 	var out []MergeConflict
 	for _, c := range mr.Conflicts {
 		out = append(out, MergeConflict{Key: c.Key, BBox: c.BBox, Reason: keyConflictReason(c)})

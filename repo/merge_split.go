@@ -117,7 +117,7 @@ func (r *Repo) settleWhole(ctx context.Context, op *stoppedOp) ([]*MergeResult, 
 	}
 	var out []*MergeResult
 	for _, p := range sortedSet(owners) {
-		res, err := r.mergeWhole(ctx, snaps, p)
+		res, err := r.mergeWhole(ctx, snaps, p, nil, false)
 		if err != nil {
 			return out, fmt.Errorf("merge %s: %w", p, err)
 		}
@@ -129,10 +129,12 @@ func (r *Repo) settleWhole(ctx context.Context, op *stoppedOp) ([]*MergeResult, 
 }
 
 // mergeWhole merges the three versions of p when one is split or a
-// dataset (else nil): the merged data is written into the work tree, its
-// chunks and layout stored, and its manifest (root and shards) written
-// and added to git's index, settling the conflict.
-func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string) (*MergeResult, error) {
+// dataset, or always (else nil): the merged data is written into the
+// work tree, its chunks and layout stored, and its manifest (root and
+// shards) written and added to git's index, settling the conflict. take
+// settles the conflicts a person decided (chunk keys; a dataset's store
+// paths).
+func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string, take func(string) merge3.Side, always bool) (*MergeResult, error) {
 	var ms [3]*manifest.Manifest
 	whole := false
 	for i, s := range snaps {
@@ -148,7 +150,7 @@ func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string) (*M
 		}
 		whole = whole || manifest.IsSplit(text) || IsDataset(ms[i])
 	}
-	if !whole {
+	if !whole && !always {
 		return nil, nil
 	}
 	res := &MergeResult{Path: p, Outcome: MergedChunks}
@@ -163,10 +165,10 @@ func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string) (*M
 	var cs []MergeConflict
 	var err error
 	if IsDataset(ms[1]) && IsDataset(ms[2]) {
-		ch, cs, err = r.mergeDataset(ctx, ms)
+		ch, cs, err = r.mergeDataset(ctx, ms, take)
 	} else {
 		var mr merge3.Result
-		if mr, cs = mergeChunks(res, ms); len(cs) == 0 {
+		if mr, cs = mergeChunks(res, ms, take); len(cs) == 0 {
 			cs, err = r.sameSkeleton(ctx, ms[1], ms[2])
 		}
 		if len(cs) == 0 && err == nil {
@@ -191,7 +193,7 @@ func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string) (*M
 // must hold our version (dataset.Merge), then chunks and stores it as a
 // commit does; the result must hold exactly the chunks a key-by-key
 // merge of the three manifests gives.
-func (r *Repo) mergeDataset(ctx context.Context, ms [3]*manifest.Manifest) (*chunked, []MergeConflict, error) {
+func (r *Repo) mergeDataset(ctx context.Context, ms [3]*manifest.Manifest, take func(string) merge3.Side) (*chunked, []MergeConflict, error) {
 	unlock, err := r.lock()
 	if err != nil {
 		return nil, nil, err
@@ -215,7 +217,13 @@ func (r *Repo) mergeDataset(ctx context.Context, ms [3]*manifest.Manifest) (*chu
 		b, _, err := r.read.Get(ctx, id)
 		return b, err
 	}
-	conflicts, _, err := dataset.Merge(r.abs(p), vs[0], vs[1], vs[2], fetch)
+	var pick func(string) dataset.Pick
+	if take != nil {
+		pick = func(p string) dataset.Pick {
+			return map[merge3.Side]dataset.Pick{merge3.Ours: dataset.PickOurs, merge3.Theirs: dataset.PickTheirs}[take(p)]
+		}
+	}
+	conflicts, _, err := dataset.Merge(r.abs(p), vs[0], vs[1], vs[2], fetch, pick)
 	if err != nil || len(conflicts) > 0 {
 		var cs []MergeConflict
 		for _, c := range conflicts {
@@ -235,7 +243,7 @@ func (r *Repo) mergeDataset(ctx context.Context, ms [3]*manifest.Manifest) (*chu
 	if err := errors.Join(ch.named.Wait(), up.finish(ctx)); err != nil {
 		return nil, nil, err
 	}
-	mr := merge3.Chunks(ms[0].Chunks, ms[1].Chunks, ms[2].Chunks)
+	mr := merge3.ChunksTaking(ms[0].Chunks, ms[1].Chunks, ms[2].Chunks, take)
 	if len(mr.Conflicts) == 0 && !sameChunks(ch.m.Chunks, mr.Chunks) {
 		return nil, nil, fmt.Errorf("%w: the merged store %s does not hold the chunks of the merge", ErrIntegrity, p)
 	}

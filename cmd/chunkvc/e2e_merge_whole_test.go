@@ -15,7 +15,8 @@ import (
 var splitCOG = []string{"opt:size=4096", "opt:block=128"}
 
 // splitMergeRepo is mergeRepo with the split COG, and ours edited
-// and committed on the main branch.
+// and committed on the main branch; theirEdit may be several edits
+// separated by spaces.
 func splitMergeRepo(t *testing.T, ourEdit, theirEdit string) *runner {
 	r := newRunner(t)
 	r.cv("init")
@@ -28,7 +29,7 @@ func splitMergeRepo(t *testing.T, ourEdit, theirEdit string) *runner {
 	}
 	main := strings.TrimSpace(r.git("symbolic-ref", "--short", "HEAD"))
 	r.git("checkout", "-q", "-b", "theirs")
-	cog(t, append([]string{"edit", r.path("dem.tif"), theirEdit}, splitCOG...)...)
+	cog(t, append(append([]string{"edit", r.path("dem.tif")}, strings.Fields(theirEdit)...), splitCOG...)...)
 	r.cv("commit", "-q", "-m", "theirs")
 	r.git("checkout", "-q", main)
 	r.cv("checkout", "--force")

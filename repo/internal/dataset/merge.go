@@ -17,6 +17,16 @@ type Conflict struct {
 	Reason string
 }
 
+// Pick is the side a person chose for a file both sides changed.
+type Pick int
+
+// Picks.
+const (
+	PickNone   Pick = iota // leave it a conflict
+	PickOurs               // keep ours
+	PickTheirs             // take theirs
+)
+
 // mergeStep is what a merge does with one file: take theirs (write it,
 // or remove it when theirs has none), or keep ours.
 type mergeStep struct {
@@ -36,9 +46,11 @@ type mergeStep struct {
 // when it changed nothing but the shape (an append, a resize): anything
 // else (dtype, chunk grid, codecs, fill value) would give the other
 // side's chunks a meaning they were not written with. Consolidated
-// metadata (.zmetadata) is a document like the others. With a conflict,
-// dir is left untouched; else it returns how many files it wrote.
-func Merge(dir string, base, ours, theirs Version, fetch Fetch) ([]Conflict, int, error) {
+// metadata (.zmetadata) is a document like the others. pick (when not
+// nil) settles conflicts a person has decided, by store path. With a
+// conflict, dir is left untouched; else it returns how many files it
+// wrote.
+func Merge(dir string, base, ours, theirs Version, fetch Fetch, pick func(path string) Pick) ([]Conflict, int, error) {
 	var sides [3]map[string]target
 	for i, v := range []Version{base, ours, theirs} {
 		if i == 0 && v.Layout == nil {
@@ -51,8 +63,15 @@ func Merge(dir string, base, ours, theirs Version, fetch Fetch) ([]Conflict, int
 		}
 		sides[i] = t
 	}
-	steps, conflicts := plan3(sides)
-	conflicts = append(conflicts, docConflicts(sides, steps)...)
+	if pick == nil {
+		pick = func(string) Pick { return PickNone }
+	}
+	steps, conflicts := plan3(sides, pick)
+	for _, c := range docConflicts(sides, steps) {
+		if pick(c.Path) == PickNone {
+			conflicts = append(conflicts, c)
+		}
+	}
 	if len(conflicts) > 0 {
 		return conflicts, 0, nil
 	}
@@ -80,7 +99,7 @@ func Merge(dir string, base, ours, theirs Version, fetch Fetch) ([]Conflict, int
 }
 
 // plan3 decides every file of the three sides (base, ours, theirs).
-func plan3(sides [3]map[string]target) ([]mergeStep, []Conflict) {
+func plan3(sides [3]map[string]target, pick func(string) Pick) ([]mergeStep, []Conflict) {
 	all := map[string]target{}
 	for _, s := range sides {
 		for p, t := range s {
@@ -97,8 +116,9 @@ func plan3(sides [3]map[string]target) ([]mergeStep, []Conflict) {
 		switch {
 		case same(o, inO, t, inT), same(b, inB, t, inT):
 			// both alike, or theirs left it as it was: ours holds
-		case same(b, inB, o, inO):
+		case same(b, inB, o, inO), pick(p) == PickTheirs:
 			steps = append(steps, mergeStep{path: p, theirs: t, remove: !inT})
+		case pick(p) == PickOurs:
 		case !inO:
 			conflicts = append(conflicts, Conflict{p, "deleted by ours, changed by theirs"})
 		case !inT:

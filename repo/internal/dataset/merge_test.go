@@ -40,7 +40,7 @@ for step in sys.argv[2:]:
 // mergeStores makes base, ours (base + oursSteps) and theirs (base +
 // theirsSteps), merges them into a copy of ours, and returns the
 // conflicts and the merged directory.
-func mergeStores(t *testing.T, oursSteps, theirsSteps []string) ([]Conflict, string) {
+func mergeStores(t *testing.T, oursSteps, theirsSteps []string, pick func(string) Pick) ([]Conflict, string) {
 	t.Helper()
 	dir := t.TempDir()
 	make := func(name string, steps ...string) (string, committed) {
@@ -63,7 +63,7 @@ func mergeStores(t *testing.T, oursSteps, theirsSteps []string) ([]Conflict, str
 	}
 	work := filepath.Join(dir, "work")
 	copyTree(t, oursDir, work)
-	cs, _, err := Merge(work, base.version(), ours.version(), theirs.version(), fetch)
+	cs, _, err := Merge(work, base.version(), ours.version(), theirs.version(), fetch, pick)
 	if err != nil {
 		t.Fatalf("merge: %v", err)
 	}
@@ -92,17 +92,20 @@ func TestMergeStores(t *testing.T) {
 		ours, theirs  []string
 		want          []string // the merged store, as one writer makes it
 		conflictsWith string   // else the conflict's path holds this
+		pick          Pick     // for every conflict
 	}{
 		{name: "chunks apart", ours: []string{"corner"}, theirs: []string{"far"}, want: []string{"corner", "far"}},
 		{name: "append and edit", ours: []string{"corner"}, theirs: []string{"append"}, want: []string{"corner", "append"}},
 		{name: "attributes and edit", ours: []string{"attrs"}, theirs: []string{"far"}, want: []string{"attrs", "far"}},
 		{name: "same edit", ours: []string{"corner"}, theirs: []string{"corner"}, want: []string{"corner"}},
 		{name: "same chunk", ours: []string{"corner"}, theirs: []string{"corner2"}, conflictsWith: "0.0.0"},
+		{name: "same chunk, theirs picked", ours: []string{"corner", "far"}, theirs: []string{"corner2"}, pick: PickTheirs, want: []string{"corner2", "far"}},
+		{name: "same chunk, ours picked", ours: []string{"corner"}, theirs: []string{"corner2", "far"}, pick: PickOurs, want: []string{"corner", "far"}},
 		{name: "recoded", ours: []string{"corner"}, theirs: []string{"recode"}, conflictsWith: ".zarray"},
 		{name: "two appends", ours: []string{"append"}, theirs: []string{"far", "append9"}, conflictsWith: "4.0.0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs, work := mergeStores(t, tc.ours, tc.theirs)
+			cs, work := mergeStores(t, tc.ours, tc.theirs, func(string) Pick { return tc.pick })
 			if tc.conflictsWith != "" {
 				found := false
 				for _, c := range cs {
