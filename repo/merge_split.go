@@ -200,10 +200,6 @@ func (r *Repo) mergeDataset(ctx context.Context, ms [3]*manifest.Manifest, take 
 	}
 	defer unlock()
 	p := ms[1].Path
-	cur, err := r.chunkDataset(ctx, p, nil, nil, 0, nil)
-	if err != nil || cur.m.Digest != ms[1].Digest {
-		return nil, []MergeConflict{{Reason: "the store in the work tree is not our committed version (commit or check it out first)"}}, nil
-	}
 	var vs [3]dataset.Version
 	for i, m := range ms {
 		if i == 0 && m.Layout.IsZero() {
@@ -216,6 +212,23 @@ func (r *Repo) mergeDataset(ctx context.Context, ms [3]*manifest.Manifest, take 
 	fetch := func(id hashing.ID) ([]byte, error) {
 		b, _, err := r.read.Get(ctx, id)
 		return b, err
+	}
+	// As for a file (openOurs): the store must hold ours, or another
+	// side's committed version, which ours then replaces.
+	cur, err := r.chunkDataset(ctx, p, nil, nil, 0, nil)
+	held := -1
+	for _, i := range []int{1, 0, 2} {
+		if err == nil && held < 0 && !ms[i].Layout.IsZero() && cur.m.Digest == ms[i].Digest {
+			held = i
+		}
+	}
+	switch held {
+	case -1:
+		return nil, []MergeConflict{{Reason: "the store in the work tree is not our committed version (commit or check it out first)"}}, nil
+	case 0, 2:
+		if _, err := dataset.Update(r.abs(p), vs[held], vs[1], fetch, false); err != nil {
+			return nil, nil, fmt.Errorf("write our version of %s: %w", p, err)
+		}
 	}
 	var pick func(string) dataset.Pick
 	if take != nil {

@@ -43,14 +43,11 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 	}
 	defer unlock()
 	ours := ms[1]
-	a, err := os.Open(r.abs(ours.Path))
-	if err != nil {
-		return nil, []MergeConflict{{Reason: fmt.Sprintf("our file is not in the work tree: %v", err)}}, nil
+	a, cs, err := r.openOurs(ctx, ms)
+	if err != nil || len(cs) > 0 {
+		return nil, cs, err
 	}
 	defer a.Close()
-	if d, err := hashing.SumReaderAt(ctx, a, ours.Size); err != nil || d != ours.Digest {
-		return nil, []MergeConflict{{Reason: "the working file is not our committed version (commit or check it out first)"}}, nil
-	}
 	repl, cs, err := r.replacements(ctx, a, ours, mr)
 	if err != nil || len(cs) > 0 {
 		return nil, cs, err
@@ -79,6 +76,44 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 		return nil, nil, errors.Join(err, rerr)
 	}
 	return ch, nil, nil
+}
+
+// openOurs opens the working file, which must hold our version. git
+// rebase and cherry-pick move HEAD between commits without chunkvc
+// checkout, so the work tree may hold another side's version (a rebase's
+// "ours" is the upstream): a working file that is the base's or their
+// committed version is replaced with ours from the store first. Anything
+// else (unsaved work) is a conflict, the file untouched.
+func (r *Repo) openOurs(ctx context.Context, ms [3]*manifest.Manifest) (*os.File, []MergeConflict, error) {
+	ours := ms[1]
+	digest := func() (hashing.ID, error) {
+		f, err := os.Open(r.abs(ours.Path))
+		if err != nil {
+			return hashing.ID{}, err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return hashing.ID{}, err
+		}
+		return hashing.SumReaderAt(ctx, f, fi.Size())
+	}
+	d, err := digest()
+	switch {
+	case err == nil && d == ours.Digest:
+	case err == nil && (d == ms[0].Digest || d == ms[2].Digest):
+		wt := r.workTree()
+		defer wt.Close()
+		cache := r.loadStatCache()
+		defer func() { _ = cache.Save() }()
+		if _, err := r.writeFile(ctx, wt, ours, nil, cache, nil); err != nil {
+			return nil, nil, fmt.Errorf("write our version of %s: %w", ours.Path, err)
+		}
+	default:
+		return nil, []MergeConflict{{Reason: "the working file is not our committed version (commit or check it out first)"}}, nil
+	}
+	f, err := os.Open(r.abs(ours.Path))
+	return f, nil, err
 }
 
 // sameSkeleton reports a conflict unless the two TIFFs have the same
