@@ -45,7 +45,7 @@ const (
 	// most of its chunks (a partition rewritten under a new name).
 	FileRewritten FileStatus = "rewritten"
 	FileWritten   FileStatus = "written"
-	FileUpToDate FileStatus = "up-to-date"
+	FileUpToDate  FileStatus = "up-to-date"
 	// FilePrefetched is a Parquet or FlatGeobuf file whose chunks that
 	// meet a checkout --bbox were read into the cache; nothing written.
 	FilePrefetched FileStatus = "prefetched"
