@@ -12,9 +12,9 @@ import (
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/tiff"
-	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/merge3"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
 // writeMerged makes the merged COG, whose sides have the same skeleton
@@ -66,6 +66,13 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 		return nil, nil, err
 	}
 	ch, err := r.chunkMerged(ctx, ours, mr)
+	if err == nil {
+		// As a commit does: the next status, or the post-merge
+		// checkout, need not read the merged file again.
+		cache := r.loadStatCache()
+		cache.Put(ours.Path, statcache.Entry{Stat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed})
+		_ = cache.Save()
+	}
 	if err != nil {
 		// Our version goes back: the work tree must match what Git keeps.
 		wt2 := r.workTree()
@@ -86,25 +93,18 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 // else (unsaved work) is a conflict, the file untouched.
 func (r *Repo) openOurs(ctx context.Context, ms [3]*manifest.Manifest) (*os.File, []MergeConflict, error) {
 	ours := ms[1]
-	digest := func() (hashing.ID, error) {
-		f, err := os.Open(r.abs(ours.Path))
-		if err != nil {
-			return hashing.ID{}, err
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return hashing.ID{}, err
-		}
-		return hashing.SumReaderAt(ctx, f, fi.Size())
+	// The stat cache vouches for a file checkout or commit wrote: a
+	// merge need not read the whole file to know it is ours.
+	cache := r.loadStatCache()
+	d, _, fresh, err := r.fileDigest(ctx, cache, ours.Path, ours)
+	if fresh {
+		_ = cache.Save()
 	}
-	d, err := digest()
 	switch {
 	case err == nil && d == ours.Digest:
 	case err == nil && (d == ms[0].Digest || d == ms[2].Digest):
 		wt := r.workTree()
 		defer wt.Close()
-		cache := r.loadStatCache()
 		defer func() { _ = cache.Save() }()
 		if _, err := r.writeFile(ctx, wt, ours, nil, cache, nil); err != nil {
 			return nil, nil, fmt.Errorf("write our version of %s: %w", ours.Path, err)
