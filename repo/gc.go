@@ -20,6 +20,9 @@ type GCStore = gc.StoreResult
 // GCResult reports a garbage collection (gc.Result).
 type GCResult = gc.Result
 
+// GCExpire reports a retention window's cut (gc.ExpireReport).
+type GCExpire = gc.ExpireReport
+
 // GC deletes objects that no commit reachable from any ref (or a reflog
 // entry younger than the grace period) references, and that are older than
 // the grace period, and the debris of interrupted writes older than that.
@@ -51,12 +54,17 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 			return nil, fmt.Errorf("gc needs every remote's commits before it collects the shared store %s: %w (use --no-fetch to skip)", r.Store, err)
 		}
 	}
-	since := time.Now().Add(-opt.Grace)
-	live, err := gc.Live(r.git, since)
+	now := time.Now()
+	since := now.Add(-opt.Grace)
+	window, cut, err := r.retention(opt, now)
 	if err != nil {
 		return nil, err
 	}
-	if err := gc.Others(r.git, openOther, r.Store, others, since, live); err != nil {
+	live, exp, err := gc.Live(r.git, since, cut)
+	if err != nil {
+		return nil, err
+	}
+	if err := gc.Others(r.git, openOther, r.Store, others, since, cut, live); err != nil {
 		return nil, err
 	}
 	// Working files reference their layout and chunks through the stat
@@ -73,7 +81,59 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 	if !opt.DryRun {
 		r.pruneBlocks(current)
 	}
-	return gc.Run(ctx, opt, live, len(others), r.gcTargets(opt))
+	var report *gc.ExpireReport
+	if exp != nil {
+		report = gc.Report(exp, window)
+		if !opt.DryRun {
+			// Recorded before anything is deleted: a gc stopped midway
+			// still explains the chunks it removed.
+			if report.Record, err = r.recordExpiry(ctx, opt, gc.NewRecord(exp, window, opt.ExpireTags, now)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res, err := gc.Run(ctx, opt, live, len(others), r.gcTargets(opt))
+	if res != nil {
+		res.Expire = report
+	}
+	return res, err
+}
+
+// retention returns the window opt asks for (or the configured one) and
+// the cut it gives at now; a nil cut when there is none.
+func (r *Repo) retention(opt GCOptions, now time.Time) (string, *gc.Cut, error) {
+	window := opt.Expire
+	if window == "" {
+		window = r.Config.Retention
+	}
+	if window == "" || window == "none" {
+		return "", nil, nil
+	}
+	d, err := ParseRetention(window)
+	if err != nil {
+		return "", nil, err
+	}
+	return window, &gc.Cut{Before: now.Add(-d), ExpireTags: opt.ExpireTags}, nil
+}
+
+// recordExpiry writes rec into each store gc collects that can lose
+// chunks of this repository's commits for good (the configured store and
+// the embedded one, not the read cache), and returns the first name.
+func (r *Repo) recordExpiry(ctx context.Context, opt GCOptions, rec *gc.Record) (string, error) {
+	var first string
+	for _, t := range r.gcTargets(opt) {
+		if t.Name == "cache" {
+			continue
+		}
+		name, err := gc.PutRecord(ctx, t.Store, rec)
+		if err != nil {
+			return "", err
+		}
+		if first == "" {
+			first = name
+		}
+	}
+	return first, nil
 }
 
 // gcTargets returns the stores opt selects, each once.
