@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/chunkvc/chunkvc/repo/internal/gc"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
@@ -51,7 +52,7 @@ func (x *expiryCheck) explain(ctx context.Context, p string, err error) error {
 	}
 	if !x.loaded {
 		x.loaded = true
-		recs, rerr := gc.ReadRecords(ctx, x.r.Store, x.r.read.Local)
+		recs, rerr := x.r.expiries(ctx)
 		if rerr != nil {
 			return err // the records cannot say more than the miss
 		}
@@ -68,4 +69,21 @@ func (x *expiryCheck) explainAll(ctx context.Context, failed []fileError) {
 	for i, f := range failed {
 		failed[i].err = x.explain(ctx, f.path, f.err)
 	}
+}
+
+// expiries reads the expiry records of the stores gc --expire deletes
+// from (the configured store and the embedded one).
+func (r *Repo) expiries(ctx context.Context) ([]*gc.Record, error) {
+	return gc.ReadRecords(ctx, r.Store, r.read.Local)
+}
+
+// withoutExpired drops the commits an expiry record names: their chunks
+// were deleted on purpose, and a push that wanted them all would fail on
+// history the repository chose to let go (its manifests go along in Git).
+func (r *Repo) withoutExpired(ctx context.Context, commits []*gitdb.Commit) ([]*gitdb.Commit, error) {
+	recs, err := r.expiries(ctx)
+	if err != nil || len(recs) == 0 {
+		return commits, err
+	}
+	return slices.DeleteFunc(commits, func(c *gitdb.Commit) bool { return gc.FindRecord(recs, c) != nil }), nil
 }

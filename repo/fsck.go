@@ -44,7 +44,7 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 		copies = append(copies, r.read.Cache)
 	}
 	// Versions gc --expire deleted on purpose are not problems.
-	expiries, err := gc.ReadRecords(ctx, r.Store, r.read.Local)
+	expiries, err := r.expiries(ctx)
 	if err != nil {
 		return nil, err
 	}

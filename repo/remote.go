@@ -84,6 +84,9 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 		return nil, err
 	}
 	res.Commits = len(commits)
+	if commits, err = r.withoutExpired(ctx, commits); err != nil {
+		return nil, err
+	}
 	need, err := reach.Referenced(r.git, commits)
 	if err != nil {
 		return nil, err

@@ -363,6 +363,15 @@ func TestExpireLake(t *testing.T) {
 	if !fsck.OK || fsck.Expired != 23 {
 		t.Fatalf("fsck after gc --expire: %+v; want ok, with the 23 expired commits counted apart", fsck)
 	}
+	// All history goes to a new remote: the expired nights' manifests
+	// with it, their chunks not asked for.
+	bare := t.TempDir() + "/archive.git"
+	r.git("init", "-q", "--bare", "-b", "main", bare)
+	r.git("remote", "add", "archive", bare)
+	r.cv("push", "archive")
+	if n := len(strings.Fields(r.git("--git-dir", bare, "log", "--format=%H", "main"))); n != 31 {
+		t.Fatalf("the new remote has %d commits, want 31", n)
+	}
 	t0 = time.Now()
 	l.checkKeptAndExpired(t, r, objs, kept, keptCommits, "7d")
 	t.Logf("checked in %v", time.Since(t0))
