@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/chunkvc/chunkvc/repo/internal/gc"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/reach"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -52,11 +52,13 @@ func (x *expiryCheck) explain(ctx context.Context, p string, err error) error {
 	}
 	if !x.loaded {
 		x.loaded = true
-		recs, rerr := x.r.expiries(ctx)
+		idx, rerr := x.r.expiryIndex(ctx)
 		if rerr != nil {
 			return err // the records cannot say more than the miss
 		}
-		x.rec = gc.FindRecord(recs, x.c)
+		if x.rec, rerr = idx.Find(x.c); rerr != nil {
+			return err
+		}
 	}
 	if x.rec == nil {
 		return err
@@ -71,19 +73,53 @@ func (x *expiryCheck) explainAll(ctx context.Context, failed []fileError) {
 	}
 }
 
-// expiries reads the expiry records of the stores gc --expire deletes
-// from (the configured store and the embedded one).
-func (r *Repo) expiries(ctx context.Context) ([]*gc.Record, error) {
-	return gc.ReadRecords(ctx, r.Store, r.read.Local)
+// expiryIndex reads the expiry records of the stores gc --expire
+// deletes from (the configured store and the embedded one).
+func (r *Repo) expiryIndex(ctx context.Context) (*gc.Index, error) {
+	recs, err := gc.ReadRecords(ctx, r.Store, r.read.Local)
+	if err != nil {
+		return nil, err
+	}
+	return gc.NewIndex(recs, r.git), nil
 }
 
-// withoutExpired drops the commits an expiry record names: their chunks
-// were deleted on purpose, and a push that wanted them all would fail on
-// history the repository chose to let go (its manifests go along in Git).
-func (r *Repo) withoutExpired(ctx context.Context, commits []*gitdb.Commit) ([]*gitdb.Commit, error) {
-	recs, err := r.expiries(ctx)
-	if err != nil || len(recs) == 0 {
-		return commits, err
+// pushSet returns the objects commits reference, and among them those
+// only commits an expiry record names reference (mayLack): gc --expire
+// deleted those on purpose, so a push of that history (to a new remote,
+// say) must not stop at them; their manifests go along in Git. Where a
+// store still holds one (a commit made after the gc with an older date
+// than its cut) it is uploaded all the same: the record says why an
+// object may be missing, never that it is.
+func (r *Repo) pushSet(ctx context.Context, commits []*gitdb.Commit) (need, mayLack reach.Set, err error) {
+	idx, err := r.expiryIndex(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	return slices.DeleteFunc(commits, func(c *gitdb.Commit) bool { return gc.FindRecord(recs, c) != nil }), nil
+	var expired, live []*gitdb.Commit
+	for _, c := range commits {
+		rec, err := idx.Find(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rec != nil {
+			expired = append(expired, c)
+		} else {
+			live = append(live, c)
+		}
+	}
+	commits = live
+	if need, err = reach.Referenced(r.git, commits); err != nil {
+		return nil, nil, err
+	}
+	old, err := reach.Referenced(r.git, expired)
+	if err != nil {
+		return nil, nil, err
+	}
+	mayLack = reach.Set{}
+	for id, u := range old {
+		if !need.Has(id) {
+			need[id], mayLack[id] = u, u
+		}
+	}
+	return need, mayLack, nil
 }

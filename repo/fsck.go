@@ -8,7 +8,6 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/fsck"
-	"github.com/chunkvc/chunkvc/repo/internal/gc"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/store"
 )
@@ -44,13 +43,16 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 		copies = append(copies, r.read.Cache)
 	}
 	// Versions gc --expire deleted on purpose are not problems.
-	expiries, err := r.expiries(ctx)
+	expiries, err := r.expiryIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
 	env := fsck.Env{Git: r.git, Store: r.Store, Local: r.read.Local, Copies: copies,
 		LayoutOf: r.layoutOf, VerifyDigest: r.verifyDigest, Dataset: r.fsckDataset,
-		Expired: func(c *gitdb.Commit) bool { return gc.FindRecord(expiries, c) != nil }}
+		Expired: func(c *gitdb.Commit) (bool, error) {
+			rec, err := expiries.Find(c)
+			return rec != nil, err
+		}}
 	return fsck.Run(ctx, env, opt)
 }
 

@@ -455,3 +455,49 @@ func TestExpireLakeS3(t *testing.T) {
 	cl.r = c
 	cl.checkKeptAndExpired(t, c, objs, kept, keptCommits, "7d")
 }
+
+// A commit made after a gc --expire with a committer date before its cut
+// (history replayed with GIT_COMMITTER_DATE) is not one that gc expired:
+// push uploads its chunks, fsck checks it, and a lost chunk of it is
+// reported as lost, not as expired.
+func TestExpireRecordOnlyCoversItsHistory(t *testing.T) {
+	r := newRunner(t)
+	shared := t.TempDir() + "/shared"
+	r.cv("init", "--store", shared)
+	r.cv("store", "trust")
+	r.cv("track", "*.bin")
+	r.write("a.bin", randomBytes(300_000, 1))
+	r.cv("commit", "-m", "v1")
+	r.cv("gc", "--expire", "1d", "--grace", "0")
+	r.write("a.bin", randomBytes(300_000, 2))
+	old := "2026-01-01T00:00:00Z"
+	r.env = append(r.env, "GIT_COMMITTER_DATE="+old, "GIT_AUTHOR_DATE="+old)
+	r.cv("commit", "--offline", "-m", "replayed")
+	r.env = r.env[:len(r.env)-2]
+	bare := t.TempDir() + "/origin.git"
+	r.git("init", "-q", "--bare", "-b", "main", bare)
+	r.git("remote", "add", "origin", bare)
+	var push struct {
+		BytesUploaded int64 `json:"bytes_uploaded"`
+	}
+	r.jsonOf(&push, "push")
+	if push.BytesUploaded < 300_000 {
+		t.Fatalf("push uploaded %d bytes of the replayed commit's 300,000", push.BytesUploaded)
+	}
+	var fsck struct {
+		OK      bool `json:"ok"`
+		Expired int  `json:"expired"`
+	}
+	r.jsonOf(&fsck, "fsck", "--remote")
+	if !fsck.OK || fsck.Expired != 0 {
+		t.Fatalf("fsck: %+v; the replayed commit is no expired one", fsck)
+	}
+	var ls lsChunks
+	r.jsonOf(&ls, "ls-chunks", "a.bin")
+	loseObject(t, shared, ls.Chunks[0].Hash)
+	loseObject(t, r.path(".git/chunkvc/store"), ls.Chunks[0].Hash)
+	res := r.run(binary, "cat", "HEAD:a.bin")
+	if res.code == 0 || res.code == exitExpired || strings.Contains(res.stderr, "expired") {
+		t.Fatalf("cat of a lost chunk of the replayed commit: exit %d\n%s", res.code, res.stderr)
+	}
+}

@@ -77,7 +77,7 @@ type Env struct {
 	Dataset func(ctx context.Context, m *manifest.Manifest) (digest hashing.ID, isDataset bool, err error)
 	// Expired reports whether gc --expire deleted commit c's chunks on
 	// purpose; nil: none was.
-	Expired func(c *gitdb.Commit) bool
+	Expired func(c *gitdb.Commit) (bool, error)
 }
 
 // Run checks every manifest reachable from any ref of env.Git.
@@ -91,9 +91,15 @@ func Run(ctx context.Context, env Env, opt Options) (*Result, error) {
 	j.res.Commits = len(commits)
 	seenBlob := map[gitdb.Hash]bool{}
 	for _, c := range commits {
-		if env.Expired != nil && env.Expired(c) {
-			j.res.Expired++
-			continue
+		if env.Expired != nil {
+			gone, err := env.Expired(c)
+			if err != nil {
+				return nil, err
+			}
+			if gone {
+				j.res.Expired++
+				continue
+			}
 		}
 		if err := j.checkCommit(ctx, c, seenBlob); err != nil {
 			return nil, err

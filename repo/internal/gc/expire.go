@@ -24,6 +24,9 @@ type Expiry struct {
 	// remote-tracking refs, tags unless Cut.ExpireTags, and HEAD when
 	// detached), each with the commit it names.
 	Tips map[string]string
+	// Refs are all the refs at the cut, kept or not (tags with
+	// Cut.ExpireTags): the history that existed then.
+	Refs map[string]string
 	// Expired are the commits the mark left out, oldest first.
 	Expired []*gitdb.Commit
 	// Kept counts the commits whose objects the mark keeps.
@@ -38,7 +41,7 @@ type Expiry struct {
 // protect an old commit here: the window, not the grace period, says how
 // long history stays readable.
 func expire(g Git, commits []*gitdb.Commit, cut Cut, tips map[string]string) ([]*gitdb.Commit, *Expiry, error) {
-	exp := &Expiry{Before: cut.Before, Tips: map[string]string{}}
+	exp := &Expiry{Before: cut.Before, Tips: map[string]string{}, Refs: tips}
 	tip := map[string]bool{}
 	for ref, h := range tips {
 		if cut.ExpireTags && strings.HasPrefix(ref, "refs/tags/") {

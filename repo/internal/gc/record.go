@@ -32,17 +32,22 @@ type Record struct {
 	Cut        time.Time         `json:"cut"`
 	ExpireTags bool              `json:"expire_tags,omitempty"`
 	Kept       map[string]string `json:"kept"`
+	// Refs are every ref gc saw, kept or not: a commit none of them
+	// reaches was made after this gc (or on a branch already deleted, which
+	// any gc collects), and this record does not explain it.
+	Refs map[string]string `json:"refs,omitempty"`
 	// Commits counts the commits the cut expired.
 	Commits int `json:"commits_expired"`
 }
 
 // NewRecord describes exp, applied now with the window named window.
 func NewRecord(exp *Expiry, window string, expireTags bool, now time.Time) *Record {
-	return &Record{Date: now.UTC(), Window: window, Cut: exp.Before.UTC(), ExpireTags: expireTags, Kept: exp.Tips, Commits: len(exp.Expired)}
+	return &Record{Date: now.UTC(), Window: window, Cut: exp.Before.UTC(), ExpireTags: expireTags, Kept: exp.Tips, Refs: exp.Refs, Commits: len(exp.Expired)}
 }
 
-// Expires reports whether rec expired commit c: committed before the cut
-// and named by no ref it kept.
+// Expires reports whether rec's cut covers commit c: committed before the
+// cut and named by no ref it kept. Whether c existed when rec was made is
+// Index's question.
 func (rec *Record) Expires(c *gitdb.Commit) bool {
 	if !c.Committer.When.Before(rec.Cut) {
 		return false
@@ -119,13 +124,70 @@ func ReadRecords(ctx context.Context, stores ...store.Store) ([]*Record, error) 
 	return out, nil
 }
 
-// FindRecord returns the first of recs (oldest first) that expired c, or
-// nil.
-func FindRecord(recs []*Record, c *gitdb.Commit) *Record {
-	for _, rec := range recs {
-		if rec.Expires(c) {
-			return rec
+// History is what Index reads of Git: the commits reachable from tips,
+// and whether a commit is there.
+type History interface {
+	History(tips []gitdb.Hash) ([]*gitdb.Commit, error)
+	ReadCommit(h gitdb.Hash) (*gitdb.Commit, error)
+}
+
+// Index tells which record expired a commit: the first (oldest) whose cut
+// covers it and whose refs reached it, so a commit made after a gc, even
+// with an older committer date, is never taken for one it expired.
+type Index struct {
+	recs []*Record
+	g    History
+	had  []map[gitdb.Hash]bool // per record, the history its refs reach; read at first need
+}
+
+// NewIndex indexes recs (oldest first) over g.
+func NewIndex(recs []*Record, g History) *Index {
+	return &Index{recs: recs, g: g, had: make([]map[gitdb.Hash]bool, len(recs))}
+}
+
+// Empty reports whether there is no record at all.
+func (x *Index) Empty() bool { return len(x.recs) == 0 }
+
+// Find returns the record that expired c, or nil.
+func (x *Index) Find(c *gitdb.Commit) (*Record, error) {
+	for i, rec := range x.recs {
+		if !rec.Expires(c) {
+			continue
+		}
+		if x.had[i] == nil {
+			h, err := x.history(rec)
+			if err != nil {
+				return nil, err
+			}
+			x.had[i] = h
+		}
+		if x.had[i][c.Hash] {
+			return rec, nil
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// history is the set of commits rec's refs reach in x.g (those x.g still
+// has; a record from before refs were recorded: its kept refs).
+func (x *Index) history(rec *Record) (map[gitdb.Hash]bool, error) {
+	refs := rec.Refs
+	if refs == nil {
+		refs = rec.Kept
+	}
+	var tips []gitdb.Hash
+	for _, h := range refs {
+		if _, err := x.g.ReadCommit(gitdb.HashOf(h)); err == nil {
+			tips = append(tips, gitdb.HashOf(h))
+		}
+	}
+	commits, err := x.g.History(tips)
+	if err != nil {
+		return nil, err
+	}
+	had := make(map[gitdb.Hash]bool, len(commits))
+	for _, c := range commits {
+		had[c.Hash] = true
+	}
+	return had, nil
 }

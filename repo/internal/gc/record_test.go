@@ -9,8 +9,9 @@ import (
 	"github.com/chunkvc/chunkvc/store/mem"
 )
 
-// A record says which commits its gc expired: those before the cut that
-// no kept ref names; the first gc that expired a commit is the one named.
+// Records come back oldest first, each once however many stores hold
+// it, and a record's cut covers the commits before it that no kept ref
+// names.
 func TestRecordsFindTheExpiry(t *testing.T) {
 	ctx := context.Background()
 	s := mem.New()
@@ -32,16 +33,15 @@ func TestRecordsFindTheExpiry(t *testing.T) {
 	if err != nil || len(recs) != 2 || recs[0].Window != "20d" {
 		t.Fatalf("read: %d records, %v", len(recs), err)
 	}
+	// The first record's cut covers old only (kept is its kept tip);
+	// the second's covers all three.
 	for _, c := range []struct {
-		c    *gitdb.Commit
-		want string
-	}{{old, "20d"}, {kept, "2d"}, {young, "2d"}} {
-		got := FindRecord(recs, c.c)
-		if got == nil || got.Window != c.want {
-			t.Errorf("commit %s: record %+v, want window %s", c.c.Hash, got, c.want)
+		c             *gitdb.Commit
+		first, second bool
+	}{{old, true, true}, {kept, false, true}, {young, false, true}} {
+		if recs[0].Expires(c.c) != c.first || recs[1].Expires(c.c) != c.second {
+			t.Errorf("commit %s: covered by the first %v, by the second %v; want %v, %v",
+				c.c.Hash, recs[0].Expires(c.c), recs[1].Expires(c.c), c.first, c.second)
 		}
-	}
-	if FindRecord(recs[:1], young) != nil || FindRecord(recs[:1], kept) != nil {
-		t.Error("the first gc expired a commit it kept or one within its window")
 	}
 }
