@@ -17,8 +17,16 @@ type GCOptions = gc.Options
 // GCStore reports one store (gc.StoreResult).
 type GCStore = gc.StoreResult
 
-// GCResult reports a garbage collection (gc.Result).
-type GCResult = gc.Result
+// GCResult reports a garbage collection (gc.Result) and its stages:
+// fetch (every Git remote, before a shared store is collected), mark
+// (items: objects kept), record (the expiry record, with a retention
+// window) and one sweep per store, named sweep:remote, sweep:local and
+// sweep:cache (items: objects listed; bytes_out: bytes deleted, objects
+// and debris).
+type GCResult struct {
+	*gc.Result
+	Stages []Stage `json:"stages"`
+}
 
 // GCExpire reports a retention window's cut (gc.ExpireReport).
 type GCExpire = gc.ExpireReport
@@ -43,6 +51,7 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 	if opt.Want("remote") && !r.storeInfo.Trusted {
 		return nil, r.untrustedError(r.storeInfo) // nothing of an untrusted store is read or deleted
 	}
+	clock := startStages()
 	var others []RepoEntry
 	if opt.Want("remote") {
 		if others, err = r.registered(ctx, opt); err != nil {
@@ -53,6 +62,7 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 		if err := r.fetchAll(ctx); err != nil {
 			return nil, fmt.Errorf("gc needs every remote's commits before it collects the shared store %s: %w (use --no-fetch to skip)", r.Store, err)
 		}
+		clock.lap("fetch", 0, 0, 0)
 	}
 	now := time.Now()
 	since := now.Add(-opt.Grace)
@@ -81,6 +91,7 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 	if !opt.DryRun {
 		r.pruneBlocks(current)
 	}
+	clock.lap("mark", int64(len(live)), 0, 0)
 	var report *gc.ExpireReport
 	if exp != nil {
 		report = gc.Report(exp, window)
@@ -90,13 +101,21 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 			if report.Record, err = r.recordExpiry(ctx, opt, gc.NewRecord(exp, window, opt.ExpireTags, now)); err != nil {
 				return nil, err
 			}
+			clock.lap("record", 1, 0, 0)
 		}
 	}
-	res, err := gc.Run(ctx, opt, live, len(others), r.gcTargets(opt))
-	if res != nil {
-		res.Expire = report
+	res := &GCResult{Result: &gc.Result{DryRun: opt.DryRun, Referenced: len(live), OtherRepos: len(others), Expire: report}}
+	for _, t := range r.gcTargets(opt) { // one at a time, to time each
+		one, err := gc.Run(ctx, opt, live, len(others), []gc.Target{t})
+		if err != nil {
+			return nil, err
+		}
+		st := one.Stores[0]
+		res.Stores = append(res.Stores, st)
+		clock.lap("sweep:"+t.Name, int64(st.Objects), 0, st.BytesDeleted+st.DebrisBytes)
 	}
-	return res, err
+	res.Stages = clock.stages
+	return res, nil
 }
 
 // retention returns the window opt asks for (or the configured one) and

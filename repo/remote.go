@@ -284,7 +284,8 @@ func (r *Repo) Fetch(ctx context.Context, remote string) (*FetchResult, error) {
 }
 
 // Pull fast-forwards the branch from remote and checks out the files that
-// changed, downloading only chunks no working file holds.
+// changed, downloading only chunks no working file holds. Its stages are
+// git (fetch and merge), then the checkout's plan and write.
 func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (*CheckoutResult, error) {
 	if remote == "" {
 		remote = "origin"
@@ -293,6 +294,7 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if err != nil {
 		return nil, err
 	}
+	clock := startStages()
 	fresh := false
 	if head != nil {
 		if fresh, err = r.setPullBase(head.Hash); err != nil {
@@ -311,7 +313,12 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if err := r.reloadConfig(); err != nil {
 		return nil, err
 	}
-	return r.Checkout(ctx, CheckoutOptions{Progress: prog})
+	clock.lap("git", 0, 0, 0) // fetch and merge
+	res, err := r.Checkout(ctx, CheckoutOptions{Progress: prog})
+	if res != nil {
+		res.Stages = append(clock.stages, res.Stages...)
+	}
+	return res, err
 }
 
 // reloadConfig reads .chunkvc/config again after git changed the work

@@ -169,7 +169,9 @@ type gcExpireResult struct {
 		Young        int    `json:"young"`
 		Deleted      int    `json:"deleted"`
 		BytesDeleted int64  `json:"bytes_deleted"`
+		DebrisBytes  int64  `json:"debris_bytes"`
 	} `json:"stores"`
+	Stages []jsonStage `json:"stages"`
 	Expire *struct {
 		Window         string `json:"window"`
 		CommitsExpired int    `json:"commits_expired"`
@@ -179,6 +181,30 @@ type gcExpireResult struct {
 			Commit string `json:"commit"`
 		} `json:"commits"`
 	} `json:"expire"`
+}
+
+// jsonStage is one of --json's stages.
+type jsonStage struct {
+	Name     string  `json:"name"`
+	Seconds  float64 `json:"seconds"`
+	Items    int64   `json:"items"`
+	BytesIn  int64   `json:"bytes_in"`
+	BytesOut int64   `json:"bytes_out"`
+}
+
+// checkStages checks that stages are named want, in order, and take no
+// longer together than the command did (wall, measured around it).
+func checkStages(t *testing.T, stages []jsonStage, wall time.Duration, want ...string) {
+	t.Helper()
+	var names []string
+	var secs float64
+	for _, s := range stages {
+		names = append(names, s.Name)
+		secs += s.Seconds
+	}
+	if !slices.Equal(names, want) || secs > wall.Seconds() {
+		t.Fatalf("stages %v taking %.3fs in a command of %v; want %v", names, secs, wall, want)
+	}
 }
 
 // split returns the union of the objects of the commits the window keeps
@@ -336,7 +362,12 @@ func TestExpireLake(t *testing.T) {
 	}
 
 	var res gcExpireResult
+	t0 = time.Now()
 	r.jsonOf(&res, "gc", "--grace", "0") // the configured retention
+	checkStages(t, res.Stages, time.Since(t0), "mark", "record", "sweep:remote")
+	if sw := res.Stages[2]; sw.BytesOut != res.Stores[0].BytesDeleted+res.Stores[0].DebrisBytes || sw.Items != int64(res.Stores[0].Objects) || res.Stages[0].Items != int64(len(kept)) {
+		t.Fatalf("gc stages %+v do not add up to its stores %+v", res.Stages, res.Stores)
+	}
 	after := storeIDs(t, r, nil)
 	for id := range kept {
 		if !after[id] {
@@ -454,6 +485,32 @@ func TestExpireLakeS3(t *testing.T) {
 	cl := *l
 	cl.r = c
 	cl.checkKeptAndExpired(t, c, objs, kept, keptCommits, "7d")
+
+	// pull --json: a git stage, then the checkout's; what write fetched
+	// is what the files say they fetched.
+	r.write(partPath(3), partition(t, 3, 99))
+	r.write(partPath(5), partition(t, 5, 98))
+	r.cv("commit", "-m", "night 13")
+	r.cv("push")
+	var pull struct {
+		Files []struct {
+			BytesFetched int64 `json:"bytes_fetched"`
+		} `json:"files"`
+		Stages []jsonStage `json:"stages"`
+	}
+	t0 := time.Now()
+	c.jsonOf(&pull, "pull")
+	checkStages(t, pull.Stages, time.Since(t0), "git", "plan", "write")
+	var fetched int64
+	for _, f := range pull.Files {
+		fetched += f.BytesFetched
+	}
+	if w := pull.Stages[2]; fetched == 0 || w.BytesIn != fetched || w.Items != 2 {
+		t.Fatalf("pull's write stage %+v; its files fetched %d bytes, 2 files changed", w, fetched)
+	}
+	if !bytes.Equal(c.read(partPath(3)), partition(t, 3, 99)) {
+		t.Fatal("pulled partition is not byte-identical")
+	}
 }
 
 // A commit made after a gc --expire with a committer date before its cut
