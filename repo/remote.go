@@ -285,7 +285,8 @@ func (r *Repo) Fetch(ctx context.Context, remote string) (*FetchResult, error) {
 
 // Pull fast-forwards the branch from remote and checks out the files that
 // changed, downloading only chunks no working file holds. Its stages are
-// git (fetch and merge), then the checkout's plan and write.
+// git (fetch, and the merge when both sides committed), then the
+// checkout's plan and write.
 func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (*CheckoutResult, error) {
 	if remote == "" {
 		remote = "origin"
@@ -301,11 +302,22 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 			return nil, err
 		}
 	}
+	var merged *MergeRun
 	if err := r.git.Pull(ctx, remote); err != nil {
-		if fresh {
-			_ = r.clearPullBase() // HEAD did not move
+		var dv *gitdb.DivergedError
+		if errors.As(err, &dv) {
+			// Both sides committed: merge, data chunk by chunk.
+			merged, err = r.Merge(ctx, []string{dv.Upstream}, "")
 		}
-		return nil, err
+		if err != nil {
+			if fresh {
+				_ = r.clearPullBase() // HEAD did not move
+			}
+			if merged != nil {
+				return &CheckoutResult{Merged: merged}, err
+			}
+			return nil, err
+		}
 	}
 	if os.Getenv("CHUNKVC_FAILPOINT") == "pull-after-merge" {
 		return nil, errors.New("failpoint pull-after-merge: stopping after git moved HEAD")
@@ -313,12 +325,13 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if err := r.reloadConfig(); err != nil {
 		return nil, err
 	}
-	clock.lap("git", 0, 0, 0) // fetch and merge
-	res, err := r.Checkout(ctx, CheckoutOptions{Progress: prog})
-	if res != nil {
-		res.Stages = append(clock.stages, res.Stages...)
+	clock.lap("git", 0, 0, 0) // fetch, and merge
+	co, err := r.Checkout(ctx, CheckoutOptions{Progress: prog})
+	if co != nil {
+		co.Merged = merged
+		co.Stages = append(clock.stages, co.Stages...)
 	}
-	return res, err
+	return co, err
 }
 
 // reloadConfig reads .chunkvc/config again after git changed the work
