@@ -66,6 +66,11 @@ period below 1h on a shared store without --force).`,
 			if o.grace < 0 {
 				return usageError{fmt.Errorf("--grace must not be negative")}
 			}
+			if o.expire != "" && o.expire != "none" {
+				if _, err := repo.ParseRetention(o.expire); err != nil {
+					return usageError{fmt.Errorf("--expire: %w", err)}
+				}
+			}
 			r, err := g.open()
 			if err != nil {
 				return err

@@ -336,6 +336,9 @@ func TestExpireLake(t *testing.T) {
 	if len(before) != len(all) {
 		t.Fatalf("store holds %d objects, the manifests name %d", len(before), len(all))
 	}
+	if res := r.run(binary, "gc", "--expire", "30 days"); res.code != exitUsage {
+		t.Fatalf("gc --expire '30 days': exit %d, want %d\n%s", res.code, exitUsage, res.stderr)
+	}
 	var young gcExpireResult
 	r.jsonOf(&young, "gc", "--dry-run")
 	if young.Expire == nil || young.Expire.Window != "7d" || young.Stores[0].Deleted != 0 || young.Stores[0].Young != len(all)-len(kept) {
