@@ -158,6 +158,8 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	if err != nil {
 		return nil, err
 	}
+	expired := &expiryCheck{r: r, c: c}
+	expired.explainAll(ctx, failed)
 	un, err := r.loadUnfinished()
 	if err != nil {
 		return nil, err
@@ -176,6 +178,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		return nil, err
 	}
 	werr := r.writeCheckout(ctx, wt, opt, plans, cache, res, &failed)
+	expired.explainAll(ctx, failed)
 	var written, fetched, out int64
 	for _, f := range res.Files {
 		un.done(f.Path)

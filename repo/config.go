@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/pattern"
@@ -25,6 +27,10 @@ type Config struct {
 	Datasets []string
 	// Policies are the gates commit, check and push apply, in file order.
 	Policies []Policy
+	// Retention is the window gc applies when not told otherwise ("30d";
+	// see ParseRetention): older commits lose their chunks, their
+	// manifests stay. Empty: none.
+	Retention string
 }
 
 const configHeader = "# chunkvc repository configuration; edit with `chunkvc init` and `chunkvc track`.\n"
@@ -45,6 +51,9 @@ func (c *Config) Encode() []byte {
 	}
 	for _, p := range c.Policies {
 		fmt.Fprintf(&b, "%s\n", p)
+	}
+	if c.Retention != "" {
+		fmt.Fprintf(&b, "retention = %s\n", c.Retention)
 	}
 	return b.Bytes()
 }
@@ -80,6 +89,14 @@ func ParseConfig(data []byte) (*Config, error) {
 				return nil, fmt.Errorf("line %d: %w", ln, err)
 			}
 			c.Datasets = append(c.Datasets, v)
+		case "retention":
+			if _, err := ParseRetention(v); err != nil {
+				return nil, fmt.Errorf("line %d: %w", ln, err)
+			}
+			if c.Retention != "" {
+				return nil, fmt.Errorf("line %d: retention given twice (%s, then %s)", ln, c.Retention, v)
+			}
+			c.Retention = v
 		case string(RuleAppendOnly), string(RuleStrictProfile), string(RuleGeoIdentical), string(RuleCRS):
 			p, err := parsePolicy(Rule(k), v)
 			if err != nil {
@@ -144,4 +161,23 @@ func (c *Config) ignored() []string {
 		out = append(out, "/"+d+"/")
 	}
 	return out
+}
+
+// ParseRetention reads a retention window: a positive whole number of
+// days ("30d"), weeks ("2w"), hours ("12h"), minutes ("90m") or seconds
+// ("45s"), or any positive Go duration ("1h30m").
+func ParseRetention(s string) (time.Duration, error) {
+	units := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	if n := len(s); n > 1 {
+		if u, ok := units[s[n-1]]; ok {
+			if k, err := strconv.ParseInt(s[:n-1], 10, 32); err == nil && k > 0 {
+				return time.Duration(k) * u, nil
+			}
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("retention %q: want a positive window such as 30d, 2w or 12h", s)
+	}
+	return d, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"testing"
+	"time"
 )
 
 // FuzzParseConfig: ParseConfig takes any bytes without a panic, and a
@@ -35,4 +36,35 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("encoding not stable: %q, then %q", enc, enc2)
 		}
 	})
+}
+
+// retention = WINDOW reads the windows gc --expire takes, round-trips,
+// and refuses what is no positive window.
+func TestConfigRetention(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"30d": 30 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "12h": 12 * time.Hour,
+		"90m": 90 * time.Minute, "45s": 45 * time.Second, "1h30m": 90 * time.Minute,
+	} {
+		got, err := ParseRetention(in)
+		if err != nil || got != want {
+			t.Errorf("ParseRetention(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0d", "-3d", "d", "30x", "1.5d", "-1h"} {
+		if _, err := ParseRetention(bad); err == nil {
+			t.Errorf("ParseRetention(%q) accepted", bad)
+		}
+	}
+	c, err := ParseConfig([]byte("version = 1\ntrack = *.parquet\nretention = 30d\n"))
+	if err != nil || c.Retention != "30d" {
+		t.Fatalf("parse: %+v, %v", c, err)
+	}
+	if c2, err := ParseConfig(c.Encode()); err != nil || c2.Retention != "30d" {
+		t.Fatalf("round trip: %+v, %v", c2, err)
+	}
+	for _, bad := range []string{"retention = soon\n", "retention = 30d\nretention = 7d\n"} {
+		if _, err := ParseConfig([]byte(bad)); err == nil {
+			t.Errorf("ParseConfig(%q) accepted", bad)
+		}
+	}
 }

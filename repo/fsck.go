@@ -8,6 +8,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/fsck"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -22,7 +23,8 @@ type FsckOptions = fsck.Options
 
 // Fsck checks every manifest reachable from any ref: it decodes, its layout
 // blob is stored and agrees with it, and every chunk is in the store with
-// the right size (and, with Full, the right hash).
+// the right size (and, with Full, the right hash). Commits an expiry
+// record of gc --expire names are counted, not checked.
 func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 	if !r.storeInfo.Trusted {
 		return nil, r.untrustedError(r.storeInfo) // not a problem of the data: nothing was checked
@@ -40,8 +42,17 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 	if r.read.Cache != nil {
 		copies = append(copies, r.read.Cache)
 	}
+	// Versions gc --expire deleted on purpose are not problems.
+	expiries, err := r.expiryIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
 	env := fsck.Env{Git: r.git, Store: r.Store, Local: r.read.Local, Copies: copies,
-		LayoutOf: r.layoutOf, VerifyDigest: r.verifyDigest, Dataset: r.fsckDataset}
+		LayoutOf: r.layoutOf, VerifyDigest: r.verifyDigest, Dataset: r.fsckDataset,
+		Expired: func(c *gitdb.Commit) (bool, error) {
+			rec, err := expiries.Find(c)
+			return rec != nil, err
+		}}
 	return fsck.Run(ctx, env, opt)
 }
 

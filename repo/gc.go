@@ -17,8 +17,19 @@ type GCOptions = gc.Options
 // GCStore reports one store (gc.StoreResult).
 type GCStore = gc.StoreResult
 
-// GCResult reports a garbage collection (gc.Result).
-type GCResult = gc.Result
+// GCResult reports a garbage collection (gc.Result) and its stages:
+// fetch (every Git remote, before a shared store is collected), mark
+// (items: objects kept), record (the expiry record, with a retention
+// window) and one sweep per store, named sweep:remote, sweep:local and
+// sweep:cache (items: objects listed; bytes_out: bytes deleted, objects
+// and debris).
+type GCResult struct {
+	*gc.Result
+	Stages []Stage `json:"stages"`
+}
+
+// GCExpire reports a retention window's cut (gc.ExpireReport).
+type GCExpire = gc.ExpireReport
 
 // GC deletes objects that no commit reachable from any ref (or a reflog
 // entry younger than the grace period) references, and that are older than
@@ -40,6 +51,7 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 	if opt.Want("remote") && !r.storeInfo.Trusted {
 		return nil, r.untrustedError(r.storeInfo) // nothing of an untrusted store is read or deleted
 	}
+	clock := startStages()
 	var others []RepoEntry
 	if opt.Want("remote") {
 		if others, err = r.registered(ctx, opt); err != nil {
@@ -50,13 +62,19 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 		if err := r.fetchAll(ctx); err != nil {
 			return nil, fmt.Errorf("gc needs every remote's commits before it collects the shared store %s: %w (use --no-fetch to skip)", r.Store, err)
 		}
+		clock.lap("fetch", 0, 0, 0)
 	}
-	since := time.Now().Add(-opt.Grace)
-	live, err := gc.Live(r.git, since)
+	now := time.Now()
+	since := now.Add(-opt.Grace)
+	window, cut, err := r.retention(opt, now)
 	if err != nil {
 		return nil, err
 	}
-	if err := gc.Others(r.git, openOther, r.Store, others, since, live); err != nil {
+	live, exp, err := gc.Live(r.git, since, cut)
+	if err != nil {
+		return nil, err
+	}
+	if err := gc.Others(r.git, openOther, r.Store, others, since, cut, live); err != nil {
 		return nil, err
 	}
 	// Working files reference their layout and chunks through the stat
@@ -73,7 +91,68 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 	if !opt.DryRun {
 		r.pruneBlocks(current)
 	}
-	return gc.Run(ctx, opt, live, len(others), r.gcTargets(opt))
+	clock.lap("mark", int64(len(live)), 0, 0)
+	var report *gc.ExpireReport
+	if exp != nil {
+		report = gc.Report(exp, window)
+		if !opt.DryRun {
+			// Recorded before anything is deleted: a gc stopped midway
+			// still explains the chunks it removed.
+			if report.Record, err = r.recordExpiry(ctx, opt, gc.NewRecord(exp, window, opt.ExpireTags, now)); err != nil {
+				return nil, err
+			}
+			clock.lap("record", 1, 0, 0)
+		}
+	}
+	res := &GCResult{Result: &gc.Result{DryRun: opt.DryRun, Referenced: len(live), OtherRepos: len(others), Expire: report}}
+	for _, t := range r.gcTargets(opt) { // one at a time, to time each
+		one, err := gc.Run(ctx, opt, live, len(others), []gc.Target{t})
+		if err != nil {
+			return nil, err
+		}
+		st := one.Stores[0]
+		res.Stores = append(res.Stores, st)
+		clock.lap("sweep:"+t.Name, int64(st.Objects), 0, st.BytesDeleted+st.DebrisBytes)
+	}
+	res.Stages = clock.stages
+	return res, nil
+}
+
+// retention returns the window opt asks for (or the configured one) and
+// the cut it gives at now; a nil cut when there is none.
+func (r *Repo) retention(opt GCOptions, now time.Time) (string, *gc.Cut, error) {
+	window := opt.Expire
+	if window == "" {
+		window = r.Config.Retention
+	}
+	if window == "" || window == "none" {
+		return "", nil, nil
+	}
+	d, err := ParseRetention(window)
+	if err != nil {
+		return "", nil, err
+	}
+	return window, &gc.Cut{Before: now.Add(-d), ExpireTags: opt.ExpireTags}, nil
+}
+
+// recordExpiry writes rec into each store gc collects that can lose
+// chunks of this repository's commits for good (the configured store and
+// the embedded one, not the read cache), and returns the first name.
+func (r *Repo) recordExpiry(ctx context.Context, opt GCOptions, rec *gc.Record) (string, error) {
+	var first string
+	for _, t := range r.gcTargets(opt) {
+		if t.Name == "cache" {
+			continue
+		}
+		name, err := gc.PutRecord(ctx, t.Store, rec)
+		if err != nil {
+			return "", err
+		}
+		if first == "" {
+			first = name
+		}
+	}
+	return first, nil
 }
 
 // gcTargets returns the stores opt selects, each once.

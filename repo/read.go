@@ -41,7 +41,20 @@ func (r *Repo) Manifest(rev, p string) (*manifest.Manifest, error) {
 // whole: the layout is read and every chunk confirmed stored, at its
 // length, before the first byte. A chunk whose bytes are damaged shows only
 // when it is read; then w has received a prefix, and the error says so.
+//
+// A version whose chunks gc --expire deleted is an *ExpiredError
+// (ErrExpired) saying when and under which window.
 func (r *Repo) Cat(ctx context.Context, rev, p string, w io.Writer) (AssembleStats, error) {
+	st, err := r.cat(ctx, rev, p, w)
+	if errors.Is(err, store.ErrNotFound) {
+		if c, cerr := r.git.Resolve(rev); cerr == nil {
+			err = (&expiryCheck{r: r, c: c}).explain(ctx, p, err)
+		}
+	}
+	return st, err
+}
+
+func (r *Repo) cat(ctx context.Context, rev, p string, w io.Writer) (AssembleStats, error) {
 	m, err := r.Manifest(rev, p)
 	if errors.Is(err, ErrNotTracked) {
 		if st, ok, merr := r.catMember(ctx, rev, p, w); ok || merr != nil {

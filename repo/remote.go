@@ -84,13 +84,13 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 		return nil, err
 	}
 	res.Commits = len(commits)
-	need, err := reach.Referenced(r.git, commits)
+	need, mayLack, err := r.pushSet(ctx, commits)
 	if err != nil {
 		return nil, err
 	}
 	res.Chunks = len(need)
 	clock.lap("scan", int64(len(need)), 0, 0)
-	up, bytes, err := r.ensureStored(ctx, need, opt.Verify, progress.OrNoop(opt.Progress))
+	up, bytes, err := r.ensureStored(ctx, need, mayLack, opt.Verify, progress.OrNoop(opt.Progress))
 	res.ChunksUploaded, res.BytesUploaded = up, bytes
 	if err != nil {
 		return res, err
@@ -117,8 +117,9 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 }
 
 // ensureStored checks which ids the configured store lacks (in batches,
-// in parallel) and uploads those from the embedded store or alternates.
-func (r *Repo) ensureStored(ctx context.Context, need reach.Set, v Verify, prog progress.Counter) (int, int64, error) {
+// in parallel) and uploads those from the embedded store or alternates;
+// an id of mayLack that no store has is passed over (see pushSet).
+func (r *Repo) ensureStored(ctx context.Context, need reach.Set, mayLack reach.Set, v Verify, prog progress.Counter) (int, int64, error) {
 	ids := make([]hashing.ID, 0, len(need))
 	for id := range need {
 		ids = append(ids, id)
@@ -151,6 +152,9 @@ func (r *Repo) ensureStored(ctx context.Context, need reach.Set, v Verify, prog 
 	for _, id := range missing {
 		g.Go(func() error {
 			data, src, err := r.read.Get(gctx, id)
+			if (err != nil || src == readpath.FromRemote) && mayLack.Has(id) {
+				return nil // gone with an expired commit, on purpose
+			}
 			if err != nil || src == readpath.FromRemote {
 				u := need[id]
 				return fmt.Errorf("chunk %s of %s (commit %.12s, %s) is in no store: %w", u.Key, u.Path, u.Commit, id, errNoChunk)
@@ -280,7 +284,9 @@ func (r *Repo) Fetch(ctx context.Context, remote string) (*FetchResult, error) {
 }
 
 // Pull fast-forwards the branch from remote and checks out the files that
-// changed, downloading only chunks no working file holds.
+// changed, downloading only chunks no working file holds. Its stages are
+// git (fetch, and the merge when both sides committed), then the
+// checkout's plan and write.
 func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (*CheckoutResult, error) {
 	if remote == "" {
 		remote = "origin"
@@ -289,6 +295,7 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if err != nil {
 		return nil, err
 	}
+	clock := startStages()
 	fresh := false
 	if head != nil {
 		if fresh, err = r.setPullBase(head.Hash); err != nil {
@@ -318,9 +325,11 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if err := r.reloadConfig(); err != nil {
 		return nil, err
 	}
+	clock.lap("git", 0, 0, 0) // fetch, and merge
 	co, err := r.Checkout(ctx, CheckoutOptions{Progress: prog})
 	if co != nil {
 		co.Merged = merged
+		co.Stages = append(clock.stages, co.Stages...)
 	}
 	return co, err
 }

@@ -30,6 +30,7 @@
 //	                                                depth, base) entries, BLAKE3 checksum
 //	<root>/named/repos/<id>.json                    the registry of repositories using the
 //	                                                store (store.Registry)
+//	<root>/named/expired/<date>-<hex>.json          one record per gc --expire
 //
 // Layout of the S3 store (store/s3), under s3://bucket/prefix:
 //
@@ -38,6 +39,7 @@
 //	                                                  layout as local packs (≤ 64 MiB)
 //	<prefix>/packs/pack-<hex>.idx                     its index, stored after the pack
 //	<prefix>/named/repos/<id>.json                    the registry of repositories
+//	<prefix>/named/expired/<date>-<hex>.json          one record per gc --expire
 //
 // Debris — temp files, packs whose index was never written, uploads never
 // completed — is what an interrupted write leaves; no reader sees it, and

@@ -57,13 +57,16 @@ digest}]}.`,
 				return err
 			}
 			if g.json {
-				if err := g.printJSON(map[string]any{"ok": len(res.Problems) == 0, "commits": res.Commits, "manifests": res.Manifests,
+				if err := g.printJSON(map[string]any{"ok": len(res.Problems) == 0, "commits": res.Commits, "expired": res.Expired, "manifests": res.Manifests,
 					"chunks": res.Chunks, "bytes": res.Bytes, "repaired": res.Repaired, "problems": res.Problems}); err != nil {
 					return err
 				}
 			} else {
 				for _, p := range res.Problems {
 					fmt.Fprintf(g.stdout, "problem: commit %.12s %s chunk %s %s: %s\n", p.Commit, p.Path, p.Key, p.Hash, p.Error)
+				}
+				if res.Expired > 0 {
+					g.say("%d commits expired by gc --expire: their chunks were deleted on purpose, not checked\n", res.Expired)
 				}
 				g.say("checked %d commits, %d manifests, %d chunks (%s): %d repaired, %d problems\n", res.Commits, res.Manifests, res.Chunks, humanBytes(res.Bytes), res.Repaired, len(res.Problems))
 			}

@@ -15,6 +15,8 @@ type gcOptions struct {
 	stores  []string
 	noFetch bool
 	force   bool
+	expire  string
+	expTags bool
 }
 
 func newGCCmd(g *globalOptions) *cobra.Command {
@@ -45,6 +47,18 @@ it: push and fetch its commits, or, if it no longer exists, retire it with
 store other repositories use, a --grace below 1h needs --force: a commit in
 flight elsewhere is protected by the grace period only.
 
+With --expire WINDOW (30d, 12h, 2w; or "retention = 30d" in .chunkvc/config,
+which a plain gc applies; --expire none skips it) gc also deletes the chunks
+that only commits older than the window use: it keeps every branch and
+remote-tracking ref's commit, every tag's (unless --expire-tags), and every
+commit committed within the window, whatever else they share with older
+ones. The manifests stay in Git: log, diff and digests still show what the
+expired versions were. gc records each expiry (its date, window and cut) in
+the store's named/expired/ folder, so a checkout or cat of an expired
+version, from any clone reading that store, fails with exit status 6 and
+says when and why. The grace period still applies: objects younger than
+it, which a commit in flight may reuse, are kept.
+
 Exit status 4: gc refused (repositories it cannot account for, or a grace
 period below 1h on a shared store without --force).`,
 		Args: argsUsage(cobra.NoArgs),
@@ -52,11 +66,17 @@ period below 1h on a shared store without --force).`,
 			if o.grace < 0 {
 				return usageError{fmt.Errorf("--grace must not be negative")}
 			}
+			if o.expire != "" && o.expire != "none" {
+				if _, err := repo.ParseRetention(o.expire); err != nil {
+					return usageError{fmt.Errorf("--expire: %w", err)}
+				}
+			}
 			r, err := g.open()
 			if err != nil {
 				return err
 			}
-			res, err := r.GC(c.Context(), repo.GCOptions{DryRun: o.dryRun, Grace: o.grace, Stores: o.stores, NoFetch: o.noFetch, Force: o.force})
+			res, err := r.GC(c.Context(), repo.GCOptions{DryRun: o.dryRun, Grace: o.grace, Stores: o.stores, NoFetch: o.noFetch, Force: o.force,
+				Expire: o.expire, ExpireTags: o.expTags})
 			if err != nil {
 				return err
 			}
@@ -67,6 +87,7 @@ period below 1h on a shared store without --force).`,
 			if o.dryRun {
 				verb = "would delete"
 			}
+			printExpiry(g, res.Expire, o.dryRun)
 			if res.OtherRepos > 0 {
 				fmt.Fprintf(g.stdout, "kept the chunks of %d other repositories registered in the store\n", res.OtherRepos)
 			}
@@ -88,7 +109,28 @@ period below 1h on a shared store without --force).`,
 	c.Flags().DurationVar(&o.grace, "grace", 7*24*time.Hour, "keep objects and reflog entries younger than this")
 	c.Flags().BoolVar(&o.noFetch, "no-fetch", false, "do not fetch every Git remote before collecting a shared store")
 	c.Flags().BoolVar(&o.force, "force", false, "allow a --grace below 1h on a store other repositories use")
+	c.Flags().StringVar(&o.expire, "expire", "", `delete the chunks only commits older than this window use (30d, 12h, 2w; "none": ignore the configured retention)`)
+	c.Flags().BoolVar(&o.expTags, "expire-tags", false, "with --expire, let tagged commits expire too")
 	c.Flags().StringSliceVar(&o.stores, "stores", nil, "which stores to collect: remote, local, cache (default all)")
 	addJSON(c, g)
 	return c
+}
+
+// printExpiry reports a retention window's cut; with dryRun, every
+// commit that would expire.
+func printExpiry(g *globalOptions, e *repo.GCExpire, dryRun bool) {
+	if e == nil {
+		return
+	}
+	verb := "expired"
+	if dryRun {
+		verb = "would expire"
+	}
+	fmt.Fprintf(g.stdout, "retention %s: cut at %s; %s %d commits, kept %d\n",
+		e.Window, e.Cut.Format("2006-01-02 15:04 MST"), verb, e.CommitsExpired, e.CommitsKept)
+	if dryRun {
+		for _, c := range e.Commits {
+			fmt.Fprintf(g.stdout, "  %s %s %s\n", c.Commit[:10], c.Date.Format("2006-01-02"), c.Subject)
+		}
+	}
 }

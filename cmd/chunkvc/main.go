@@ -25,6 +25,7 @@ const (
 	exitIntegrity   = 3
 	exitRefused     = 4
 	exitUnavailable = 5
+	exitExpired     = 6
 	exitInterrupt   = 130
 )
 
@@ -45,6 +46,8 @@ const exitHelp = `Exit status:
        .chunkvc/config refuses a change (commit, check)
   5    the store could not be reached (no answer after retries); nothing
        is known of the chunks it holds
+  6    expired: checkout or cat of a version whose chunks gc --expire
+       deleted (its manifest stays in Git)
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -139,6 +142,8 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 		return exitUsage
 	case errors.Is(err, store.ErrUnavailable):
 		return exitUnavailable
+	case errors.Is(err, repo.ErrExpired):
+		return exitExpired
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),

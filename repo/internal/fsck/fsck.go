@@ -25,7 +25,11 @@ type Problem struct {
 
 // Result reports a check.
 type Result struct {
-	Commits   int       `json:"commits"`
+	Commits int `json:"commits"`
+	// Expired counts the commits an expiry record (gc --expire) names:
+	// their chunks were deleted on purpose, so their manifests are not
+	// checked against the store.
+	Expired   int       `json:"expired"`
 	Manifests int       `json:"manifests"`
 	Chunks    int       `json:"chunks"`
 	Bytes     int64     `json:"bytes"`
@@ -71,6 +75,9 @@ type Env struct {
 	// table against m's chunk lines and size, and returns the dataset
 	// digest the members give (manifest.DatasetDigest).
 	Dataset func(ctx context.Context, m *manifest.Manifest) (digest hashing.ID, isDataset bool, err error)
+	// Expired reports whether gc --expire deleted commit c's chunks on
+	// purpose; nil: none was.
+	Expired func(c *gitdb.Commit) (bool, error)
 }
 
 // Run checks every manifest reachable from any ref of env.Git.
@@ -84,6 +91,16 @@ func Run(ctx context.Context, env Env, opt Options) (*Result, error) {
 	j.res.Commits = len(commits)
 	seenBlob := map[gitdb.Hash]bool{}
 	for _, c := range commits {
+		if env.Expired != nil {
+			gone, err := env.Expired(c)
+			if err != nil {
+				return nil, err
+			}
+			if gone {
+				j.res.Expired++
+				continue
+			}
+		}
 		if err := j.checkCommit(ctx, c, seenBlob); err != nil {
 			return nil, err
 		}

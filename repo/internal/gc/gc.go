@@ -23,6 +23,12 @@ type Options struct {
 	// Force allows a grace period below registry.MinSharedGrace on a
 	// store that other registered repositories use.
 	Force bool
+	// Expire is a retention window ("30d", "12h", "2w"): commits older
+	// than it lose the objects no kept commit shares. "" takes the
+	// repository's configured retention; "none" applies no window.
+	Expire string
+	// ExpireTags lets tagged commits expire too.
+	ExpireTags bool
 }
 
 // Want reports whether o.Stores selects the target called name.
@@ -55,6 +61,8 @@ type Result struct {
 	// configured store whose chunks were kept.
 	OtherRepos int           `json:"other_repos"`
 	Stores     []StoreResult `json:"stores"`
+	// Expire reports the retention window's cut; nil without one.
+	Expire *ExpireReport `json:"expire,omitempty"`
 }
 
 // Target is a store to collect, by its Options.Stores name.

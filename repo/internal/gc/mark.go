@@ -19,6 +19,9 @@ type Git interface {
 	ReflogCommits(since time.Time) ([]*gitdb.Commit, error)
 	History(tips []gitdb.Hash) ([]*gitdb.Commit, error)
 	ReadCommit(h gitdb.Hash) (*gitdb.Commit, error)
+	// Tips maps each branch, tag and remote-tracking ref (and HEAD when
+	// detached) to the commit it names, tags peeled.
+	Tips() (map[string]string, error)
 }
 
 // Opener opens the Git of the repository e describes at its recorded
@@ -27,17 +30,31 @@ type Git interface {
 type Opener func(e registry.Entry) Git
 
 // Live returns the objects of the commits reachable from any ref of g or
-// named by a reflog entry newer than since.
-func Live(g Git, since time.Time) (reach.Set, error) {
+// named by a reflog entry newer than since. With a cut (a retention
+// window), commits older than the cut that no kept ref names are left
+// out of that set, and the Expiry lists them; without one it is nil.
+func Live(g Git, since time.Time, cut *Cut) (reach.Set, *Expiry, error) {
 	commits, err := g.Reachable()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	extra, err := g.ReflogCommits(since)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return reach.Referenced(g, append(commits, extra...))
+	commits = append(commits, extra...)
+	var exp *Expiry
+	if cut != nil {
+		tips, err := g.Tips()
+		if err != nil {
+			return nil, nil, err
+		}
+		if commits, exp, err = expire(g, commits, *cut, tips); err != nil {
+			return nil, nil, err
+		}
+	}
+	live, err := reach.Referenced(g, commits)
+	return live, exp, err
 }
 
 // Others adds to live every object that the other registered
@@ -51,10 +68,15 @@ func Live(g Git, since time.Time) (reach.Set, error) {
 //     such repository with where it was and its tips, and how to retire
 //     one that no longer exists (registry.Unknown, about st). Nothing is
 //     deleted then.
-func Others(g Git, open Opener, st fmt.Stringer, others []registry.Entry, since time.Time, live reach.Set) error {
+//
+// A cut (the retention window) applies to their commits as to this
+// repository's, each keeping its own tips: the window is committed
+// configuration, shared by every clone, and a clone that kept all its
+// history would otherwise keep every expired chunk of a shared store.
+func Others(g Git, open Opener, st fmt.Stringer, others []registry.Entry, since time.Time, cut *Cut, live reach.Set) error {
 	var unknown []string
 	for _, e := range others {
-		got, why := otherReferenced(g, open, e, since)
+		got, why := otherReferenced(g, open, e, since, cut)
 		if why != "" {
 			unknown = append(unknown, registry.Describe(e, why))
 			continue
@@ -70,7 +92,7 @@ func Others(g Git, open Opener, st fmt.Stringer, others []registry.Entry, since 
 
 // otherReferenced returns the objects repository e references, or why
 // they cannot be known.
-func otherReferenced(g Git, open Opener, e registry.Entry, since time.Time) (reach.Set, string) {
+func otherReferenced(g Git, open Opener, e registry.Entry, since time.Time, cut *Cut) (reach.Set, string) {
 	if o := open(e); o != nil {
 		commits, err := o.Reachable()
 		if err != nil {
@@ -92,7 +114,20 @@ func otherReferenced(g Git, open Opener, e registry.Entry, since time.Time) (rea
 		if err != nil {
 			return nil, fmt.Sprintf("reading its history at %s failed: %v", e.Root, err)
 		}
-		need, err := reach.Referenced(o, append(commits, more...))
+		commits = append(commits, more...)
+		if cut != nil {
+			now, err := o.Tips()
+			if err != nil {
+				return nil, fmt.Sprintf("reading its refs at %s failed: %v", e.Root, err)
+			}
+			for _, h := range tips { // recorded tips it still has
+				now["recorded "+h.String()] = h.String()
+			}
+			if commits, _, err = expire(o, commits, *cut, now); err != nil {
+				return nil, fmt.Sprintf("reading its tips at %s failed: %v", e.Root, err)
+			}
+		}
+		need, err := reach.Referenced(o, commits)
 		if err != nil {
 			return nil, fmt.Sprintf("reading its manifests at %s failed: %v", e.Root, err)
 		}
@@ -106,6 +141,9 @@ func otherReferenced(g Git, open Opener, e registry.Entry, since time.Time) (rea
 		tips = append(tips, gitdb.HashOf(h))
 	}
 	commits, err := g.History(tips)
+	if err == nil && cut != nil {
+		commits, _, err = expire(g, commits, *cut, e.Tips)
+	}
 	if err == nil {
 		var need reach.Set
 		if need, err = reach.Referenced(g, commits); err == nil {

@@ -24,7 +24,7 @@ func TestCommitIndexIsGits(t *testing.T) {
 		t.Fatal(err)
 	}
 	sig := Ident{Name: "A <Tester>\n", Email: "a@b.invalid", When: time.Unix(1700000000, 0).UTC()}
-	first, err := commitHash(g.commitIndex(goGitIndex(t, dir), "first", sig))
+	first, err := commitHash(g.commitIndex(goGitIndex(t, dir), "first", sig, sig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestCommitIndexIsGits(t *testing.T) {
 	if got := strings.TrimSpace(string(gitCLI(t, dir, nil, "rev-parse", "main"))); got != first.String() {
 		t.Fatalf("main at %s, committed %s", got, first)
 	}
-	if _, _, err := g.commitIndex(goGitIndex(t, dir), "again", sig); !errors.Is(err, ErrNothingToCommit) {
+	if _, _, err := g.commitIndex(goGitIndex(t, dir), "again", sig, sig); !errors.Is(err, ErrNothingToCommit) {
 		t.Fatalf("commit of the same tree: %v, want ErrNothingToCommit", err)
 	}
 
@@ -43,7 +43,7 @@ func TestCommitIndexIsGits(t *testing.T) {
 	// still moves.
 	gitCLI(t, dir, nil, "pack-refs", "--all", "--prune")
 	gitCLI(t, dir, nil, "rm", "-q", "--cached", "a-b")
-	packed, err := commitHash(g.commitIndex(goGitIndex(t, dir), "packed", sig))
+	packed, err := commitHash(g.commitIndex(goGitIndex(t, dir), "packed", sig, sig))
 	if err != nil {
 		t.Fatalf("commit on a packed branch: %v", err)
 	}
@@ -54,7 +54,7 @@ func TestCommitIndexIsGits(t *testing.T) {
 
 	gitCLI(t, dir, nil, "rm", "-q", "--cached", "a/c/d")
 	gitCLI(t, dir, nil, "checkout", "-q", "--detach")
-	second, err := commitHash(g.commitIndex(goGitIndex(t, dir), "second", sig))
+	second, err := commitHash(g.commitIndex(goGitIndex(t, dir), "second", sig, sig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestCommitIndexRefusesUnmerged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = g.commitIndex(goGitIndex(t, dir), "merged?", Ident{Name: "t", Email: "t@t", When: time.Now()})
+	_, _, err = g.commitIndex(goGitIndex(t, dir), "merged?", Ident{Name: "t", Email: "t@t", When: time.Now()}, Ident{Name: "t", Email: "t@t", When: time.Now()})
 	if !errors.Is(err, ErrUnmerged) {
 		t.Fatalf("commit of a conflicted index: %v, want ErrUnmerged", err)
 	}
@@ -111,7 +111,7 @@ func TestCommitIndexRefusesUnmerged(t *testing.T) {
 	gitCLI(t, dir, nil, "merge", "--abort")
 	blob := strings.TrimSpace(string(gitCLI(t, dir, nil, "hash-object", "-w", "f")))
 	gitCLI(t, dir, []byte("100644 "+blob+" 2\tours-only\n"), "update-index", "--index-info")
-	_, _, err = g.commitIndex(goGitIndex(t, dir), "merged?", Ident{Name: "t", Email: "t@t", When: time.Now()})
+	_, _, err = g.commitIndex(goGitIndex(t, dir), "merged?", Ident{Name: "t", Email: "t@t", When: time.Now()}, Ident{Name: "t", Email: "t@t", When: time.Now()})
 	if !errors.Is(err, ErrUnmerged) {
 		t.Fatalf("commit of an index with a stage-2 entry: %v, want ErrUnmerged", err)
 	}

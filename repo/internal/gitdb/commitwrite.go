@@ -31,7 +31,7 @@ var ErrNothingToCommit = errors.New("nothing to commit: the git index matches HE
 // 45 ms of a commit of ten of 20,000 files. The branch moves only if it
 // still is where it was read (another git may have committed meanwhile).
 // It returns ErrNothingToCommit when the tree is the parent's.
-func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Made, []*index.Entry, error) {
+func (g *Repo) commitIndex(idx *index.Index, msg string, author, committer Ident) (Made, []*index.Entry, error) {
 	name, cur, err := g.headTarget()
 	if err != nil {
 		return Made{}, nil, err
@@ -67,8 +67,11 @@ func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Made, []*in
 	if tree == parentTree {
 		return Made{}, nil, ErrNothingToCommit
 	}
-	s := object.Signature{Name: strings.Map(signatureRune, sig.Name), Email: strings.Map(signatureRune, sig.Email), When: sig.When}
-	c := &object.Commit{Author: s, Committer: s, Message: msg, TreeHash: tree, ParentHashes: parents}
+	sign := func(id Ident) object.Signature {
+		return object.Signature{Name: strings.Map(signatureRune, id.Name), Email: strings.Map(signatureRune, id.Email), When: id.When}
+	}
+	s := sign(committer)
+	c := &object.Commit{Author: sign(author), Committer: s, Message: msg, TreeHash: tree, ParentHashes: parents}
 	obj := g.r.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return Made{}, nil, fmt.Errorf("encode commit: %w", err)

@@ -331,11 +331,11 @@ func TestCommitTreesInReusedBodies(t *testing.T) {
 		bodies += len(path.Base(e.Name)) + 28
 	}
 	sig := Ident{Name: "t", Email: "t@t", When: time.Unix(1700000000, 0)}
-	if _, _, err := g.commitIndex(idx, "first", sig); err != nil {
+	if _, _, err := g.commitIndex(idx, "first", sig, sig); err != nil {
 		t.Fatal(err)
 	}
 	// Again: the same trees, made and found there (ErrNothingToCommit).
-	n := allocated(func() { _, _, err = g.commitIndex(idx, "again", sig) })
+	n := allocated(func() { _, _, err = g.commitIndex(idx, "again", sig, sig) })
 	if !errors.Is(err, ErrNothingToCommit) {
 		t.Fatalf("the same index committed again: %v", err)
 	}

@@ -104,9 +104,28 @@ func (g *Repo) Remotes() ([]Remote, error) {
 	return out, nil
 }
 
-// signature finds the author the way git does: environment, then config
-// (system, global and the repository's). Now is the time.
-func (g *Repo) signature() (Ident, error) {
+// signature finds the author and committer the way git does: name and
+// email from GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL, then config (system,
+// global and the repository's), the same for both; the times from
+// GIT_AUTHOR_DATE and GIT_COMMITTER_DATE, or now.
+func (g *Repo) signature() (author, committer Ident, err error) {
+	who, err := g.who()
+	if err != nil {
+		return Ident{}, Ident{}, err
+	}
+	now := time.Now()
+	author, committer = who, who
+	if author.When, err = envDate("GIT_AUTHOR_DATE", now); err != nil {
+		return Ident{}, Ident{}, err
+	}
+	if committer.When, err = envDate("GIT_COMMITTER_DATE", now); err != nil {
+		return Ident{}, Ident{}, err
+	}
+	return author, committer, nil
+}
+
+// who finds the author's name and email (see signature).
+func (g *Repo) who() (Ident, error) {
 	name, email := os.Getenv("GIT_AUTHOR_NAME"), os.Getenv("GIT_AUTHOR_EMAIL")
 	if name == "" || email == "" {
 		cfg, err := g.r.ConfigScoped(gitconfig.SystemScope)
@@ -123,5 +142,5 @@ func (g *Repo) signature() (Ident, error) {
 	if name == "" || email == "" {
 		return Ident{}, errors.New("git does not know who you are: set user.name and user.email with git config")
 	}
-	return Ident{Name: name, Email: email, When: time.Now()}, nil
+	return Ident{Name: name, Email: email}, nil
 }

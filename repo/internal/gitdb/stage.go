@@ -159,7 +159,7 @@ type Made struct {
 // under each of dirs (slash paths), from the index the tree was written
 // from: no tree is read back.
 func (g *Repo) CommitListing(msg string, files map[string]Blob, remove []string, s Settle, dirs ...string) (Made, error) {
-	sig, err := g.signature()
+	author, committer, err := g.signature()
 	if err != nil {
 		return Made{}, err
 	}
@@ -176,7 +176,7 @@ func (g *Repo) CommitListing(msg string, files map[string]Blob, remove []string,
 		return Made{}, err
 	}
 	stageInto(idx, files, remove)
-	m, es, err := g.commitIndex(idx, msg, sig)
+	m, es, err := g.commitIndex(idx, msg, author, committer)
 	if errors.Is(err, ErrNothingToCommit) {
 		return Made{}, err
 	}
