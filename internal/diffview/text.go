@@ -248,6 +248,25 @@ func Text(w io.Writer, res *diff.Result) error {
 				fmt.Fprintln(bw, line)
 			}
 		}
+		tileLines(bw, f)
 	}
 	return bw.Flush()
 }
+
+// tileLines prints one line per measured raster tile (diff --stats).
+func tileLines(w io.Writer, f *diff.FileDiff) {
+	for _, t := range f.Tiles {
+		line := fmt.Sprintf("  tile     %-24s", t.Key)
+		if t.Error != "" {
+			fmt.Fprintln(w, line+" "+t.Error)
+			continue
+		}
+		line += fmt.Sprintf(" %d px changed", t.ChangedPixels)
+		for _, b := range t.Bands {
+			line += fmt.Sprintf("; b%d %s..%s mean %s", b.Band, fmtNum(b.Min), fmtNum(b.Max), fmtNum(b.Mean))
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
