@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/diff/review"
@@ -76,4 +77,22 @@ func (r *Repo) thumbs(ctx context.Context, cr *ChunkReader, work bool, f *diff.F
 	}
 	th.Before, th.After, err = review.Thumbnails(old, cur, nodata, hasND)
 	return th, err
+}
+
+// WriteReview writes the review page of revisions from..to to w: the
+// diff with raster tile statistics and previews (what diff --format html
+// writes for two revisions).
+func (r *Repo) WriteReview(ctx context.Context, w io.Writer, from, to string) error {
+	res, err := r.Diff(ctx, DiffOptions{From: from, To: to, Features: true})
+	if err != nil {
+		return err
+	}
+	if err := r.RasterStats(ctx, res); err != nil {
+		return err
+	}
+	p, err := r.Review(ctx, res)
+	if err != nil {
+		return err
+	}
+	return review.Write(w, p)
 }

@@ -164,4 +164,13 @@ func TestDiffStatsGolden(t *testing.T) {
 	if !strings.Contains(page, "data:image/png;base64,") || !strings.Contains(page, `z0/r1/c1`) {
 		t.Errorf("review page lacks previews or tiles (%d bytes)", len(page))
 	}
+	// chunkvc serve answers /review/A..B with the very same page.
+	srv := startServe(t, r)
+	code, hdr, body := curl(t, srv.url+"/review/HEAD~1..HEAD")
+	if code != 200 || !strings.Contains(hdr, "text/html") || string(body) != page {
+		t.Errorf("serve /review/HEAD~1..HEAD: %d, %d bytes, same page %v\n%s", code, len(body), string(body) == page, hdr)
+	}
+	if code, _, _ := curl(t, srv.url+"/review/HEAD~1..nosuchrev"); code != 404 {
+		t.Errorf("serve /review with an unknown revision: %d, want 404", code)
+	}
 }
