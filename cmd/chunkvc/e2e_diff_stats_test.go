@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,8 +42,9 @@ func (r *statsRaster) clone() *statsRaster {
 	return c
 }
 
-// cog writes r as a deflate COG with 128-pixel tiles at dst.
-func (r *statsRaster) cog(t *testing.T, dst string) {
+// cog writes r as a COG with 128-pixel tiles at dst, deflate unless
+// args say otherwise.
+func (r *statsRaster) cog(t *testing.T, dst string, args ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	img := filepath.Join(dir, "src.img")
@@ -57,8 +59,11 @@ func (r *statsRaster) cog(t *testing.T, dst string) {
 	if err := os.WriteFile(img, buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	formattest.Run1(t, "gdal_translate", "-q", "-of", "COG", "-co", "BLOCKSIZE=128", "-co", "COMPRESS=DEFLATE",
-		"-co", "PREDICTOR=YES", "-co", "OVERVIEWS=NONE", img, dst)
+	if len(args) == 0 {
+		args = []string{"-co", "COMPRESS=DEFLATE", "-co", "PREDICTOR=YES"}
+	}
+	formattest.Run1(t, "gdal_translate", append(append([]string{"-q", "-of", "COG", "-co", "BLOCKSIZE=128",
+		"-co", "OVERVIEWS=NONE"}, args...), img, dst)...)
 }
 
 // expectedTiles measures old → cur per 128-pixel tile, straight from the
@@ -172,5 +177,28 @@ func TestDiffStatsGolden(t *testing.T) {
 	}
 	if code, _, _ := curl(t, srv.url+"/review/HEAD~1..nosuchrev"); code != 404 {
 		t.Errorf("serve /review with an unknown revision: %d, want 404", code)
+	}
+}
+
+// TestDiffStatsUnsupported requires a codec chunkvc cannot decode in Go
+// to be named in one warning, with no tiles and no failure.
+func TestDiffStatsUnsupported(t *testing.T) {
+	formattest.RequireTool(t, "gdal_translate")
+	r := newRunner(t)
+	jpeg := []string{"-ot", "Byte", "-scale", "1000", "2200", "0", "255", "-co", "COMPRESS=JPEG"}
+	old := newStatsRaster(256, 256)
+	old.cog(t, r.path("photo.tif"), jpeg...)
+	r.cv("init")
+	r.cv("track", "*.tif")
+	r.cv("commit", "-m", "v1")
+	cur := old.clone()
+	for i := range 2000 {
+		cur.v[0][i] += 400
+	}
+	cur.cog(t, r.path("photo.tif"), jpeg...)
+	var res diff.Result
+	r.jsonOf(&res, "diff", "--stats")
+	if len(res.Files) != 1 || len(res.Files[0].Tiles) != 0 || !slices.Contains(res.Files[0].Warnings, "stats: unsupported codec jpeg") {
+		t.Fatalf("want one file, no tiles and the warning: %+v", res.Files)
 	}
 }

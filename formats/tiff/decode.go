@@ -50,6 +50,11 @@ type Block struct {
 	Codec, DType string
 }
 
+// maxDecode bounds the samples one Block holds (a tile, a strip, or an
+// Overview): 2^24 float64s are 128 MiB, and a hostile or odd file must
+// not make a diff allocate more.
+const maxDecode = 1 << 24
+
 // OpenRaster reads the directory of the TIFF in r.
 func OpenRaster(ctx context.Context, r io.ReaderAt, size int64) (*Raster, error) {
 	rd, err := newReader(r, size)
@@ -125,6 +130,9 @@ func (ra *Raster) Block(key string, fill float64) (*Block, error) {
 	f, err := im.sampleFormat()
 	if err != nil {
 		return nil, fmt.Errorf("tiff: block %s: %w", key, err)
+	}
+	if im.bw*im.bh*im.spp > maxDecode {
+		return nil, &UnsupportedError{fmt.Sprintf("block size %dx%d×%d", im.bw, im.bh, im.spp)}
 	}
 	bl := &Block{W: int(im.bw), H: int(im.bh), Codec: compressionName(im.compression), DType: dtype(im.bits, im.sampleFm)}
 	if !im.tiled {
@@ -396,6 +404,9 @@ func (ra *Raster) Overview(minSide int, fill float64) (*Block, int, error) {
 	}
 	if pick == nil {
 		return nil, 0, errors.New("tiff: no full-resolution image")
+	}
+	if pick.w*pick.h*pick.spp > maxDecode {
+		return nil, 0, &UnsupportedError{fmt.Sprintf("preview of a %dx%d×%d image without a smaller overview", pick.w, pick.h, pick.spp)}
 	}
 	out := &Block{W: int(pick.w), H: int(pick.h), ValidW: int(pick.w), ValidH: int(pick.h),
 		Bands: make([][]float64, pick.spp), Codec: compressionName(pick.compression), DType: dtype(pick.bits, pick.sampleFm)}
