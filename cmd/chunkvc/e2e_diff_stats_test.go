@@ -161,6 +161,10 @@ func TestDiffStatsGolden(t *testing.T) {
 	if !strings.Contains(text, "tile     z0/r0/c0") || !strings.Contains(text, "1200 px changed; b1 5..5 mean 5; b2 -3..-3 mean -3") {
 		t.Errorf("text output lacks the tile lines:\n%s", text)
 	}
+	md := r.cv("diff", "--stats", "--format", "markdown", "HEAD~1", "HEAD")
+	if !strings.Contains(md, "| `z0/r0/c0` | 1200 | b1: 5 / 5 / 5 b2: -3 / -3 / -3 |") {
+		t.Errorf("markdown lacks the tile table:\n%s", md)
+	}
 	if out := r.cv("diff", "--json", "HEAD~1", "HEAD"); strings.Contains(out, `"tiles"`) {
 		t.Errorf("tiles measured without --stats:\n%s", out)
 	}
