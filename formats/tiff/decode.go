@@ -61,17 +61,10 @@ func OpenRaster(ctx context.Context, r io.ReaderAt, size int64) (*Raster, error)
 	if err != nil {
 		return nil, err
 	}
-	ds, err := rd.ifds(ctx)
+	ims, err := rd.images(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ims := make([]*image, len(ds))
-	for i, d := range ds {
-		if ims[i], err = rd.readImage(d); err != nil {
-			return nil, err
-		}
-	}
-	assignKeys(rd, ims)
 	ra := &Raster{rd: rd, ims: map[string]*image{}}
 	for _, im := range ims {
 		if im.hasGrid {
