@@ -18,16 +18,18 @@ import (
 // each changed block is decoded in both versions and measured
 // (rasterstats.Compare). Stored versions are read through a ChunkReader,
 // so only the directory and the changed blocks are fetched, never the
-// whole file. A codec this build cannot decode adds one warning
-// "stats: unsupported codec X" to the file instead of tiles.
-func (r *Repo) RasterStats(ctx context.Context, res *diff.Result) error {
+// whole file. A codec this package cannot decode is handed to via when
+// it is set (GDAL, in a GDAL build; both versions are then assembled into
+// temp files), else it adds one warning "stats: unsupported codec X" to
+// the file instead of tiles.
+func (r *Repo) RasterStats(ctx context.Context, res *diff.Result, via WindowReader) error {
 	cr := r.NewChunkReader(0, 0)
 	for i := range res.Files {
 		f := &res.Files[i]
 		if f.Old() == nil || f.New() == nil || f.Old().Format != formats.TIFF || f.New().Format != formats.TIFF {
 			continue
 		}
-		if err := r.fileStats(ctx, cr, res.ToCommit == "", f); err != nil {
+		if err := r.fileStats(ctx, cr, res, f, via); err != nil {
 			return fmt.Errorf("stats of %s: %w", f.Path, err)
 		}
 	}
@@ -65,8 +67,13 @@ func (r *Repo) rasterAt(ctx context.Context, cr *ChunkReader, m *manifest.Manife
 	return rs, done, nil
 }
 
+// WindowReader reads a window of every band of the raster in local file
+// name as float64 (gdal.ReadWindow in a GDAL build).
+type WindowReader func(name string, win tiff.Window) ([][]float64, error)
+
 // fileStats measures the changed blocks of one TIFF FileDiff.
-func (r *Repo) fileStats(ctx context.Context, cr *ChunkReader, work bool, f *diff.FileDiff) error {
+func (r *Repo) fileStats(ctx context.Context, cr *ChunkReader, res *diff.Result, f *diff.FileDiff, via WindowReader) error {
+	work := res.ToCommit == ""
 	tiles := changedTiles(f.Changes)
 	if len(tiles) == 0 {
 		return nil
@@ -97,6 +104,9 @@ func (r *Repo) fileStats(ctx context.Context, cr *ChunkReader, work bool, f *dif
 			err = rasterstats.Compare(t, ob, nb)
 		}
 		var unsup *tiff.UnsupportedError
+		if errors.As(err, &unsup) && via != nil {
+			return r.fileStatsVia(ctx, res, f, tiles, newR, via)
+		}
 		if errors.As(err, &unsup) {
 			f.Warnings = append(f.Warnings, "stats: "+unsup.Error())
 			return nil
@@ -123,4 +133,41 @@ func changedTiles(changes []diff.ChunkChange) []diff.TileStats {
 		out = append(out, diff.TileStats{Key: key, Level: k.Level, Col: k.Col, Row: k.Row, BBox: c.BBox})
 	}
 	return out
+}
+
+// fileStatsVia measures tiles of f with via reading both versions,
+// assembled into local files; newR places each block.
+func (r *Repo) fileStatsVia(ctx context.Context, res *diff.Result, f *diff.FileDiff, tiles []diff.TileStats, newR *tiff.Raster, via WindowReader) error {
+	oldName, doneOld, err := r.FileAt(ctx, res.FromCommit, f.Old().Path)
+	if err != nil {
+		return err
+	}
+	defer doneOld()
+	newName, doneNew, err := r.FileAt(ctx, res.ToCommit, f.New().Path)
+	if err != nil {
+		return err
+	}
+	defer doneNew()
+	for i := range tiles {
+		t := &tiles[i]
+		win, err := newR.BlockWindow(t.Key)
+		var ob, nb [][]float64
+		if err == nil {
+			ob, err = via(oldName, win)
+		}
+		if err == nil {
+			nb, err = via(newName, win)
+		}
+		if err == nil {
+			block := func(b [][]float64) *tiff.Block {
+				return &tiff.Block{W: win.W, H: win.H, ValidW: win.W, ValidH: win.H, Bands: b}
+			}
+			err = rasterstats.Compare(t, block(ob), block(nb))
+		}
+		if err != nil {
+			t.Error = "stats: " + err.Error()
+		}
+	}
+	f.Tiles = tiles
+	return nil
 }

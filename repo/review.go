@@ -87,7 +87,7 @@ func (r *Repo) WriteReview(ctx context.Context, w io.Writer, from, to string) er
 	if err != nil {
 		return err
 	}
-	if err := r.RasterStats(ctx, res); err != nil {
+	if err := r.RasterStats(ctx, res, nil); err != nil {
 		return err
 	}
 	p, err := r.Review(ctx, res)

@@ -144,7 +144,7 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []str
 		return err
 	}
 	if o.stats {
-		if err := r.RasterStats(ctx, res); err != nil {
+		if err := r.RasterStats(ctx, res, diffWindows()); err != nil {
 			return err
 		}
 	}

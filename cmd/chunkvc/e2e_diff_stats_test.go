@@ -185,10 +185,20 @@ func TestDiffStatsGolden(t *testing.T) {
 }
 
 // TestDiffStatsUnsupported requires a codec chunkvc cannot decode in Go
-// to be named in one warning, with no tiles and no failure.
+// to be named in one warning, with no tiles and no failure, when no GDAL
+// build is there to take over.
 func TestDiffStatsUnsupported(t *testing.T) {
 	formattest.RequireTool(t, "gdal_translate")
 	r := newRunner(t)
+	// Without GDAL: a chunkvc-gdal on PATH would take --stats over.
+	for i, e := range r.env {
+		if dirs, ok := strings.CutPrefix(e, "PATH="); ok {
+			r.env[i] = "PATH=" + strings.Join(slices.DeleteFunc(filepath.SplitList(dirs), func(d string) bool {
+				_, err := os.Stat(filepath.Join(d, "chunkvc-gdal"))
+				return err == nil
+			}), string(filepath.ListSeparator))
+		}
+	}
 	jpeg := []string{"-ot", "Byte", "-scale", "1000", "2200", "0", "255", "-co", "COMPRESS=JPEG"}
 	old := newStatsRaster(256, 256)
 	old.cog(t, r.path("photo.tif"), jpeg...)
@@ -204,5 +214,40 @@ func TestDiffStatsUnsupported(t *testing.T) {
 	r.jsonOf(&res, "diff", "--stats")
 	if len(res.Files) != 1 || len(res.Files[0].Tiles) != 0 || !slices.Contains(res.Files[0].Warnings, "stats: unsupported codec jpeg") {
 		t.Fatalf("want one file, no tiles and the warning: %+v", res.Files)
+	}
+}
+
+// TestDiffStatsGDAL: built with GDAL, diff --stats reads the tiles it
+// cannot decode in Go (JPEG here) with GDAL, so the edited tiles are
+// measured instead of warned about. JPEG is lossy, so the figures are
+// checked for sign and place, not exactly.
+func TestDiffStatsGDAL(t *testing.T) {
+	formattest.RequireTool(t, "gdal_translate")
+	formattest.RequireTool(t, "gdal-config")
+	bin := diffBinary(t, "gdal")
+	r := newRunner(t)
+	jpeg := []string{"-ot", "Byte", "-scale", "1000", "2200", "0", "255", "-co", "COMPRESS=JPEG"}
+	old := newStatsRaster(256, 256)
+	old.cog(t, r.path("photo.tif"), jpeg...)
+	r.cv("init")
+	r.cv("track", "*.tif")
+	r.cv("commit", "-m", "v1")
+	cur := old.clone()
+	for y := 150; y < 200; y++ { // tile r1/c0, band 1 brighter
+		for x := 20; x < 80; x++ {
+			cur.v[0][y*256+x] += 400
+		}
+	}
+	cur.cog(t, r.path("photo.tif"), jpeg...)
+	var res diff.Result
+	if err := json.Unmarshal([]byte(r.dv(bin, 0, "diff", "--stats", "--json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 1 || len(res.Files[0].Tiles) != 1 {
+		t.Fatalf("want one file with one tile: %+v", res.Files)
+	}
+	tl := res.Files[0].Tiles[0]
+	if tl.Key != "z0/r1/c0" || tl.Error != "" || tl.ChangedPixels < 50*60 || len(tl.Bands) != 2 || tl.Bands[0].Mean <= 0 {
+		t.Errorf("tile %+v: want z0/r1/c0 with at least 3000 pixels changed, band 1 brighter", tl)
 	}
 }

@@ -423,3 +423,26 @@ func (ra *Raster) Overview(minSide int, fill float64) (*Block, int, error) {
 	}
 	return out, pick.level, nil
 }
+
+// Window is where a block lies in its image, for a reader other than
+// Block (GDAL) to fetch the same pixels: the image's size and the block's
+// valid pixels in it.
+type Window struct {
+	ImageW, ImageH int
+	X0, Y0, W, H   int
+}
+
+// BlockWindow returns the window of block key (a BlockKey).
+func (ra *Raster) BlockWindow(key string) (Window, error) {
+	k, ok := ParseKey(key)
+	if !ok || k.Gap || k.Plane >= 0 || k.Cut {
+		return Window{}, fmt.Errorf("tiff: %q is not a block key", key)
+	}
+	im := ra.ims[k.prefix()]
+	if im == nil || uint64(k.Row) >= im.down || uint64(k.Col) >= im.across {
+		return Window{}, fmt.Errorf("tiff: block %s: no such block", key)
+	}
+	x0, y0 := uint64(k.Col)*im.bw, uint64(k.Row)*im.bh
+	return Window{ImageW: int(im.w), ImageH: int(im.h), X0: int(x0), Y0: int(y0),
+		W: int(min(im.bw, im.w-x0)), H: int(min(im.bh, im.h-y0))}, nil
+}
