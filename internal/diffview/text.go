@@ -253,9 +253,14 @@ func Text(w io.Writer, res *diff.Result) error {
 	return bw.Flush()
 }
 
-// tileLines prints one line per measured raster tile (diff --stats).
+// tileLines prints one line per measured raster tile (diff --stats), up
+// to maxListed.
 func tileLines(w io.Writer, f *diff.FileDiff) {
-	for _, t := range f.Tiles {
+	for j, t := range f.Tiles {
+		if j == maxListed {
+			fmt.Fprintf(w, "  … and %d more tiles (--format json lists all)\n", len(f.Tiles)-maxListed)
+			return
+		}
 		line := fmt.Sprintf("  tile     %-24s", t.Key)
 		if t.Error != "" {
 			fmt.Fprintln(w, line+" "+t.Error)
