@@ -13,6 +13,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 	"github.com/chunkvc/chunkvc/store"
 )
 
@@ -120,6 +121,15 @@ func TestMergeDriverSplicesCOG(t *testing.T) {
 	}
 	if !bytes.Contains(work, theirTile) || !bytes.Contains(work, bytes.Repeat([]byte("our new tile "), 40)) {
 		t.Fatal("the merged file lacks a side's tile")
+	}
+	// The stat cache records the merged file, as a commit does: once past
+	// the racy window, checkout and status do not read it again.
+	fi, err := os.Stat(filepath.Join(r.Root, "dem.tif"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := r.loadStatCache().LayoutOf("dem.tif", statcache.StatOf(fi)); !ok || e.Digest != m.Digest || e.Layout != m.Layout {
+		t.Fatalf("stat cache after the merge: %+v, %v", e, ok)
 	}
 }
 
