@@ -62,6 +62,28 @@ type ColumnChange struct {
 	New  json.RawMessage `json:"new"`
 }
 
+// FeaturesFrom converts any value whose JSON is diff --features'
+// "features" object (the featurediff result) into Features; nil gives nil.
+// Going through JSON keeps this package to the published contract rather
+// than to another package's Go types.
+func FeaturesFrom(v any) (*Features, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("review: features: %w", err)
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	var f Features
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("review: features: %w", err)
+	}
+	return &f, nil
+}
+
 // pageData is the JSON the page's script draws from.
 type pageData struct {
 	From     string     `json:"from"`

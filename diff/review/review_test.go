@@ -2,6 +2,7 @@ package review
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,5 +27,25 @@ func TestWriteSelfContained(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:|//)`).FindString(page); m != "" {
 		t.Errorf("page references the network: %s", m)
+	}
+}
+
+// TestFeaturesFrom: any value with the "features" JSON contract converts,
+// a nil pointer gives no features, and a value of another shape fails.
+func TestFeaturesFrom(t *testing.T) {
+	var v map[string]any
+	if err := json.Unmarshal([]byte(featuresJSON), &v); err != nil {
+		t.Fatal(err)
+	}
+	f, err := FeaturesFrom(v)
+	if err != nil || len(f.Changes) != 4 || f.Changes[2].Columns[1].Name != "surface" || f.Changes[3].FromPath != "old/roads.parquet" {
+		t.Fatalf("FeaturesFrom: %+v, %v", f, err)
+	}
+	var none *Features
+	if f, err := FeaturesFrom(none); f != nil || err != nil {
+		t.Errorf("nil pointer: %+v, %v", f, err)
+	}
+	if _, err := FeaturesFrom([]int{1}); err == nil {
+		t.Error("a list converted to features")
 	}
 }
