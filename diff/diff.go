@@ -140,6 +140,9 @@ type FileDiff struct {
 	Zarr       *ZarrDiff       `json:"zarr,omitempty"`
 	// Changes lists every chunk key that is not unchanged, in key order.
 	Changes []ChunkChange `json:"changes"`
+	// Tiles measures each changed raster block (diff --stats; repo fills
+	// it in by decoding both versions of those blocks only).
+	Tiles []TileStats `json:"tiles,omitempty"`
 
 	old, cur *manifest.Manifest
 }

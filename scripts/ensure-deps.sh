@@ -9,6 +9,8 @@ command -v gdalinfo >/dev/null 2>&1 || need+=(gdal-bin)
 command -v ogr2ogr >/dev/null 2>&1 || need+=(gdal-bin)
 command -v gdal-config >/dev/null 2>&1 || need+=(libgdal-dev)
 command -v git >/dev/null 2>&1 || need+=(git)
+# Headless Chromium runs the review page's browser test (diff/review).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 # zarr-python and xarray write and read the Zarr stores of formats/zarr's
 # tests; modules, not commands, so ask Debian's interpreter for them.
 /usr/bin/python3 -c 'import zarr, xarray, fsspec, aiohttp, numcodecs' >/dev/null 2>&1 ||

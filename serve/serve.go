@@ -233,6 +233,10 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 		_ = json.NewEncoder(w).Encode(s.Stats())
 		return
 	}
+	if isReview(req.URL.Path) {
+		s.serveReview(ctx, w, req, info)
+		return
+	}
 	t, commit, code, err := s.resolve(ctx, req.URL.Path)
 	if err != nil {
 		fail(code, err)

@@ -21,10 +21,12 @@ type diffOptions struct {
 	png      string
 	exitCode bool
 	features bool
+	stats    bool
+	output   string
 }
 
 // diffFormats are the values --format takes.
-var diffFormats = []string{"text", "markdown", "json", "geojson"}
+var diffFormats = []string{"text", "markdown", "json", "geojson", "html"}
 
 // errDifferences makes --exit-code exit 1 without a message.
 var errDifferences = errors.New("differences found")
@@ -49,7 +51,12 @@ header). Working files are chunked and hashed but nothing is stored.
 
 --format json prints one object {"from","to","files":[…]} (fields in the
 README); geojson prints the changed chunks' footprints in EPSG:4326 (RFC 7946)
-for GitHub or QGIS; markdown prints a table per file for a pull request.
+for GitHub or QGIS; markdown prints a table per file for a pull request;
+html writes one self-contained review page (maps, previews, tables) that
+opens offline. -o FILE writes the output there instead of stdout.
+--stats (also on with --features given, and for html) decodes each changed
+raster tile in both versions: changed pixels and per-band min, max and
+mean of new − old.
 --png draws the file's extent with the changed tiles or blocks outlined, over
 a low-resolution rendering of the raster when built with GDAL.
 
@@ -64,6 +71,7 @@ is 1 when there are.`,
 			if g.json {
 				o.format = "json"
 			}
+			o.stats = o.stats || o.format == "html" || c.Flags().Changed("features") && o.features
 			return runDiff(c, g, o, revs, paths)
 		},
 	}
@@ -71,6 +79,8 @@ is 1 when there are.`,
 	c.Flags().StringVar(&o.png, "png", "", "also draw the changes into PNG `FILE`")
 	c.Flags().BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences")
 	c.Flags().BoolVar(&o.features, "features", true, "compare FlatGeobuf files feature by feature")
+	c.Flags().BoolVar(&o.stats, "stats", false, "measure changed raster tiles (pixels, band min/max/mean)")
+	c.Flags().StringVarP(&o.output, "output", "o", "", "write the output to `FILE` instead of stdout")
 	addJSON(c, g)
 	return c
 }
@@ -133,21 +143,32 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []str
 	if err != nil {
 		return err
 	}
+	if o.stats {
+		if err := r.RasterStats(ctx, res, diffWindows()); err != nil {
+			return err
+		}
+	}
+	out, done, err := diffOutput(g, o.output)
+	if err != nil {
+		return err
+	}
 	switch o.format {
 	case "json":
-		err = g.printJSON(res)
+		err = writeJSON(out, res)
+	case "html":
+		err = writeReview(ctx, r, res, out)
 	case "markdown":
-		err = diffview.Markdown(g.stdout, res)
+		err = diffview.Markdown(out, res)
 	case "geojson":
 		var note string
-		note, err = diffview.GeoJSON(g.stdout, res, diffToLonLat())
+		note, err = diffview.GeoJSON(out, res, diffToLonLat())
 		if note != "" {
 			fmt.Fprintf(g.stderr, "chunkvc: %s\n", note)
 		}
 	default:
-		err = diffview.Text(g.stdout, res)
+		err = diffview.Text(out, res)
 	}
-	if err != nil {
+	if err = done(err); err != nil {
 		return err
 	}
 	if o.png != "" {

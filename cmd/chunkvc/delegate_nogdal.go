@@ -10,8 +10,9 @@ import (
 	"syscall"
 )
 
-// delegateToGDAL hands a command that needs GDAL (normalize; diff --png or
-// --format geojson, which render and reproject with it) to chunkvc-gdal,
+// delegateToGDAL hands a command that needs GDAL (normalize; diff --png,
+// --format geojson or --stats, which render, reproject and decode with it)
+// to chunkvc-gdal,
 // the same program built with the gdal tag, when it is installed beside
 // this one or on PATH. The everyday binary stays free of GDAL's shared
 // libraries, whose loading costs ~50 ms on every command.
@@ -21,7 +22,8 @@ func delegateToGDAL(args []string) {
 	}
 	needs := args[1] == "normalize" ||
 		args[1] == "diff" && slices.ContainsFunc(args[2:], func(a string) bool {
-			return a == "--png" || a == "geojson" || a == "--format=geojson" || len(a) > 6 && a[:6] == "--png="
+			return a == "--png" || a == "geojson" || a == "--format=geojson" || len(a) > 6 && a[:6] == "--png=" ||
+				a == "--stats" // tiles chunkvc cannot decode (JPEG, WebP…) are read with GDAL
 		})
 	if !needs {
 		return

@@ -5,6 +5,7 @@ package main
 import (
 	"image"
 
+	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/gdal"
 	"github.com/chunkvc/chunkvc/internal/diffview"
 	"github.com/chunkvc/chunkvc/repo"
@@ -30,5 +31,13 @@ func diffRasters(r *repo.Repo) *diffview.Rasters {
 			img, _, err := gdal.RenderPreview(name, w, h)
 			return img, err
 		},
+	}
+}
+
+// diffWindows reads raster tiles chunkvc cannot decode (JPEG, WebP…) with
+// GDAL for diff --stats.
+func diffWindows() repo.WindowReader {
+	return func(name string, w tiff.Window) ([][]float64, error) {
+		return gdal.ReadWindow(name, w.ImageW, w.ImageH, w.X0, w.Y0, w.W, w.H)
 	}
 }

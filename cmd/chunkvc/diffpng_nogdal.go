@@ -13,3 +13,7 @@ func diffToLonLat() diffview.Reprojector { return nil }
 
 // diffRasters is nil without GDAL: diff --png draws outlines only.
 func diffRasters(*repo.Repo) *diffview.Rasters { return nil }
+
+// diffWindows is nil without GDAL: diff --stats warns about codecs it
+// cannot decode in Go.
+func diffWindows() repo.WindowReader { return nil }

@@ -16,8 +16,11 @@ import (
 )
 
 // printJSON writes v as one JSON object on stdout.
-func (g *globalOptions) printJSON(v any) error {
-	enc := json.NewEncoder(g.stdout)
+func (g *globalOptions) printJSON(v any) error { return writeJSON(g.stdout, v) }
+
+// writeJSON writes v to w as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -44,3 +44,43 @@ func BenchmarkLayout(b *testing.B) {
 		}
 	}
 }
+
+// FuzzBlock: decoding any block, and the preview, of any input that
+// opens never panics. Images with blocks over 2^16 samples are skipped
+// to keep executions fast (maxDecode bounds them in real use).
+func FuzzBlock(f *testing.F) {
+	for _, c := range corpusTIFFs(f) {
+		f.Add(c.Data)
+	}
+	f.Add(twoByTwo(binary.LittleEndian, false))
+	f.Add(twoByTwo(binary.BigEndian, true))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ra, err := OpenRaster(context.Background(), bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		small := true
+		for _, im := range ra.ims {
+			if im.bw*im.bh*im.spp > 1<<16 || im.w*im.h*im.spp > 1<<20 {
+				small = false
+				continue
+			}
+			for i := range min(uint64(4), im.across*im.down) {
+				k := Key{IFD: -1, Level: -1, Tiled: im.tiled, Row: int(i / im.across), Col: int(i % im.across), Plane: -1}
+				if pk, ok := ParseKey(im.prefix + "r0/c0"); ok {
+					k.IFD, k.Mask, k.Level = pk.IFD, pk.Mask, pk.Level
+				}
+				if !im.tiled {
+					k.Row, k.Col = int(i), 0
+					if i >= im.down {
+						break
+					}
+				}
+				_, _ = ra.Block(k.String(), 0)
+			}
+		}
+		if small {
+			_, _, _ = ra.Overview(8, 0)
+		}
+	})
+}

@@ -60,17 +60,10 @@ func (Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.
 		return nil, err
 	}
 	ghost := rd.ghost()
-	ds, err := rd.ifds(ctx)
+	ims, err := rd.images(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ims := make([]*image, len(ds))
-	for i, d := range ds {
-		if ims[i], err = rd.readImage(d); err != nil {
-			return nil, err
-		}
-	}
-	assignKeys(rd, ims)
 	var blocks []block
 	for _, im := range ims {
 		if !im.hasGrid {
@@ -95,6 +88,22 @@ func (Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.
 		Segments: segs,
 		Aliases:  aliases,
 	}, nil
+}
+
+// images reads every IFD as an image, with keys assigned.
+func (rd *reader) images(ctx context.Context) ([]*image, error) {
+	ds, err := rd.ifds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ims := make([]*image, len(ds))
+	for i, d := range ds {
+		if ims[i], err = rd.readImage(d); err != nil {
+			return nil, err
+		}
+	}
+	assignKeys(rd, ims)
+	return ims, nil
 }
 
 // segments turns the blocks into file-ordered segments covering the file:

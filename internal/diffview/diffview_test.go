@@ -181,3 +181,25 @@ func TestZarrArrayLines(t *testing.T) {
 		t.Errorf("append of two time steps:\n%s", b.String())
 	}
 }
+
+// TestTextTilesCapped: measured tiles print one line each, capped like
+// chunk changes, with the rest counted.
+func TestTextTilesCapped(t *testing.T) {
+	f := diff.FileDiff{Path: "dem.tif", Status: diff.Modified, Format: "tiff"}
+	for i := range maxListed + 5 {
+		f.Tiles = append(f.Tiles, diff.TileStats{Key: fmt.Sprintf("z0/s%d", i), ChangedPixels: 3,
+			Bands: []diff.BandStats{{Band: 1, Min: -1, Max: 2, Mean: 0.5}}})
+	}
+	var b strings.Builder
+	if err := Text(&b, &diff.Result{From: "a", To: "b", Files: []diff.FileDiff{f}}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "\n  tile "); n != maxListed {
+		t.Errorf("%d tile lines, want %d:\n%s", n, maxListed, out)
+	}
+	if !strings.Contains(out, "tile     z0/s0                    3 px changed; b1 -1..2 mean 0.5\n") ||
+		!strings.Contains(out, "… and 5 more tiles") {
+		t.Errorf("tile lines wrong:\n%s", out)
+	}
+}

@@ -80,6 +80,29 @@ func Markdown(w io.Writer, res *diff.Result) error {
 			}
 			fmt.Fprintln(bw, "\n</details>")
 		}
+		mdTiles(bw, f)
 	}
 	return bw.Flush()
+}
+
+// mdTiles writes the measured raster tiles (diff --stats) as a table,
+// capped at maxListed rows.
+func mdTiles(w io.Writer, f *diff.FileDiff) {
+	if len(f.Tiles) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n<details><summary>%d changed tiles measured</summary>\n\n", len(f.Tiles))
+	fmt.Fprintln(w, "| tile | changed pixels | band: min / max / mean of new − old |\n|---|---|---|")
+	for j, t := range f.Tiles {
+		if j == maxListed {
+			fmt.Fprintf(w, "| … | %d more | |\n", len(f.Tiles)-maxListed)
+			break
+		}
+		stats := t.Error
+		for _, b := range t.Bands {
+			stats += fmt.Sprintf("b%d: %s / %s / %s ", b.Band, fmtNum(b.Min), fmtNum(b.Max), fmtNum(b.Mean))
+		}
+		fmt.Fprintf(w, "| `%s` | %d | %s |\n", mdEscape(t.Key), t.ChangedPixels, mdEscape(strings.TrimSpace(stats)))
+	}
+	fmt.Fprintln(w, "\n</details>")
 }

@@ -248,6 +248,30 @@ func Text(w io.Writer, res *diff.Result) error {
 				fmt.Fprintln(bw, line)
 			}
 		}
+		tileLines(bw, f)
 	}
 	return bw.Flush()
 }
+
+// tileLines prints one line per measured raster tile (diff --stats), up
+// to maxListed.
+func tileLines(w io.Writer, f *diff.FileDiff) {
+	for j, t := range f.Tiles {
+		if j == maxListed {
+			fmt.Fprintf(w, "  … and %d more tiles (--format json lists all)\n", len(f.Tiles)-maxListed)
+			return
+		}
+		line := fmt.Sprintf("  tile     %-24s", t.Key)
+		if t.Error != "" {
+			fmt.Fprintln(w, line+" "+t.Error)
+			continue
+		}
+		line += fmt.Sprintf(" %d px changed", t.ChangedPixels)
+		for _, b := range t.Bands {
+			line += fmt.Sprintf("; b%d %s..%s mean %s", b.Band, fmtNum(b.Min), fmtNum(b.Max), fmtNum(b.Mean))
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
