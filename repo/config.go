@@ -25,6 +25,9 @@ type Config struct {
 	Datasets []string
 	// Policies are the gates commit, check and push apply, in file order.
 	Policies []Policy
+	// Keys name the feature key of matching files for diff --features,
+	// in file order (the first match wins).
+	Keys []KeyRule
 }
 
 const configHeader = "# chunkvc repository configuration; edit with `chunkvc init` and `chunkvc track`.\n"
@@ -45,6 +48,9 @@ func (c *Config) Encode() []byte {
 	}
 	for _, p := range c.Policies {
 		fmt.Fprintf(&b, "%s\n", p)
+	}
+	for _, k := range c.Keys {
+		fmt.Fprintf(&b, "%s\n", k)
 	}
 	return b.Bytes()
 }
@@ -86,6 +92,12 @@ func ParseConfig(data []byte) (*Config, error) {
 				return nil, fmt.Errorf("line %d: %w", ln, err)
 			}
 			c.Policies = append(c.Policies, p)
+		case "key":
+			kr, err := parseKeyRule(v)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", ln, err)
+			}
+			c.Keys = append(c.Keys, kr)
 		default:
 			return nil, fmt.Errorf("line %d: unknown key %q", ln, k)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chunkvc/chunkvc/diff"
+	"github.com/chunkvc/chunkvc/diff/featurediff"
 	"github.com/chunkvc/chunkvc/internal/diffview"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
@@ -21,6 +22,7 @@ type diffOptions struct {
 	png      string
 	exitCode bool
 	features bool
+	key      string // --key: feature-level diff by this column
 }
 
 // diffFormats are the values --format takes.
@@ -64,13 +66,15 @@ is 1 when there are.`,
 			if g.json {
 				o.format = "json"
 			}
-			return runDiff(c, g, o, revs, paths)
+			rowsAsked := c.Flags().Changed("features") && o.features || o.key != ""
+			return runDiff(c, g, o, rowsAsked, revs, paths)
 		},
 	}
 	c.Flags().StringVar(&o.format, "format", "text", "output `FORMAT`: "+strings.Join(diffFormats, ", "))
 	c.Flags().StringVar(&o.png, "png", "", "also draw the changes into PNG `FILE`")
 	c.Flags().BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences")
-	c.Flags().BoolVar(&o.features, "features", true, "compare FlatGeobuf files feature by feature")
+	c.Flags().BoolVar(&o.features, "features", true, "compare FlatGeobuf files feature by feature; given, list the rows and features that changed (GeoParquet, Parquet, FlatGeobuf)")
+	c.Flags().StringVar(&o.key, "key", "", "with --features, pair rows by `COLUMN` (default: the config's key line, else a detected id column)")
 	addJSON(c, g)
 	return c
 }
@@ -103,7 +107,7 @@ func parseDiffRevs(revs []string) (from, to string, err error) {
 	return "", "", usageError{fmt.Errorf("at most two revisions, got %d (paths go after --)", len(revs))}
 }
 
-func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []string) error {
+func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, rows bool, revs, args []string) error {
 	valid := false
 	for _, f := range diffFormats {
 		valid = valid || f == o.format
@@ -133,12 +137,24 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []str
 	if err != nil {
 		return err
 	}
+	if rows {
+		if res.Features, err = r.DiffFeatures(ctx, res, repo.FeatureOptions{Key: o.key}); err != nil {
+			return err
+		}
+	}
 	switch o.format {
 	case "json":
 		err = g.printJSON(res)
 	case "markdown":
 		err = diffview.Markdown(g.stdout, res)
+		if err == nil && res.Features != nil {
+			err = featurediff.Markdown(g.stdout, res.Features)
+		}
 	case "geojson":
+		if res.Features != nil {
+			err = featurediff.GeoJSON(g.stdout, res.Features)
+			break
+		}
 		var note string
 		note, err = diffview.GeoJSON(g.stdout, res, diffToLonLat())
 		if note != "" {
@@ -146,6 +162,9 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []str
 		}
 	default:
 		err = diffview.Text(g.stdout, res)
+		if err == nil && res.Features != nil {
+			err = featurediff.Text(g.stdout, res.Features)
+		}
 	}
 	if err != nil {
 		return err

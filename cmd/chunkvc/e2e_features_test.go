@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chunkvc/chunkvc/diff/featurediff"
+	"github.com/chunkvc/chunkvc/formats/parquet/pqgen"
+)
+
+// The lake of the feature-diff tests: four partitions lake/cell=<c>/part.parquet
+// of five row groups of 100 rows each; row i of cell c has id c*1000+i.
+const (
+	lakeCells = 4
+	lakeRGs   = 5
+	lakePer   = 100
+)
+
+func lakeRow(c, i int) pqgen.Row {
+	id := int64(c*1000 + i)
+	return pqgen.Point(id, fmt.Sprintf("n-%d", id%7), float64(id)/4, float64(c*10+i%10), float64(i/10)/4)
+}
+
+// lakeGroups is version v (1 or 2) of cell c's row groups. Version 2
+// makes, row group by row group, the issue's edits:
+//   - cell 0, row group 1: 100 rows modified (value + 1000; ids 100–109
+//     also move 0.5 east);
+//   - cell 1, row group 2: ids 1200–1204 leave…
+//   - cell 2: …and arrive in a new row group 5, with 20 added rows
+//     (ids 2500–2519);
+//   - cell 3, row group 0: ids 3000–3009 removed.
+func lakeGroups(c, v int) [][]pqgen.Row {
+	var groups [][]pqgen.Row
+	for g := range lakeRGs {
+		var rows []pqgen.Row
+		for i := g * lakePer; i < (g+1)*lakePer; i++ {
+			r := lakeRow(c, i)
+			id := int(r.ID)
+			switch {
+			case v == 1:
+			case c == 0 && g == 1:
+				r.Value += 1000
+				if id < 110 {
+					r = pqgen.Point(r.ID, r.Name, r.Value, float64(i%10)+0.5, float64(i/10)/4)
+				}
+			case c == 1 && id >= 1200 && id < 1205, c == 3 && id < 3010:
+				continue
+			}
+			rows = append(rows, r)
+		}
+		groups = append(groups, rows)
+	}
+	if c == 2 && v == 2 {
+		var last []pqgen.Row
+		for i := 500; i < 520; i++ {
+			last = append(last, lakeRow(2, i))
+		}
+		for i := 200; i < 205; i++ {
+			last = append(last, lakeRow(1, i))
+		}
+		groups = append(groups, last)
+	}
+	return groups
+}
+
+func writeLake(t *testing.T, r *runner, v int) {
+	t.Helper()
+	for c := range lakeCells {
+		var b bytes.Buffer
+		if err := pqgen.WriteGroups(&b, lakeGroups(c, v)); err != nil {
+			t.Fatal(err)
+		}
+		r.write(fmt.Sprintf("lake/cell=%d/part.parquet", c), b.Bytes())
+	}
+}
+
+// lakeRepo commits version 1 and 2 of the lake.
+func lakeRepo(t *testing.T) *runner {
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "lake/**/*.parquet")
+	writeLake(t, r, 1)
+	r.cv("commit", "-m", "v1")
+	writeLake(t, r, 2)
+	r.cv("commit", "-m", "v2")
+	return r
+}
+
+type featuresOut struct {
+	Features featurediff.Features `json:"features"`
+}
+
+// Issue 31: the lake's edits come out as they were made: 100 modified,
+// 20 added, 10 removed, 5 moved, each in the partition it was made in,
+// with the old and new values the generator wrote.
+func TestDiffFeaturesLake(t *testing.T) {
+	r := lakeRepo(t)
+	var out featuresOut
+	r.jsonOf(&out, "diff", "HEAD~1", "HEAD", "--features")
+	f := out.Features
+	if want := (featurediff.Totals{Added: 20, Removed: 10, Modified: 100, Moved: 5}); f.Totals != want {
+		t.Fatalf("totals %+v, want %+v", f.Totals, want)
+	}
+	type counts struct{ a, rm, m, in, out int }
+	want := map[string]counts{
+		"lake/cell=0/part.parquet": {m: 100},
+		"lake/cell=1/part.parquet": {out: 5},
+		"lake/cell=2/part.parquet": {a: 20, in: 5},
+		"lake/cell=3/part.parquet": {rm: 10},
+	}
+	if len(f.Files) != len(want) {
+		t.Fatalf("files %+v", f.Files)
+	}
+	for _, fs := range f.Files {
+		if got := (counts{fs.Added, fs.Removed, fs.Modified, fs.MovedIn, fs.MovedOut}); got != want[fs.Path] {
+			t.Errorf("%s: %+v, want %+v", fs.Path, got, want[fs.Path])
+		}
+		if fs.Key.Column == nil || *fs.Key.Column != "id" || fs.Key.Source != featurediff.KeyDetected {
+			t.Errorf("%s: key %+v, want id (detected)", fs.Path, fs.Key)
+		}
+	}
+	for _, ch := range f.Changes {
+		var id int
+		fmt.Sscan(ch.Key, &id)
+		switch ch.Change {
+		case featurediff.Modified:
+			wantCols := "value"
+			if id < 110 {
+				wantCols = "value,geometry"
+			}
+			var names []string
+			for _, c := range ch.Columns {
+				names = append(names, c.Name)
+			}
+			if strings.Join(names, ",") != wantCols || ch.Columns[0].Old != float64(id)/4 || ch.Columns[0].New != float64(id)/4+1000 {
+				t.Errorf("modified %s: columns %+v", ch.Key, ch.Columns)
+			}
+			if id < 110 && (ch.BBoxNew == nil || ch.BBoxNew[0] != float64(id%10)+0.5) {
+				t.Errorf("modified %s: bbox_new %v", ch.Key, ch.BBoxNew)
+			}
+		case featurediff.Moved:
+			if id < 1200 || id >= 1205 || ch.FromPath != "lake/cell=1/part.parquet" || ch.Path != "lake/cell=2/part.parquet" || len(ch.Columns) != 0 {
+				t.Errorf("moved %+v", ch)
+			}
+		case featurediff.Added:
+			if id < 2500 || id >= 2520 || ch.GeometryNew == nil || ch.GeometryOld != nil {
+				t.Errorf("added %+v", ch)
+			}
+		case featurediff.Removed:
+			if id < 3000 || id >= 3010 || ch.Path != "lake/cell=3/part.parquet" {
+				t.Errorf("removed %+v", ch)
+			}
+		}
+	}
+	if len(f.Duplicates) != 0 {
+		t.Errorf("duplicates %+v", f.Duplicates)
+	}
+}
+
+// The four outputs of the lake diff, against golden files (go test -run
+// TestDiffFeaturesGolden -update rewrites them).
+func TestDiffFeaturesGolden(t *testing.T) {
+	r := lakeRepo(t)
+	js := r.cv("diff", "HEAD~1", "HEAD", "--features", "--json")
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(js), &top); err != nil {
+		t.Fatal(err)
+	}
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, top["features"], "", " "); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "features/lake.json", append(ind.Bytes(), '\n'))
+	text := r.cv("diff", "HEAD~1", "HEAD", "--features")
+	checkGolden(t, "features/lake.txt", []byte(text[strings.Index(text, "features lake/"):]))
+	md := r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "markdown")
+	checkGolden(t, "features/lake.md", []byte(md[strings.Index(md, "### Features"):]))
+	checkGolden(t, "features/lake.geojson", []byte(r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "geojson")))
+}

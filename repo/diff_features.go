@@ -1,0 +1,289 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/chunkvc/chunkvc/diff"
+	"github.com/chunkvc/chunkvc/diff/featurediff"
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/parquet"
+	"github.com/chunkvc/chunkvc/formats/parquet/rows"
+	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/pattern"
+)
+
+// KeyRule is a `key = COLUMN PATTERN` line of .chunkvc/config: the rows
+// of the files PATTERN matches are named by COLUMN in feature diffs.
+type KeyRule struct {
+	Column  string
+	Pattern string
+}
+
+func (k KeyRule) String() string { return fmt.Sprintf("key = %s %s", k.Column, k.Pattern) }
+
+// parseKeyRule reads the value of a key line.
+func parseKeyRule(v string) (KeyRule, error) {
+	col, pat, ok := strings.Cut(v, " ")
+	k := KeyRule{Column: col, Pattern: strings.TrimSpace(pat)}
+	if !ok || col == "" || k.Pattern == "" {
+		return k, fmt.Errorf("key = COLUMN PATTERN, got %q", v)
+	}
+	if err := pattern.Check(k.Pattern); err != nil {
+		return k, fmt.Errorf("key: %w", err)
+	}
+	return k, nil
+}
+
+// detectedKeys are the column names (lower case) a key is detected by.
+var detectedKeys = []string{"id", "fid", "osm_id", "gid", "objectid"}
+
+// FeatureOptions selects how DiffFeatures names rows.
+type FeatureOptions struct {
+	Key   string // --key COLUMN; "" = the config's key line, else detected
+	Limit int    // changes listed (featurediff.Input.Limit)
+}
+
+// DiffFeatures compares the rows of the Parquet and FlatGeobuf files res
+// lists as changed (see package featurediff), decoding only the row
+// groups whose chunks differ from the other side's.
+func (r *Repo) DiffFeatures(ctx context.Context, res *diff.Result, opt FeatureOptions) (*featurediff.Features, error) {
+	cr := r.NewChunkReader(0, 0)
+	in := featurediff.Input{Renames: map[string]string{}, Limit: opt.Limit}
+	var warnings []string
+	for i := range res.Files {
+		fd := &res.Files[i]
+		old, cur := fd.Old(), fd.New()
+		if fd.Status == diff.Renamed || !vectorFormat(old) && !vectorFormat(cur) {
+			continue
+		}
+		if fd.Status == diff.Rewritten {
+			in.Renames[fd.Path] = fd.OldPath
+		}
+		sides := []struct {
+			m, other *manifest.Manifest
+			commit   string
+			into     *[]featurediff.Table
+		}{{old, cur, res.FromCommit, &in.Old}, {cur, old, res.ToCommit, &in.New}}
+		for _, s := range sides {
+			if !vectorFormat(s.m) {
+				continue
+			}
+			t, err := r.featureTable(ctx, cr, s.m, s.other, s.commit, opt.Key)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("%s: features not compared: %v", s.m.Path, err))
+				continue
+			}
+			*s.into = append(*s.into, *t)
+		}
+	}
+	f := featurediff.Compare(in)
+	f.Warnings = append(f.Warnings, warnings...)
+	sort.Strings(f.Warnings)
+	return f, nil
+}
+
+func vectorFormat(m *manifest.Manifest) bool {
+	return m != nil && (m.Format == formats.Parquet || m.Format == formats.FlatGeobuf)
+}
+
+// sizedReaderAt is one side's bytes and how many of them were read.
+type sizedReaderAt struct {
+	io.ReaderAt
+	size  int64
+	read  func() int64
+	close func()
+}
+
+// openSide opens version m: the working file when commit is "", else
+// the stored chunks, fetched on demand.
+func (r *Repo) openSide(ctx context.Context, cr *ChunkReader, m *manifest.Manifest, commit string) (*sizedReaderAt, error) {
+	if commit == "" {
+		f, err := os.Open(r.abs(m.Path))
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		c := &countingReaderAt{r: f}
+		return &sizedReaderAt{ReaderAt: c, size: fi.Size(), read: c.n.Load, close: func() { f.Close() }}, nil
+	}
+	cctx, stats := CountReads(ctx)
+	f, err := cr.OpenFile(cctx, m)
+	if err != nil {
+		return nil, err
+	}
+	read := func() int64 { s := stats(); return s.BytesFetched + s.BytesLocal }
+	return &sizedReaderAt{ReaderAt: ctxReaderAt{cctx, f}, size: m.Size, read: read, close: func() {}}, nil
+}
+
+// countingReaderAt counts the bytes read of a working file.
+type countingReaderAt struct {
+	r io.ReaderAt
+	n atomic.Int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// featureTable decodes the rows of version m that may differ from
+// version other (nil: every row).
+func (r *Repo) featureTable(ctx context.Context, cr *ChunkReader, m, other *manifest.Manifest, commit, flagKey string) (*featurediff.Table, error) {
+	src, err := r.openSide(ctx, cr, m, commit)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	var t *featurediff.Table
+	if m.Format == formats.FlatGeobuf {
+		t, err = r.flatgeobufTable(src, m, other, flagKey)
+	} else {
+		t, err = r.parquetTable(src, m, other, flagKey)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Path, err)
+	}
+	t.BytesRead = src.read()
+	return t, nil
+}
+
+// parquetTable decodes the row groups of m that other does not hold.
+func (r *Repo) parquetTable(src *sizedReaderAt, m, other *manifest.Manifest, flagKey string) (*featurediff.Table, error) {
+	pf, err := rows.Open(src, src.size)
+	if err != nil {
+		return nil, err
+	}
+	cols := pf.Columns()
+	t := &featurediff.Table{Path: m.Path, Geometry: pf.Geometry()}
+	t.Key = r.chooseKey(m.Path, flagKey, cols, pf.KeyKind)
+	keyAt, geomAt := -1, -1
+	for i, c := range cols {
+		switch {
+		case c == t.Geometry:
+			geomAt = i
+		case t.Key.Column != nil && c == *t.Key.Column:
+			keyAt = i
+		}
+		if c != t.Geometry {
+			t.Columns = append(t.Columns, c)
+		}
+	}
+	for _, rg := range changedRowGroups(m, other, pf.RowGroups()) {
+		vals, err := pf.Read(rg)
+		if err != nil {
+			return nil, err
+		}
+		t.RowGroups = append(t.RowGroups, rg)
+		for _, v := range vals {
+			t.Rows = append(t.Rows, tableRow(v, keyAt, geomAt))
+		}
+	}
+	return t, nil
+}
+
+// tableRow is a decoded row as featurediff wants it: the key as text,
+// the geometry apart.
+func tableRow(v []any, keyAt, geomAt int) featurediff.Row {
+	row := featurediff.Row{Values: make([]any, 0, len(v))}
+	for i, x := range v {
+		switch i {
+		case geomAt:
+			row.Geometry, _ = x.([]byte)
+			continue
+		case keyAt:
+			if x != nil {
+				row.Key = fmt.Sprint(x)
+			}
+		}
+		row.Values = append(row.Values, x)
+	}
+	return row
+}
+
+// chooseKey picks the key of the file at p: the flag, the config's
+// first matching key line, else the one detected column; a named
+// column the file lacks (or that cannot be a key) falls back to content.
+func (r *Repo) chooseKey(p, flagKey string, cols []string, keyKind func(string) bool) featurediff.KeyChoice {
+	named := func(col, source string) featurediff.KeyChoice {
+		if keyKind(col) || source == featurediff.KeyDetected {
+			return featurediff.KeyChoice{Column: &col, Source: source}
+		}
+		return featurediff.KeyChoice{Source: featurediff.KeyContent}
+	}
+	if flagKey != "" {
+		return named(flagKey, featurediff.KeyFlag)
+	}
+	for _, k := range r.Config.Keys {
+		if pattern.Match(k.Pattern, p) {
+			return named(k.Column, featurediff.KeyConfig)
+		}
+	}
+	var found []string
+	for _, c := range cols {
+		for _, d := range detectedKeys {
+			if strings.EqualFold(c, d) && keyKind(c) {
+				found = append(found, c)
+			}
+		}
+	}
+	if len(found) == 1 {
+		return named(found[0], featurediff.KeyDetected)
+	}
+	return featurediff.KeyChoice{Source: featurediff.KeyContent}
+}
+
+// changedRowGroups lists the row groups of m (n of them) whose chunks
+// other has in no row group: a row group is its chunks' hashes in key
+// order, so one rewritten byte for byte elsewhere (another index, a
+// rewrite's pair) is not decoded. Without other, or when m's keys are not
+// the adapter's (a fallback), every row group.
+func changedRowGroups(m, other *manifest.Manifest, n int) []int {
+	sig := func(mm *manifest.Manifest) map[int]string {
+		out := map[int]string{}
+		if mm == nil || mm.Format != formats.Parquet {
+			return out
+		}
+		var b strings.Builder
+		for _, c := range mm.Chunks {
+			k, ok := parquet.ParseKey(c.Key)
+			if !ok || k.Gap || k.Part == parquet.Bloom || k.Part == parquet.ColumnIndex {
+				continue
+			}
+			b.Reset()
+			b.WriteString(out[k.RowGroup])
+			b.WriteString(k.Column + "=" + c.ID.String() + ";")
+			out[k.RowGroup] = b.String()
+		}
+		return out
+	}
+	mine, theirs := sig(m), sig(other)
+	have := map[string]bool{}
+	for _, s := range theirs {
+		have[s] = true
+	}
+	var out []int
+	for i := range n {
+		s, ok := mine[i]
+		if !ok || len(theirs) == 0 || !have[s] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// flatgeobufTable decodes the feature records of m (every one: the
+// blocks of a FlatGeobuf file are not self-describing without the header).
+func (r *Repo) flatgeobufTable(src *sizedReaderAt, m, other *manifest.Manifest, flagKey string) (*featurediff.Table, error) {
+	return nil, fmt.Errorf("flatgeobuf feature tables are not implemented yet")
+}
