@@ -180,3 +180,63 @@ func TestDiffFeaturesGolden(t *testing.T) {
 	checkGolden(t, "features/lake.md", []byte(md[strings.Index(md, "### Features"):]))
 	checkGolden(t, "features/lake.geojson", []byte(r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "geojson")))
 }
+
+// Issue 31: an edit of one row in one row group of five decodes that row
+// group only: bytes_read stays within 1.25 × the changed row group's
+// chunks (old and new; the rest is the two layouts with the footer) and
+// far below the file.
+func TestDiffFeaturesReadsChangedRowGroup(t *testing.T) {
+	const groups, per = 5, 20000
+	write := func(r *runner, edit bool) {
+		var gs [][]pqgen.Row
+		for g := range groups {
+			var rows []pqgen.Row
+			for i := g * per; i < (g+1)*per; i++ {
+				row := lakeRow(0, i)
+				row.ID = int64(i)
+				if edit && i == 3*per+17 {
+					row.Value = -1
+				}
+				rows = append(rows, row)
+			}
+			gs = append(gs, rows)
+		}
+		var b bytes.Buffer
+		if err := pqgen.WriteGroups(&b, gs); err != nil {
+			t.Fatal(err)
+		}
+		r.write("big.parquet", b.Bytes())
+	}
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.parquet")
+	write(r, false)
+	r.cv("commit", "-m", "v1")
+	write(r, true)
+	r.cv("commit", "-m", "v2")
+	var rg3, size int64
+	for _, rev := range []string{"HEAD~1", "HEAD"} {
+		var ls lsChunks
+		r.jsonOf(&ls, "ls-chunks", rev+":big.parquet")
+		size = ls.Size
+		for _, c := range ls.Chunks {
+			if strings.HasPrefix(c.Key, "rg3/") {
+				rg3 += c.Size
+			}
+		}
+	}
+	var out featuresOut
+	r.jsonOf(&out, "diff", "HEAD~1", "HEAD", "--features")
+	f := out.Features
+	if f.Totals.Modified != 1 || len(f.Changes) != 1 || f.Changes[0].Key != fmt.Sprint(3*per+17) {
+		t.Fatalf("changes %+v", f.Changes)
+	}
+	fs := f.Files[0]
+	if fmt.Sprint(fs.RowGroups, fs.RowGroupsOld) != "[3] [3]" {
+		t.Errorf("row groups read %v (old %v), want [3] [3]", fs.RowGroups, fs.RowGroupsOld)
+	}
+	t.Logf("bytes_read %d; row group 3 chunks (old + new) %d; file %d", f.BytesRead, rg3, size)
+	if f.BytesRead > rg3*5/4 || f.BytesRead > size/2 {
+		t.Errorf("bytes_read %d: want ≤ 1.25 × %d (row group 3, both versions) and ≤ half the %d-byte file", f.BytesRead, rg3, size)
+	}
+}
