@@ -2,6 +2,8 @@ package repo
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,8 +14,10 @@ import (
 	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/diff/featurediff"
 	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/flatgeobuf"
 	"github.com/chunkvc/chunkvc/formats/parquet"
 	"github.com/chunkvc/chunkvc/formats/parquet/rows"
+	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/pattern"
 )
@@ -98,6 +102,7 @@ type sizedReaderAt struct {
 	size  int64
 	read  func() int64
 	close func()
+	file  *FileReader // a stored version's; nil for a working file
 }
 
 // openSide opens version m: the working file when commit is "", else
@@ -122,7 +127,7 @@ func (r *Repo) openSide(ctx context.Context, cr *ChunkReader, m *manifest.Manife
 		return nil, err
 	}
 	read := func() int64 { s := stats(); return s.BytesFetched + s.BytesLocal }
-	return &sizedReaderAt{ReaderAt: ctxReaderAt{cctx, f}, size: m.Size, read: read, close: func() {}}, nil
+	return &sizedReaderAt{ReaderAt: ctxReaderAt{cctx, f}, size: m.Size, read: read, close: func() {}, file: f}, nil
 }
 
 // countingReaderAt counts the bytes read of a working file.
@@ -282,8 +287,84 @@ func changedRowGroups(m, other *manifest.Manifest, n int) []int {
 	return out
 }
 
-// flatgeobufTable decodes the feature records of m (every one: the
-// blocks of a FlatGeobuf file are not self-describing without the header).
+// flatgeobufTable decodes the feature records of m's blocks that other
+// does not hold (every record without other, or of a working file).
 func (r *Repo) flatgeobufTable(src *sizedReaderAt, m, other *manifest.Manifest, flagKey string) (*featurediff.Table, error) {
-	return nil, fmt.Errorf("flatgeobuf feature tables are not implemented yet")
+	s, err := flatgeobuf.ReadSchema(src, src.size)
+	if err != nil {
+		return nil, err
+	}
+	t := &featurediff.Table{Path: m.Path, Columns: s.Columns}
+	t.Key = r.chooseKey(m.Path, flagKey, s.Columns, s.KeyKind)
+	keyAt := -1
+	for i, c := range s.Columns {
+		if t.Key.Column != nil && c == *t.Key.Column {
+			keyAt = i
+		}
+	}
+	for _, rg := range changedBlocks(src, s.Records, other) {
+		b := make([]byte, rg[1]-rg[0])
+		if _, err := src.ReadAt(b, rg[0]); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		err := s.Decode(b, func(_ int, vals []any, wkb []byte) error {
+			row := featurediff.Row{Values: vals, Geometry: wkb}
+			if keyAt >= 0 && vals[keyAt] != nil {
+				row.Key = fmt.Sprint(vals[keyAt])
+			}
+			t.Rows = append(t.Rows, row)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// changedBlocks returns the byte ranges of the feature records to decode:
+// the runs of chunks other holds nowhere, when every run starts and ends
+// on a record boundary (a block holds whole records; a record cut by
+// content across chunks is not); else the whole record area.
+func changedBlocks(src *sizedReaderAt, records int64, other *manifest.Manifest) [][2]int64 {
+	all := [][2]int64{{records, src.size}}
+	if src.file == nil || other == nil {
+		return all
+	}
+	have := map[hashing.ID]bool{}
+	for _, c := range other.Chunks {
+		have[c.ID] = true
+	}
+	var out [][2]int64
+	for off, pc := range src.file.Pieces(records, src.size) {
+		if !pc.Chunk || have[pc.ID] {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1][1] == off {
+			out[n-1][1] = off + pc.Len
+		} else {
+			out = append(out, [2]int64{max(off, records), off + pc.Len})
+		}
+	}
+	for _, rg := range out {
+		if !recordsFit(src, rg) {
+			return all
+		}
+	}
+	return out
+}
+
+// recordsFit reports whether the length prefixes from rg's start land
+// exactly on its end (reading 4 bytes per record, from the chunks rg
+// needs anyway).
+func recordsFit(src *sizedReaderAt, rg [2]int64) bool {
+	var pre [4]byte
+	at := rg[0]
+	for at < rg[1] {
+		if _, err := src.ReadAt(pre[:], at); err != nil {
+			return false
+		}
+		at += 4 + int64(binary.LittleEndian.Uint32(pre[:]))
+	}
+	return at == rg[1]
 }

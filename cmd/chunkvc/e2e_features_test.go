@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/chunkvc/chunkvc/diff/featurediff"
+	"github.com/chunkvc/chunkvc/formats/formattest"
 	"github.com/chunkvc/chunkvc/formats/parquet/pqgen"
 )
 
@@ -238,5 +242,133 @@ func TestDiffFeaturesReadsChangedRowGroup(t *testing.T) {
 	t.Logf("bytes_read %d; row group 3 chunks (old + new) %d; file %d", f.BytesRead, rg3, size)
 	if f.BytesRead > rg3*5/4 || f.BytesRead > size/2 {
 		t.Errorf("bytes_read %d: want ≤ 1.25 × %d (row group 3, both versions) and ≤ half the %d-byte file", f.BytesRead, rg3, size)
+	}
+}
+
+// writeFGBLake writes version v of the lake as one FlatGeobuf per cell
+// (ogr2ogr from GeoJSON, no spatial index, so records keep the rows'
+// order): the same rows and edits as the GeoParquet lake.
+func writeFGBLake(t *testing.T, r *runner, v int) {
+	t.Helper()
+	for c := range lakeCells {
+		var b strings.Builder
+		b.WriteString(`{"type":"FeatureCollection","features":[`)
+		n := 0
+		for _, g := range lakeGroups(c, v) {
+			for _, row := range g {
+				if n > 0 {
+					b.WriteByte(',')
+				}
+				n++
+				fmt.Fprintf(&b, `{"type":"Feature","properties":{"id":%d,"name":%q,"value":%s},"geometry":{"type":"Point","coordinates":[%s,%s]}}`,
+					row.ID, row.Name, ftoa(row.Value), ftoa(row.BBox.XMin), ftoa(row.BBox.YMin))
+			}
+		}
+		b.WriteString("]}")
+		src := filepath.Join(t.TempDir(), "in.geojson")
+		if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dst := r.path(fmt.Sprintf("lake/cell=%d.fgb", c))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(dst)
+		formattest.Run1(t, "ogr2ogr", "-f", "FlatGeobuf", "-lco", "SPATIAL_INDEX=NO", "-nln", "lake", dst, src)
+	}
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// Issue 31: the GeoParquet lake's edits made to FlatGeobuf partitions
+// come out the same: features paired by their id property.
+func TestDiffFeaturesFlatGeobuf(t *testing.T) {
+	formattest.RequireTool(t, "ogr2ogr")
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "lake/*.fgb")
+	writeFGBLake(t, r, 1)
+	r.cv("commit", "-m", "v1")
+	writeFGBLake(t, r, 2)
+	r.cv("commit", "-m", "v2")
+	var out featuresOut
+	r.jsonOf(&out, "diff", "HEAD~1", "HEAD", "--features")
+	f := out.Features
+	if want := (featurediff.Totals{Added: 20, Removed: 10, Modified: 100, Moved: 5}); f.Totals != want {
+		t.Fatalf("totals %+v, want %+v; warnings %v", f.Totals, want, f.Warnings)
+	}
+	for _, ch := range f.Changes {
+		var id int
+		fmt.Sscan(ch.Key, &id)
+		if ch.Change == featurediff.Moved && (ch.FromPath != "lake/cell=1.fgb" || ch.Path != "lake/cell=2.fgb") {
+			t.Errorf("moved %+v", ch)
+		}
+		if ch.Change == featurediff.Modified && (ch.Columns[0].Name != "value" || ch.Columns[0].New != float64(id)/4+1000) {
+			t.Errorf("modified %+v", ch)
+		}
+	}
+	js := r.cv("diff", "HEAD~1", "HEAD", "--features", "--json")
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(js), &top); err != nil {
+		t.Fatal(err)
+	}
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, top["features"], "", " "); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "features/fgb.json", append(ind.Bytes(), '\n'))
+	text := r.cv("diff", "HEAD~1", "HEAD", "--features")
+	checkGolden(t, "features/fgb.txt", []byte(text[strings.Index(text, "features lake/"):]))
+	md := r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "markdown")
+	checkGolden(t, "features/fgb.md", []byte(md[strings.Index(md, "### Features"):]))
+	checkGolden(t, "features/fgb.geojson", []byte(r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "geojson")))
+}
+
+// Issue 31: a one-feature edit of a FlatGeobuf decodes the blocks that
+// changed, not the file: bytes_read stays under half the file.
+func TestDiffFeaturesFlatGeobufReadsChangedBlocks(t *testing.T) {
+	formattest.RequireTool(t, "ogr2ogr")
+	const n = 30000
+	write := func(r *runner, edit bool) {
+		var b strings.Builder
+		b.WriteString(`{"type":"FeatureCollection","features":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			v := i
+			if edit && i == n/2 {
+				v = -1
+			}
+			fmt.Fprintf(&b, `{"type":"Feature","properties":{"fid":%d,"label":"feature number %d","value":%d},"geometry":{"type":"Point","coordinates":[%d,%d]}}`, i, i, v, i%360-180, i/360%180-90)
+		}
+		b.WriteString("]}")
+		src := filepath.Join(t.TempDir(), "in.geojson")
+		if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(r.path("big.fgb"))
+		formattest.Run1(t, "ogr2ogr", "-f", "FlatGeobuf", "-lco", "SPATIAL_INDEX=NO", "-nln", "big", r.path("big.fgb"), src)
+	}
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "*.fgb")
+	write(r, false)
+	r.cv("commit", "-m", "v1")
+	write(r, true)
+	r.cv("commit", "-m", "v2")
+	size := int64(len(r.read("big.fgb")))
+	var out featuresOut
+	r.jsonOf(&out, "diff", "HEAD~1", "HEAD", "--features")
+	f := out.Features
+	if f.Totals.Modified != 1 || len(f.Changes) != 1 || f.Changes[0].Key != fmt.Sprint(n/2) || f.Files[0].Key.Source != featurediff.KeyDetected {
+		t.Fatalf("features %+v", f)
+	}
+	if c := f.Changes[0].Columns; len(c) != 1 || c[0].Name != "value" || c[0].Old != float64(n/2) || c[0].New != float64(-1) {
+		t.Fatalf("columns %+v", c)
+	}
+	t.Logf("bytes_read %d of a %d-byte file", f.BytesRead, size)
+	if f.BytesRead > size/2 {
+		t.Errorf("bytes_read %d > half the %d-byte file", f.BytesRead, size)
 	}
 }
