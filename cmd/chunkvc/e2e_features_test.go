@@ -372,3 +372,41 @@ func TestDiffFeaturesFlatGeobufReadsChangedBlocks(t *testing.T) {
 		t.Errorf("bytes_read %d > half the %d-byte file", f.BytesRead, size)
 	}
 }
+
+// Issue 31: the key comes from --key, else a config key line, else
+// detection, and each file says which; a column no file has falls back
+// to content, where a modified row is a removed one plus an added one.
+func TestDiffFeaturesKeyChoice(t *testing.T) {
+	r := lakeRepo(t)
+	cfg := string(r.read(".chunkvc/config"))
+	r.write(".chunkvc/config", []byte(cfg+"key = id lake/cell=0/*\n"))
+	var out featuresOut
+	r.jsonOf(&out, "diff", "HEAD~1", "HEAD", "--features")
+	for _, fs := range out.Features.Files {
+		want := featurediff.KeyDetected
+		if strings.HasPrefix(fs.Path, "lake/cell=0/") {
+			want = featurediff.KeyConfig
+		}
+		if fs.Key.Source != want || *fs.Key.Column != "id" {
+			t.Errorf("%s: key %s, want id (%s)", fs.Path, fs.Key, want)
+		}
+	}
+	if text := r.cv("diff", "HEAD~1", "HEAD", "--features"); !strings.Contains(text, "features lake/cell=0/part.parquet: key id (config)\n") {
+		t.Errorf("text does not show the key:\n%s", text[:min(len(text), 500)])
+	}
+	out = featuresOut{}
+	r.jsonOf(&out, "diff", "HEAD~1", "HEAD", "--features", "--key", "no_such_column")
+	if want := (featurediff.Totals{Added: 120, Removed: 110, Moved: 5}); out.Features.Totals != want {
+		t.Errorf("by content: totals %+v, want %+v", out.Features.Totals, want)
+	}
+	for _, fs := range out.Features.Files {
+		if fs.Key.Source != featurediff.KeyContent || fs.Key.Column != nil {
+			t.Errorf("%s: key %+v, want content", fs.Path, fs.Key)
+		}
+	}
+	out = featuresOut{}
+	r.jsonOf(&out, "diff", "HEAD~1", "HEAD", "--features", "--key", "name")
+	if fs := out.Features.Files[0]; fs.Key.Source != featurediff.KeyFlag || len(out.Features.Duplicates) == 0 {
+		t.Errorf("--key name: key %s, %d duplicates (names repeat: want some)", fs.Key, len(out.Features.Duplicates))
+	}
+}
