@@ -69,7 +69,7 @@ func TestParseWKB(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range [][]byte{nil, {1, 1, 0, 0}, u([]byte{1}, 2, 1 << 30), u([]byte{1}, 99)} {
+	for _, bad := range [][]byte{nil, {1, 1, 0, 0}, u([]byte{1}, 2, 1<<30), u([]byte{1}, 99)} {
 		if _, err := ParseWKB(bad); err == nil {
 			t.Errorf("ParseWKB(%x) accepted", bad)
 		}
