@@ -169,15 +169,8 @@ func TestDiffFeaturesLake(t *testing.T) {
 func TestDiffFeaturesGolden(t *testing.T) {
 	r := lakeRepo(t)
 	js := r.cv("diff", "HEAD~1", "HEAD", "--features", "--json")
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(js), &top); err != nil {
-		t.Fatal(err)
-	}
-	var ind bytes.Buffer
-	if err := json.Indent(&ind, top["features"], "", " "); err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "features/lake.json", append(ind.Bytes(), '\n'))
+	ind := goldenFeaturesJSON(t, js)
+	checkGolden(t, "features/lake.json", ind)
 	text := r.cv("diff", "HEAD~1", "HEAD", "--features")
 	checkGolden(t, "features/lake.txt", []byte(text[strings.Index(text, "features lake/"):]))
 	md := r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "markdown")
@@ -308,15 +301,8 @@ func TestDiffFeaturesFlatGeobuf(t *testing.T) {
 		}
 	}
 	js := r.cv("diff", "HEAD~1", "HEAD", "--features", "--json")
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(js), &top); err != nil {
-		t.Fatal(err)
-	}
-	var ind bytes.Buffer
-	if err := json.Indent(&ind, top["features"], "", " "); err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "features/fgb.json", append(ind.Bytes(), '\n'))
+	ind := goldenFeaturesJSON(t, js)
+	checkGolden(t, "features/fgb.json", ind)
 	text := r.cv("diff", "HEAD~1", "HEAD", "--features")
 	checkGolden(t, "features/fgb.txt", []byte(text[strings.Index(text, "features lake/"):]))
 	md := r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "markdown")
@@ -451,4 +437,69 @@ func TestDiffFeaturesRewrite(t *testing.T) {
 		fmt.Sprint(f.Files[0].RowGroups, f.Files[0].RowGroupsOld) != "[1] [1]" {
 		t.Errorf("files %+v", f.Files)
 	}
+}
+
+// Issue 31: against the working tree (here: version 1 written back over
+// a HEAD holding version 2) the edits come out reversed, read from the
+// working files.
+func TestDiffFeaturesWorktree(t *testing.T) {
+	r := lakeRepo(t)
+	writeLake(t, r, 1)
+	var out featuresOut
+	r.jsonOf(&out, "diff", "--features")
+	if want := (featurediff.Totals{Added: 10, Removed: 20, Modified: 100, Moved: 5}); out.Features.Totals != want {
+		t.Fatalf("totals %+v, want %+v (warnings %q)", out.Features.Totals, want, out.Features.Warnings)
+	}
+	for _, ch := range out.Features.Changes {
+		if ch.Change == featurediff.Moved && (ch.FromPath != "lake/cell=2/part.parquet" || ch.Path != "lake/cell=1/part.parquet") {
+			t.Errorf("moved %+v", ch)
+		}
+	}
+}
+
+// goldenFeaturesJSON is the "features" object of diff --json output js
+// with one element of each list a line, for golden files that stay
+// readable.
+func goldenFeaturesJSON(t *testing.T, js string) []byte {
+	t.Helper()
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(js), &top); err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(top["features"], &obj); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	for i, k := range []string{"files", "changes", "duplicates", "totals", "truncated", "bytes_read", "warnings"} {
+		v, ok := obj[k]
+		if !ok {
+			continue
+		}
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, "%q: ", k)
+		var list []json.RawMessage
+		if json.Unmarshal(v, &list) != nil || len(list) == 0 {
+			if err := json.Compact(&b, v); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		b.WriteString("[")
+		for j, e := range list {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("\n ")
+			if err := json.Compact(&b, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.WriteString("\n]")
+	}
+	b.WriteString("\n}\n")
+	return b.Bytes()
 }

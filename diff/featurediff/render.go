@@ -188,10 +188,22 @@ func GeoJSON(w io.Writer, f *Features) error {
 			feats = append(feats, geoFeature{Type: "Feature", Geometry: ch.GeometryNew, Properties: props("after")})
 		}
 	}
-	e := json.NewEncoder(w)
-	e.SetIndent("", " ")
-	return e.Encode(struct {
-		Type     string       `json:"type"`
-		Features []geoFeature `json:"features"`
-	}{"FeatureCollection", feats})
+	// One feature a line: readable, and a small diff when a review
+	// changes.
+	var b strings.Builder
+	b.WriteString(`{"type":"FeatureCollection","features":[`)
+	for i, ft := range feats {
+		j, err := json.Marshal(ft)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n")
+		b.Write(j)
+	}
+	b.WriteString("\n]}\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }
