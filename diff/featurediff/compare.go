@@ -272,11 +272,23 @@ func wholeRow(k string, o, n *occ) Change {
 	return ch
 }
 
+// value is vs[i] as the outputs carry it: a float that is not finite as
+// its name ("NaN", "+Inf", "-Inf"), which JSON has no number for.
 func value(vs []any, i int) any {
-	if i < len(vs) {
-		return vs[i]
+	if i >= len(vs) {
+		return nil
 	}
-	return nil
+	switch x := vs[i].(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return strconv.FormatFloat(x, 'g', -1, 64)
+		}
+	case float32:
+		if x != x || math.IsInf(float64(x), 0) {
+			return strconv.FormatFloat(float64(x), 'g', -1, 32)
+		}
+	}
+	return vs[i]
 }
 
 // geometryOf decodes WKB b; nil when b is nil or not WKB.

@@ -49,6 +49,7 @@ func TestParseWKB(t *testing.T) {
 		{"multipolygon", multi, "MULTIPOLYGON (((0 0, 1 0, 1 1, 0 0)), ((0 0, 1 0, 1 1, 0 0)))", "", "&[0 0 1 1]"},
 		{"iso z", pointZ, "POINT (1 2 3)", `{"type":"Point","coordinates":[1,2,3]}`, "&[1 2 1 2]"},
 		{"ewkb z srid", ewkbZ, "POINT (1 2 3)", "", "&[1 2 1 2]"},
+		{"empty point", wkbPoint(math.NaN(), math.NaN()), "POINT EMPTY", `{"type":"Point","coordinates":[]}`, "<nil>"},
 		{"big endian linestring", be, "LINESTRING (5 6)", `{"type":"LineString","coordinates":[[5,6]]}`, "&[5 6 5 6]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,6 +83,22 @@ func keyed(path string, col string, rows ...Row) Table {
 
 func row(id int, v any, x float64) Row {
 	return Row{Key: fmt.Sprint(id), Values: []any{int64(id), v}, Geometry: wkbPoint(x, 0)}
+}
+
+// Values JSON cannot spell (NaN, ±Inf) come out as their names, so diff
+// --json never fails on them.
+func TestNonFiniteValues(t *testing.T) {
+	f := Compare(Input{
+		Old: []Table{keyed("a", "id", row(1, 1.0, 0))},
+		New: []Table{keyed("a", "id", row(1, math.NaN(), 0), row(2, math.Inf(-1), 0))},
+	})
+	j, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(j), `"new":"NaN"`) || !strings.Contains(string(j), `"new":"-Inf"`) {
+		t.Errorf("json %s", j)
+	}
 }
 
 func TestCompareKeyed(t *testing.T) {
@@ -183,4 +200,23 @@ func TestLimits(t *testing.T) {
 	if !strings.Contains(md, "#### modified (3000)") || !strings.Contains(md, "…and 2950 more.") {
 		t.Errorf("markdown totals missing:\n%s", md)
 	}
+}
+
+// FuzzParseWKB: no panic on any input, and what parses has a WKT and
+// marshals to JSON.
+func FuzzParseWKB(f *testing.F) {
+	f.Add(wkbPoint(1, 2))
+	f.Add([]byte{1, 3, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{1, 7, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		g, err := ParseWKB(b)
+		if err != nil {
+			return
+		}
+		_ = g.WKT()
+		_ = g.BBox()
+		if _, err := json.Marshal(g); err != nil {
+			t.Fatal(err) // diff --json must never fail on a geometry
+		}
+	})
 }

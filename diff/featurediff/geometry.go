@@ -92,22 +92,32 @@ func (r *wkb) count(each int) int {
 	return n
 }
 
+// point reads one position; nil when a coordinate is not finite (POINT
+// EMPTY is NaN NaN), which GeoJSON cannot spell.
 func (r *wkb) point(dims int, hasZ bool) []float64 {
 	p := make([]float64, 0, 3)
+	finite := true
 	for d := range dims {
 		v := r.f64()
 		if d < 2 || (d == 2 && hasZ) {
 			p = append(p, v)
+			finite = finite && !math.IsNaN(v) && !math.IsInf(v, 0)
 		}
+	}
+	if !finite {
+		return nil
 	}
 	return p
 }
 
+// points reads a position list, leaving out positions point drops.
 func (r *wkb) points(dims int, hasZ bool) [][]float64 {
 	n := r.count(8 * dims)
 	out := make([][]float64, 0, n)
 	for range n {
-		out = append(out, r.point(dims, hasZ))
+		if p := r.point(dims, hasZ); p != nil {
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -160,7 +170,11 @@ func (r *wkb) geometry(depth int) Geometry {
 	g := Geometry{Type: wkbTypes[code]}
 	switch code {
 	case 1:
-		g.Coordinates = r.point(dims, hasZ)
+		p := r.point(dims, hasZ)
+		if p == nil {
+			p = []float64{}
+		}
+		g.Coordinates = p
 	case 2:
 		g.Coordinates = r.points(dims, hasZ)
 	case 3:
