@@ -167,15 +167,47 @@ func TestDiffFeaturesLake(t *testing.T) {
 // The four outputs of the lake diff, against golden files (go test -run
 // TestDiffFeaturesGolden -update rewrites them).
 func TestDiffFeaturesGolden(t *testing.T) {
-	r := lakeRepo(t)
-	js := r.cv("diff", "HEAD~1", "HEAD", "--features", "--json")
-	ind := goldenFeaturesJSON(t, js)
-	checkGolden(t, "features/lake.json", ind)
-	text := r.cv("diff", "HEAD~1", "HEAD", "--features")
-	checkGolden(t, "features/lake.txt", []byte(text[strings.Index(text, "features lake/"):]))
-	md := r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "markdown")
-	checkGolden(t, "features/lake.md", []byte(md[strings.Index(md, "### Features"):]))
-	checkGolden(t, "features/lake.geojson", []byte(r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "geojson")))
+	checkFeatureGoldens(t, lakeRepo(t), "lake")
+}
+
+// checkFeatureGoldens checks the four outputs of diff HEAD~1 HEAD
+// --features against testdata/diff/features/NAME.{json,txt,md,geojson}
+// (text and markdown from their feature part on).
+func checkFeatureGoldens(t *testing.T, r *runner, name string) {
+	t.Helper()
+	diff := func(args ...string) string {
+		return r.cv(append([]string{"diff", "HEAD~1", "HEAD", "--features"}, args...)...)
+	}
+	checkGolden(t, "features/"+name+".json", goldenFeaturesJSON(t, diff("--json")))
+	text := diff()
+	checkGolden(t, "features/"+name+".txt", []byte(text[strings.Index(text, "features lake/"):]))
+	md := diff("--format", "markdown")
+	checkGolden(t, "features/"+name+".md", []byte(md[strings.Index(md, "### Features"):]))
+	checkGolden(t, "features/"+name+".geojson", []byte(diff("--format", "geojson")))
+}
+
+// writeBigParquet writes groups row groups of per rows to p, row ids
+// 0…, value of row edit (if ≥ 0) set to -1.
+func writeBigParquet(t testing.TB, r *runner, p string, groups, per, edit int) {
+	t.Helper()
+	var gs [][]pqgen.Row
+	for g := range groups {
+		rows := make([]pqgen.Row, 0, per)
+		for i := g * per; i < (g+1)*per; i++ {
+			row := lakeRow(0, i)
+			row.ID = int64(i)
+			if i == edit {
+				row.Value = -1
+			}
+			rows = append(rows, row)
+		}
+		gs = append(gs, rows)
+	}
+	var b bytes.Buffer
+	if err := pqgen.WriteGroups(&b, gs); err != nil {
+		t.Fatal(err)
+	}
+	r.write(p, b.Bytes())
 }
 
 // Issue 31: an edit of one row in one row group of five decodes that row
@@ -184,32 +216,12 @@ func TestDiffFeaturesGolden(t *testing.T) {
 // far below the file.
 func TestDiffFeaturesReadsChangedRowGroup(t *testing.T) {
 	const groups, per = 5, 20000
-	write := func(r *runner, edit bool) {
-		var gs [][]pqgen.Row
-		for g := range groups {
-			var rows []pqgen.Row
-			for i := g * per; i < (g+1)*per; i++ {
-				row := lakeRow(0, i)
-				row.ID = int64(i)
-				if edit && i == 3*per+17 {
-					row.Value = -1
-				}
-				rows = append(rows, row)
-			}
-			gs = append(gs, rows)
-		}
-		var b bytes.Buffer
-		if err := pqgen.WriteGroups(&b, gs); err != nil {
-			t.Fatal(err)
-		}
-		r.write("big.parquet", b.Bytes())
-	}
 	r := newRunner(t)
 	r.cv("init")
 	r.cv("track", "*.parquet")
-	write(r, false)
+	writeBigParquet(t, r, "big.parquet", groups, per, -1)
 	r.cv("commit", "-m", "v1")
-	write(r, true)
+	writeBigParquet(t, r, "big.parquet", groups, per, 3*per+17)
 	r.cv("commit", "-m", "v2")
 	var rg3, size int64
 	for _, rev := range []string{"HEAD~1", "HEAD"} {
@@ -300,14 +312,7 @@ func TestDiffFeaturesFlatGeobuf(t *testing.T) {
 			t.Errorf("modified %+v", ch)
 		}
 	}
-	js := r.cv("diff", "HEAD~1", "HEAD", "--features", "--json")
-	ind := goldenFeaturesJSON(t, js)
-	checkGolden(t, "features/fgb.json", ind)
-	text := r.cv("diff", "HEAD~1", "HEAD", "--features")
-	checkGolden(t, "features/fgb.txt", []byte(text[strings.Index(text, "features lake/"):]))
-	md := r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "markdown")
-	checkGolden(t, "features/fgb.md", []byte(md[strings.Index(md, "### Features"):]))
-	checkGolden(t, "features/fgb.geojson", []byte(r.cv("diff", "HEAD~1", "HEAD", "--features", "--format", "geojson")))
+	checkFeatureGoldens(t, r, "fgb")
 }
 
 // Issue 31: a one-feature edit of a FlatGeobuf decodes the blocks that

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"testing"
 
-	"github.com/chunkvc/chunkvc/formats/parquet/pqgen"
 	"github.com/chunkvc/chunkvc/formats/parquet/rows"
 )
 
@@ -18,35 +16,14 @@ const benchRowGroups, benchPerGroup = 20, 50000
 // row group 7 edited, and returns the runner and the file's size.
 func benchLake(b *testing.B) (*runner, int64) {
 	b.Helper()
-	write := func(r *runner, edit bool) int64 {
-		var gs [][]pqgen.Row
-		for g := range benchRowGroups {
-			rs := make([]pqgen.Row, 0, benchPerGroup)
-			for i := g * benchPerGroup; i < (g+1)*benchPerGroup; i++ {
-				row := lakeRow(0, i)
-				row.ID = int64(i)
-				if edit && i == 7*benchPerGroup+3 {
-					row.Value = -1
-				}
-				rs = append(rs, row)
-			}
-			gs = append(gs, rs)
-		}
-		var buf bytes.Buffer
-		if err := pqgen.WriteGroups(&buf, gs); err != nil {
-			b.Fatal(err)
-		}
-		r.write("big.parquet", buf.Bytes())
-		return int64(buf.Len())
-	}
 	r := newRunner(b)
 	r.cv("init")
 	r.cv("track", "*.parquet")
-	write(r, false)
+	writeBigParquet(b, r, "big.parquet", benchRowGroups, benchPerGroup, -1)
 	r.cv("commit", "-m", "v1")
-	size := write(r, true)
+	writeBigParquet(b, r, "big.parquet", benchRowGroups, benchPerGroup, 7*benchPerGroup+3)
 	r.cv("commit", "-m", "v2")
-	return r, size
+	return r, int64(len(r.read("big.parquet")))
 }
 
 // BenchmarkDiffFeaturesOneRowGroup: diff --features of a one-row edit in
