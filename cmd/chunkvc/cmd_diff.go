@@ -52,6 +52,11 @@ header). Working files are chunked and hashed but nothing is stored.
 --format json prints one object {"from","to","files":[…]} (fields in the
 README); geojson prints the changed chunks' footprints in EPSG:4326 (RFC 7946)
 for GitHub or QGIS; markdown prints a table per file for a pull request.
+--features (given) also lists the rows and features of GeoParquet, Parquet
+and FlatGeobuf files added, removed, modified (old -> new values) or moved
+between the files of a lake, paired by --key, a config "key = COLUMN
+PATTERN" line or a detected id column, decoding only the changed row
+groups and blocks; geojson then writes their before/after geometries.
 --png draws the file's extent with the changed tiles or blocks outlined, over
 a low-resolution rendering of the raster when built with GDAL.
 
