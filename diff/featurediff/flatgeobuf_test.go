@@ -1,4 +1,4 @@
-package flatgeobuf
+package featurediff
 
 import (
 	"bytes"
@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chunkvc/chunkvc/diff/featurediff"
+	"github.com/chunkvc/chunkvc/formats/flatgeobuf"
 	"github.com/chunkvc/chunkvc/formats/formattest"
 )
 
-// Decode gives back what GDAL wrote: every geometry kind (as WKB, read
-// back into GeoJSON) and the properties, from a file of mixed types.
+// flatgeobuf.Schema.Decode gives back what GDAL wrote: every geometry
+// kind (as WKB, read back here into GeoJSON) and the properties, from a
+// file of mixed types.
 func TestDecodeGDALRecords(t *testing.T) {
 	formattest.RequireTool(t, "ogr2ogr")
 	geoms := []string{
@@ -46,7 +47,7 @@ func TestDecodeGDALRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ReadSchema(bytes.NewReader(data), int64(len(data)))
+	s, err := flatgeobuf.ReadSchema(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestDecodeGDALRecords(t *testing.T) {
 		if vals[1] != fmt.Sprintf("f%d", i) || vals[2] != float64(i)+0.25 {
 			t.Errorf("feature %d: values %v", i, vals)
 		}
-		g, err := featurediff.ParseWKB(wkb)
+		g, err := ParseWKB(wkb)
 		if err != nil {
 			t.Fatalf("feature %d: %v", i, err)
 		}
