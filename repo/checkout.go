@@ -63,6 +63,9 @@ type CheckoutResult struct {
 	// and write; items: files written, bytes_in fetched from the store,
 	// bytes_out written).
 	Stages []Stage `json:"stages,omitempty"`
+	// Merged is the merge a pull made of a branch that had diverged from
+	// its upstream.
+	Merged *MergeRun `json:"merged,omitempty"`
 }
 
 // CheckoutFailure is a file a checkout did not write.

@@ -46,6 +46,11 @@ type FileResult struct {
 	NewBytes  int64      `json:"new_bytes"`
 	Changed   int        `json:"changed_keys"`
 	Warnings  []string   `json:"warnings,omitempty"`
+	// RewrittenFrom, on an added file, names the deleted file that holds
+	// most of its chunks, and SharedBytes what they share (not uploaded
+	// again): a partition rewritten under a new name.
+	RewrittenFrom string `json:"rewritten_from,omitempty"`
+	SharedBytes   int64  `json:"shared_bytes,omitempty"`
 }
 
 // CommitResult reports a commit.
@@ -398,6 +403,9 @@ func (j *commitJob) report() error {
 		h, _ := j.prev.find(p)
 		j.remove = append(j.remove, j.r.git.shardFiles(p, h)...)
 		j.res.Files = append(j.res.Files, FileResult{Path: p, Status: FileDeleted})
+	}
+	if err := j.pairRewrites(); err != nil {
+		return err
 	}
 	sort.Slice(j.res.Files, func(a, b int) bool { return j.res.Files[a].Path < j.res.Files[b].Path })
 	j.res.ChunksUploaded, j.res.BytesUploaded = j.up.chunks.Load(), j.up.bytes.Load()

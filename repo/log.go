@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/diffscan"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
 
@@ -22,6 +23,11 @@ type LogFile struct {
 	Changed   int        `json:"chunks_changed"`
 	Unchanged int        `json:"chunks_unchanged"`
 	NewBytes  int64      `json:"new_bytes"`
+	// OldPath and SharedBytes, for a rewritten file: the deleted file it
+	// was written from, and the bytes of its chunks that one holds (its
+	// other figures count against that file).
+	OldPath     string `json:"old_path,omitempty"`
+	SharedBytes int64  `json:"shared_bytes,omitempty"`
 }
 
 // LogEntry is one commit.
@@ -107,5 +113,57 @@ func (r *Repo) changedFiles(a, b *gitdb.Commit) ([]LogFile, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return r.pairRewrites(out, ma, mb)
+}
+
+// pairRewrites turns an added file and the deleted file that holds most
+// of its chunks (diffscan.Rewrites) into one rewritten file, its figures
+// counted against the deleted one, as diff pairs them.
+func (r *Repo) pairRewrites(files []LogFile, ma, mb map[string]gitdb.Hash) ([]LogFile, error) {
+	var deleted, added []*manifest.Manifest
+	var di, ai []int
+	for i, f := range files {
+		if f.Status != FileAdded && f.Status != FileDeleted {
+			continue
+		}
+		h, p := mb[f.Path], f.Path
+		if f.Status == FileDeleted {
+			h = ma[p]
+		}
+		m, _, err := r.git.readManifestBlob(h, p)
+		if err != nil {
+			return nil, err
+		}
+		if f.Status == FileDeleted {
+			deleted, di = append(deleted, m), append(di, i)
+		} else {
+			added, ai = append(added, m), append(ai, i)
+		}
+	}
+	if len(deleted) == 0 || len(added) == 0 {
+		return files, nil
+	}
+	drop := map[int]bool{}
+	for k, j := range diffscan.Rewrites(deleted, added) {
+		if j < 0 {
+			continue
+		}
+		oldM, newM := deleted[j], added[k]
+		d := manifest.Diff(oldM, newM)
+		f := &files[ai[k]]
+		var held int64
+		for _, c := range newM.Chunks {
+			held += c.Size
+		}
+		f.Status, f.OldPath, f.SharedBytes = FileRewritten, oldM.Path, held-d.NewBytes
+		f.Added, f.Removed, f.Changed, f.Unchanged, f.NewBytes = d.Added, d.Removed, d.Changed, d.Unchanged, d.NewBytes
+		drop[di[j]] = true
+	}
+	out := files[:0]
+	for i, f := range files {
+		if !drop[i] {
+			out = append(out, f)
+		}
+	}
 	return out, nil
 }

@@ -28,6 +28,9 @@ const (
 // merged; the conflict is recorded in the result file.
 var ErrMergeConflict = errors.New("merge conflict")
 
+// errDatasetManifest is a dataset's manifest handed to the driver.
+var errDatasetManifest = errors.New("a dataset")
+
 // Merge outcomes.
 const (
 	MergedOurs     = "ours"     // the result is our version
@@ -80,14 +83,17 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 	}
 	ms, err := decodeThree(texts)
 	if err != nil || !strings.HasPrefix(name, ManifestDir+"/") {
-		why := "both sides changed it and it is no single-file manifest (a split manifest's root or shard, or a dataset, is merged whole only)"
-		if err != nil {
+		why := "both sides changed it and it is no manifest chunkvc merges"
+		switch {
+		case manifest.IsSplit(texts[1]) || manifest.IsSplit(texts[2]) || errors.Is(err, errDatasetManifest):
+			why = "both sides changed this large file or dataset, which git hands over in pieces: chunkvc merge settles it (after a plain git merge: chunkvc merge --continue)"
+		case err != nil:
 			why += ": " + err.Error()
 		}
 		return r.conflict(res, ours, texts[1], []MergeConflict{{Reason: why}})
 	}
 	res.Path = ms[1].Path
-	mr, conflicts := mergeChunks(res, ms)
+	mr, conflicts := mergeChunks(res, ms, nil)
 	if len(conflicts) == 0 {
 		// Both sides changed the file: what is not in its chunks (tags,
 		// metadata) must be the same on both, whatever tiles merge.
@@ -123,7 +129,7 @@ func decodeThree(texts [3][]byte) ([3]*manifest.Manifest, error) {
 			return ms, err
 		}
 		if IsDataset(m) {
-			return ms, errors.New("a dataset")
+			return ms, errDatasetManifest
 		}
 		ms[i] = m
 	}
@@ -136,12 +142,12 @@ func decodeThree(texts [3][]byte) ([3]*manifest.Manifest, error) {
 	return ms, nil
 }
 
-// mergeChunks sets res from the three-way merge of ms's chunks and
-// returns the conflicts: changed keys, and what stops the sides' files
+// mergeChunks sets res from the three-way merge of ms's chunks (with the
+// conflicts take settles) and returns the conflicts: changed keys, and what stops the sides' files
 // from being spliced (different formats or profiles, a generic file).
-func mergeChunks(res *MergeResult, ms [3]*manifest.Manifest) (merge3.Result, []MergeConflict) {
+func mergeChunks(res *MergeResult, ms [3]*manifest.Manifest, take func(string) merge3.Side) (merge3.Result, []MergeConflict) {
 	ours, theirs := ms[1], ms[2]
-	mr := merge3.Chunks(ms[0].Chunks, ours.Chunks, theirs.Chunks)
+	mr := merge3.ChunksTaking(ms[0].Chunks, ours.Chunks, theirs.Chunks, take)
 	var out []MergeConflict
 	for _, c := range mr.Conflicts {
 		out = append(out, MergeConflict{Key: c.Key, BBox: c.BBox, Reason: keyConflictReason(c)})

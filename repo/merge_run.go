@@ -24,6 +24,9 @@ type MergeRun struct {
 	Merged    []string         `json:"merged"`           // the revisions asked for
 	Files     []string         `json:"files"`            // data files the merge changed
 	Conflicts []ConflictedPath `json:"conflicts,omitempty"`
+	// Resolved are the files chunkvc merged after git stopped on them
+	// (split manifests, datasets), or could not.
+	Resolved []*MergeResult `json:"resolved,omitempty"`
 }
 
 // Merge merges revs into the current branch with git merge (several:
@@ -53,23 +56,77 @@ func (r *Repo) Merge(ctx context.Context, revs []string, message string) (*Merge
 	_, mergeErr := cli.Run(ctx, append(append(args, "--"), revs...)...)
 	r.git.Reload()
 	if mergeErr != nil {
-		out, err := cli.Run(ctx, "diff", "--name-only", "--diff-filter=U")
-		if err != nil || strings.TrimSpace(out) == "" {
+		if paths, err := r.unmerged(ctx); err != nil || len(paths) == 0 {
 			return nil, mergeErr // it stopped before merging anything
 		}
-		for p := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		if err := r.finish(ctx, res); err != nil {
+			return res, err
+		}
+	}
+	return res, r.mergedFiles(ctx, strings.TrimSpace(before), res)
+}
+
+// MergeContinue settles what a stopped git merge, cherry-pick or rebase
+// left to chunkvc (split manifests and datasets both sides changed) and,
+// for a merge with nothing left conflicted, makes the merge commit.
+func (r *Repo) MergeContinue(ctx context.Context) (*MergeRun, error) {
+	op, err := r.stopped(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &MergeRun{Merged: []string{op.theirs}, Files: []string{}}
+	if err := r.finish(ctx, res); err != nil || op.kind != "merge" {
+		return res, err
+	}
+	return res, r.mergedFiles(ctx, op.ours, res)
+}
+
+// finish settles the whole-file merges of a stopped operation and, when
+// no path is left conflicted, commits a merge (git commit --no-edit,
+// whose message git prepared) and checks out what it changed, as the
+// post-merge hook does after a merge git finished itself.
+func (r *Repo) finish(ctx context.Context, res *MergeRun) error {
+	op, err := r.stopped(ctx)
+	if err != nil {
+		return err
+	}
+	res.Resolved, err = r.settleWhole(ctx, op)
+	if err != nil {
+		return err
+	}
+	left, err := r.unmerged(ctx)
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		for _, p := range left {
 			res.Conflicts = append(res.Conflicts, r.conflictOf(p))
 		}
-		return res, fmt.Errorf("%w: stopped with %d conflicted paths (resolve them and commit, or git merge --abort)", ErrMergeConflict, len(res.Conflicts))
+		return fmt.Errorf("%w: stopped with %d conflicted paths (resolve them and commit, or git merge --abort)", ErrMergeConflict, len(res.Conflicts))
 	}
+	if op.kind != "merge" {
+		return nil // git cherry-pick|rebase --continue commits
+	}
+	if _, err := r.git.CLI().Run(ctx, "commit", "--no-edit"); err != nil {
+		return err
+	}
+	r.git.Reload()
+	_, err = r.Checkout(ctx, CheckoutOptions{})
+	return err
+}
+
+// mergedFiles fills res's commit and the data files it changed since
+// before.
+func (r *Repo) mergedFiles(ctx context.Context, before string, res *MergeRun) error {
+	cli := r.git.CLI()
 	after, err := cli.Run(ctx, "rev-parse", "HEAD")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.Commit = strings.TrimSpace(after)
-	out, err := cli.Run(ctx, "diff", "--name-only", strings.TrimSpace(before), res.Commit, "--", ManifestDir)
+	out, err := cli.Run(ctx, "diff", "--name-only", before, res.Commit, "--", ManifestDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for p := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
 		if rest, ok := strings.CutPrefix(p, ManifestDir+"/"); ok {
@@ -77,7 +134,7 @@ func (r *Repo) Merge(ctx context.Context, revs []string, message string) (*Merge
 		}
 	}
 	sort.Strings(res.Files)
-	return res, nil
+	return nil
 }
 
 // conflictOf reads the conflict lines the merge driver wrote into the

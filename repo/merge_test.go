@@ -51,8 +51,8 @@ func TestMergeDriverWholeFiles(t *testing.T) {
 		{"ours unchanged", base, base, theirs, name, MergedTheirs, string(theirs), false},
 		{"both changed", base, ours, theirs, name, MergedConflict, "only COG/GeoTIFF files merge tile by tile", true},
 		{"no common base", nil, ours, theirs, name, MergedConflict, "only COG/GeoTIFF files merge tile by tile", true},
-		{"a shard", base, ours, theirs, ".chunkvc/shards/sub/x.bin/h3", MergedConflict, "is merged whole only", true},
-		{"not a manifest", []byte("a\n"), []byte("b\n"), []byte("c\n"), name, MergedConflict, "no single-file manifest", true},
+		{"a shard", base, ours, theirs, ".chunkvc/shards/sub/x.bin/h3", MergedConflict, "no manifest chunkvc merges", true},
+		{"not a manifest", []byte("a\n"), []byte("b\n"), []byte("c\n"), name, MergedConflict, "no manifest chunkvc merges", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -24,38 +24,48 @@ import (
 // hold exactly the merged chunks; its manifest goes to result. What
 // cannot be spliced is returned as conflicts, the working file untouched.
 func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr merge3.Result, result string) ([]MergeConflict, error) {
+	ch, cs, err := r.spliceMerged(ctx, ms, mr)
+	if err != nil || len(cs) > 0 {
+		return cs, err
+	}
+	if len(ch.parts) > 0 {
+		return nil, fmt.Errorf("%w: the merged %s needs a split manifest", ErrIntegrity, ch.m.Path)
+	}
+	return nil, os.WriteFile(result, ch.encoded, 0o644)
+}
+
+// spliceMerged is writeMerged's work: the merged file in the work tree,
+// its chunks and layout stored, and its manifest (split or not).
+func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr merge3.Result) (*chunked, []MergeConflict, error) {
 	unlock, err := r.lock()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlock()
 	ours := ms[1]
-	a, err := os.Open(r.abs(ours.Path))
-	if err != nil {
-		return []MergeConflict{{Reason: fmt.Sprintf("our file is not in the work tree: %v", err)}}, nil
+	a, cs, err := r.openOurs(ctx, ms)
+	if err != nil || len(cs) > 0 {
+		return nil, cs, err
 	}
 	defer a.Close()
-	if d, err := hashing.SumReaderAt(ctx, a, ours.Size); err != nil || d != ours.Digest {
-		return []MergeConflict{{Reason: "the working file is not our committed version (commit or check it out first)"}}, nil
-	}
 	repl, cs, err := r.replacements(ctx, a, ours, mr)
 	if err != nil || len(cs) > 0 {
-		return cs, err
+		return nil, cs, err
 	}
 	wt := r.workTree()
 	defer wt.Close()
 	f, err := wt.Create(ours.Path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := tiff.Splice(f, a, ours.Size, repl); err != nil {
 		f.Abort()
-		return []MergeConflict{{Reason: "the tiles cannot be spliced: " + err.Error()}}, nil
+		return nil, []MergeConflict{{Reason: "the tiles cannot be spliced: " + err.Error()}}, nil
 	}
 	if err := errors.Join(f.Sync(), f.Commit(true)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	text, err := r.chunkMerged(ctx, ours, mr)
+	ch, err := r.chunkMerged(ctx, ours, mr)
 	if err != nil {
 		// Our version goes back: the work tree must match what Git keeps.
 		wt2 := r.workTree()
@@ -63,9 +73,47 @@ func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr mer
 		cache := r.loadStatCache()
 		defer func() { _ = cache.Save() }()
 		_, rerr := r.writeFile(ctx, wt2, ours, nil, cache, nil)
-		return nil, errors.Join(err, rerr)
+		return nil, nil, errors.Join(err, rerr)
 	}
-	return nil, os.WriteFile(result, text, 0o644)
+	return ch, nil, nil
+}
+
+// openOurs opens the working file, which must hold our version. git
+// rebase and cherry-pick move HEAD between commits without chunkvc
+// checkout, so the work tree may hold another side's version (a rebase's
+// "ours" is the upstream): a working file that is the base's or their
+// committed version is replaced with ours from the store first. Anything
+// else (unsaved work) is a conflict, the file untouched.
+func (r *Repo) openOurs(ctx context.Context, ms [3]*manifest.Manifest) (*os.File, []MergeConflict, error) {
+	ours := ms[1]
+	digest := func() (hashing.ID, error) {
+		f, err := os.Open(r.abs(ours.Path))
+		if err != nil {
+			return hashing.ID{}, err
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return hashing.ID{}, err
+		}
+		return hashing.SumReaderAt(ctx, f, fi.Size())
+	}
+	d, err := digest()
+	switch {
+	case err == nil && d == ours.Digest:
+	case err == nil && (d == ms[0].Digest || d == ms[2].Digest):
+		wt := r.workTree()
+		defer wt.Close()
+		cache := r.loadStatCache()
+		defer func() { _ = cache.Save() }()
+		if _, err := r.writeFile(ctx, wt, ours, nil, cache, nil); err != nil {
+			return nil, nil, fmt.Errorf("write our version of %s: %w", ours.Path, err)
+		}
+	default:
+		return nil, []MergeConflict{{Reason: "the working file is not our committed version (commit or check it out first)"}}, nil
+	}
+	f, err := os.Open(r.abs(ours.Path))
+	return f, nil, err
 }
 
 // sameSkeleton reports a conflict unless the two TIFFs have the same
@@ -181,8 +229,8 @@ func chunkSegments(l *formats.Layout) map[string]formats.Segment {
 
 // chunkMerged chunks the merged file in the work tree and stores its
 // chunks and layout, as a commit does; its manifest must list exactly the
-// merged chunks. It returns the manifest's text.
-func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, mr merge3.Result) ([]byte, error) {
+// merged chunks.
+func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, mr merge3.Result) (*chunked, error) {
 	up, err := newUpload(ctx, r.Store, VerifySize, nil)
 	if err != nil {
 		return nil, err
@@ -198,14 +246,8 @@ func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, mr merg
 	if err := up.finish(ctx); err != nil {
 		return nil, err
 	}
-	got := ch.m.Chunks
-	if len(got) != len(mr.Chunks) || len(ch.parts) > 0 {
-		return nil, fmt.Errorf("%w: the merged file has %d chunks, the merge %d", ErrIntegrity, len(got), len(mr.Chunks))
+	if !sameChunks(ch.m.Chunks, mr.Chunks) {
+		return nil, fmt.Errorf("%w: the merged file %s does not hold the chunks of the merge", ErrIntegrity, ours.Path)
 	}
-	for i, c := range mr.Chunks {
-		if got[i].Key != c.Key || got[i].ID != c.ID {
-			return nil, fmt.Errorf("%w: the merged file's chunk %s is %s, the merge took %s", ErrIntegrity, got[i].Key, got[i].ID.Short(), c.ID.Short())
-		}
-	}
-	return ch.encoded, nil
+	return ch, nil
 }

@@ -295,11 +295,22 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 			return nil, err
 		}
 	}
+	var merged *MergeRun
 	if err := r.git.Pull(ctx, remote); err != nil {
-		if fresh {
-			_ = r.clearPullBase() // HEAD did not move
+		var dv *gitdb.DivergedError
+		if errors.As(err, &dv) {
+			// Both sides committed: merge, data chunk by chunk.
+			merged, err = r.Merge(ctx, []string{dv.Upstream}, "")
 		}
-		return nil, err
+		if err != nil {
+			if fresh {
+				_ = r.clearPullBase() // HEAD did not move
+			}
+			if merged != nil {
+				return &CheckoutResult{Merged: merged}, err
+			}
+			return nil, err
+		}
 	}
 	if os.Getenv("CHUNKVC_FAILPOINT") == "pull-after-merge" {
 		return nil, errors.New("failpoint pull-after-merge: stopping after git moved HEAD")
@@ -307,7 +318,11 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 	if err := r.reloadConfig(); err != nil {
 		return nil, err
 	}
-	return r.Checkout(ctx, CheckoutOptions{Progress: prog})
+	co, err := r.Checkout(ctx, CheckoutOptions{Progress: prog})
+	if co != nil {
+		co.Merged = merged
+	}
+	return co, err
 }
 
 // reloadConfig reads .chunkvc/config again after git changed the work

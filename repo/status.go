@@ -41,8 +41,11 @@ const (
 	// FileConflict is a data file a merge left conflicted (its manifest
 	// holds the merge driver's conflict lines).
 	FileConflict FileStatus = "conflict"
-	FileWritten  FileStatus = "written"
-	FileUpToDate FileStatus = "up-to-date"
+	// FileRewritten is, in log, a file added where a deleted one holds
+	// most of its chunks (a partition rewritten under a new name).
+	FileRewritten FileStatus = "rewritten"
+	FileWritten   FileStatus = "written"
+	FileUpToDate  FileStatus = "up-to-date"
 	// FilePrefetched is a Parquet or FlatGeobuf file whose chunks that
 	// meet a checkout --bbox were read into the cache; nothing written.
 	FilePrefetched FileStatus = "prefetched"

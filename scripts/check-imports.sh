@@ -61,7 +61,8 @@ while read -r pkg imports; do
         repo) [[ $irel != cmd/* && $irel != repo ]] || bad="repo may not import commands" ;;
         repo/internal/confine|repo/internal/pattern|repo/internal/fileio) bad="$rel is a leaf" ;;
         repo/internal/statcache|repo/internal/blockcache) [[ $irel == hashing || $irel == manifest || $irel == repo/internal/confine || $irel == repo/internal/gitdb ]] || bad="$rel may import only hashing, manifest, repo/internal/confine and repo/internal/gitdb" ;;
-        repo/internal/journal) [[ $irel == hashing || $irel == repo/internal/statcache ]] || bad="repo/internal/journal may import only hashing and repo/internal/statcache" ;;
+        repo/internal/journal) [[ $irel == hashing || $irel == repo/internal/statcache || $irel == repo/internal/binrec ]] || bad="repo/internal/journal may import only hashing, repo/internal/statcache and repo/internal/binrec" ;;
+        repo/internal/binrec) bad="repo/internal/binrec imports nothing of chunkvc's" ;;
         repo/internal/walk) [[ $irel == repo/internal/statcache ]] || bad="repo/internal/walk may import only repo/internal/statcache" ;;
         repo/internal/lockfile) [[ $irel == repo/internal/confine ]] || bad="repo/internal/lockfile may import only repo/internal/confine" ;;
         repo/internal/boxsel) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="repo/internal/boxsel may import only manifest, formats, geom and hashing" ;;
@@ -71,7 +72,7 @@ while read -r pkg imports; do
         repo/internal/gc) [[ $irel == hashing || $irel == store || $irel == repo/internal/gitdb || $irel == repo/internal/reach || $irel == repo/internal/registry ]] || bad="repo/internal/gc may import only hashing, store, repo/internal/gitdb, reach and registry" ;;
         repo/internal/fsck) [[ $irel == hashing || $irel == manifest || $irel == store || $irel == internal/progress || $irel == repo/internal/gitdb || $irel == repo/internal/reach ]] || bad="repo/internal/fsck may import only hashing, manifest, store, internal/progress, repo/internal/gitdb and reach" ;;
         repo/internal/diffscan) [[ $irel == diff || $irel == formats || $irel == formats/* || $irel == manifest || $irel == hashing || $irel == repo/internal/gitdb || $irel == repo/internal/reach || $irel == repo/internal/statcache ]] || bad="repo/internal/diffscan may import only diff, formats, manifest, hashing, repo/internal/gitdb, reach and statcache" ;;
-        repo/internal/dataset) [[ $irel == hashing || $irel == geom || $irel == manifest || $irel == formats || $irel == formats/zarr || $irel == repo/internal/statcache || $irel == repo/internal/walk ]] || bad="repo/internal/dataset may import only formats, formats/zarr, manifest, hashing, geom, repo/internal/statcache and repo/internal/walk" ;;
+        repo/internal/dataset) [[ $irel == hashing || $irel == geom || $irel == manifest || $irel == formats || $irel == formats/zarr || $irel == repo/internal/statcache || $irel == repo/internal/walk || $irel == repo/internal/binrec ]] || bad="repo/internal/dataset may import only formats, formats/zarr, manifest, hashing, geom, repo/internal/statcache, repo/internal/walk and repo/internal/binrec" ;;
         repo/internal/*) [[ $irel != cmd/* && $irel != repo && $irel != serve && $irel != serve/* ]] || bad="$rel may not import repo or what sits above it" ;;
         serve) [[ $irel == repo || $irel == manifest || $irel == formats || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, formats (names), store, hashing and geom" ;;
         scripts/*) ;;

@@ -112,6 +112,9 @@ func runCommit(g *globalOptions, o commitOptions, c *cobra.Command, args []strin
 		if f.Status != repo.FileDeleted {
 			line += fmt.Sprintf("  (%s, %s, %d chunks, %d changed, %d new = %s)", f.Format, humanBytes(f.Size), f.Chunks, f.Changed, f.NewChunks, humanBytes(f.NewBytes))
 		}
+		if f.RewrittenFrom != "" {
+			line += fmt.Sprintf("\n           rewritten from %s, %s shared", f.RewrittenFrom, humanBytes(f.SharedBytes))
+		}
 		fmt.Fprintln(g.stdout, line)
 		if f.Fallback != "" {
 			fmt.Fprintf(g.stderr, "note: %s: chunked generically because %s\n", f.Path, f.Fallback)

@@ -46,8 +46,13 @@ func runLog(g *globalOptions, o logOptions, rev string) error {
 			fmt.Fprintln(g.stdout)
 		}
 		for _, f := range e.Files {
-			if f.Status == repo.FileDeleted {
+			switch f.Status {
+			case repo.FileDeleted:
 				fmt.Fprintf(g.stdout, "    deleted   %s\n", f.Path)
+				continue
+			case repo.FileRewritten:
+				fmt.Fprintf(g.stdout, "    rewritten %s → %s  (%s, %s; %s shared; %s new)\n", f.OldPath, f.Path, f.Format, humanBytes(f.Size),
+					humanBytes(f.SharedBytes), humanBytes(f.NewBytes))
 				continue
 			}
 			fmt.Fprintf(g.stdout, "    %-9s %s  (%s, %s; chunks +%d -%d ~%d =%d; %s new)\n", f.Status, f.Path, f.Format, humanBytes(f.Size),

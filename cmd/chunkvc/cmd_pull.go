@@ -9,10 +9,14 @@ import (
 func newPullCmd(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "pull [REMOTE]",
-		Short: "Fast-forward from REMOTE and check out what changed",
-		Long: `Fetch from REMOTE (default origin), fast-forward the current branch, and
-write the tracked files that changed, downloading only the chunks that no
-working file or cache already holds.`,
+		Short: "Fetch from REMOTE, merge, and check out what changed",
+		Long: `Fetch from REMOTE (default origin), bring the current branch up to its
+upstream, and write the tracked files that changed, downloading only the
+chunks that no working file or cache already holds. A branch that has
+diverged from its upstream (a push was refused as non-fast-forward) is
+merged with it as chunkvc merge does, data files chunk by chunk; on
+conflicts the merge stops (exit 1) with the conflicts listed, and --json
+prints them under "merged".`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			r, err := g.open()
@@ -20,7 +24,15 @@ working file or cache already holds.`,
 				return err
 			}
 			co, err := r.Pull(c.Context(), optArg(args), g.progress())
+			if co != nil && co.Merged != nil && !g.json {
+				printMerge(g, co.Merged)
+			}
 			if err != nil {
+				if co != nil && g.json {
+					if perr := g.printJSON(co); perr != nil {
+						return perr
+					}
+				}
 				return err
 			}
 			if g.json {

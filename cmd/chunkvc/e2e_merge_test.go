@@ -12,7 +12,8 @@ import (
 // cogTool makes, edits and checks the test COG with GDAL's Python
 // bindings: 1024² bytes in 256² DEFLATE tiles with one overview level
 // (2×2 tiles), so that edits in opposite corners touch different tiles at
-// every level.
+// every level; arguments opt:size=4096 opt:block=128 make a COG of 4096²
+// in 128² tiles instead (1,280 of them: a split manifest).
 const cogTool = `
 import os, sys
 import numpy as np
@@ -20,11 +21,13 @@ from osgeo import gdal, osr
 gdal.UseExceptions()
 
 def base():
-    y, x = np.mgrid[0:1024, 0:1024]
+    n = int(opts.get('size', 1024))
+    y, x = np.mgrid[0:n, 0:n]
     return ((x * 7 + y * 13 + (x * y) % 17) % 251).astype(np.uint8)
 
 def write(a, out, meta={}):
-    mem = gdal.GetDriverByName('MEM').Create('', 1024, 1024, 1, gdal.GDT_Byte)
+    block = int(opts.get('block', 256))
+    mem = gdal.GetDriverByName('MEM').Create('', a.shape[1], a.shape[0], 1, gdal.GDT_Byte)
     mem.SetGeoTransform([500000, 10, 0, 4600000, 0, -10])
     srs = osr.SpatialReference(); srs.ImportFromEPSG(32633)
     mem.SetProjection(srs.ExportToWkt())
@@ -32,7 +35,7 @@ def write(a, out, meta={}):
     for k, v in meta.items():
         mem.SetMetadataItem(k, v)
     tmp = out + '.tmp'
-    gdal.GetDriverByName('COG').CreateCopy(tmp, mem, options=['BLOCKSIZE=256', 'COMPRESS=DEFLATE', 'OVERVIEW_COUNT=1', 'RESAMPLING=AVERAGE'])
+    gdal.GetDriverByName('COG').CreateCopy(tmp, mem, options=['BLOCKSIZE=%d' % block, 'COMPRESS=DEFLATE', 'OVERVIEW_COUNT=1', 'RESAMPLING=AVERAGE'])
     os.replace(tmp, out)
 
 def apply(a, edits):
@@ -42,8 +45,9 @@ def apply(a, edits):
     return a
 
 cmd, path = sys.argv[1], sys.argv[2]
-edits = [e for e in sys.argv[3:] if not e.startswith('meta:')]
+edits = [e for e in sys.argv[3:] if ':' not in e]
 meta = dict(e[5:].split('=', 1) for e in sys.argv[3:] if e.startswith('meta:'))
+opts = dict(e[4:].split('=', 1) for e in sys.argv[3:] if e.startswith('opt:'))
 if cmd == 'make':
     write(apply(base(), edits), path)
 elif cmd == 'edit':

@@ -52,14 +52,61 @@ func TestDiffPairsRewrites(t *testing.T) {
 	}
 	var c struct {
 		Files []struct {
-			Path     string `json:"path"`
-			NewBytes int64  `json:"new_bytes"`
+			Path          string `json:"path"`
+			NewBytes      int64  `json:"new_bytes"`
+			RewrittenFrom string `json:"rewritten_from"`
+			SharedBytes   int64  `json:"shared_bytes"`
 		} `json:"files"`
 	}
 	r.jsonOf(&c, "commit", "--json", "-m", "rewrite")
+	paired := 0
 	for _, f := range c.Files {
-		if f.Path == "lake/cell=7/part-08.bin" && f.NewBytes != move {
-			t.Errorf("diff said %d bytes to move, the commit stored %d", move, f.NewBytes)
+		if f.Path == "lake/cell=7/part-08.bin" {
+			if f.NewBytes != move {
+				t.Errorf("diff said %d bytes to move, the commit stored %d", move, f.NewBytes)
+			}
+			if f.RewrittenFrom != "lake/cell=7/part-07.bin" || f.SharedBytes+f.NewBytes != int64(len(rewritten)) {
+				t.Errorf("commit's pairing of the rewrite: %+v", f)
+			}
+			paired++
+		} else if f.RewrittenFrom != "" {
+			t.Errorf("commit pairs %+v", f)
 		}
+	}
+	if paired != 1 {
+		t.Errorf("commit lists %+v", c.Files)
+	}
+
+	// log pairs it too, with the same new bytes.
+	var log struct {
+		Commits []struct {
+			Files []struct {
+				Path, Status string
+				OldPath      string `json:"old_path"`
+				NewBytes     int64  `json:"new_bytes"`
+				SharedBytes  int64  `json:"shared_bytes"`
+			} `json:"files"`
+		} `json:"commits"`
+	}
+	r.jsonOf(&log, "log", "-n", "1")
+	if len(log.Commits) != 1 || len(log.Commits[0].Files) != 2 {
+		t.Fatalf("log of the rewrite: %+v", log)
+	}
+	for _, f := range log.Commits[0].Files {
+		switch f.Path {
+		case "lake/cell=7/part-08.bin":
+			if f.Status != "rewritten" || f.OldPath != "lake/cell=7/part-07.bin" || f.NewBytes != move || f.SharedBytes+f.NewBytes != int64(len(rewritten)) {
+				t.Errorf("log of the rewritten partition: %+v (diff: %d to move)", f, move)
+			}
+		case "lake/cell=9/part-02.bin":
+			if f.Status != "added" {
+				t.Errorf("log of the new partition: %+v", f)
+			}
+		default:
+			t.Errorf("log lists %+v", f)
+		}
+	}
+	if text := r.cv("log", "-n", "1"); !strings.Contains(text, "rewritten lake/cell=7/part-07.bin → lake/cell=7/part-08.bin") {
+		t.Errorf("text log of the rewrite:\n%s", text)
 	}
 }

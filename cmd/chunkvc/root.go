@@ -67,6 +67,7 @@ of diff.
 		newFsckCmd(g),
 		newCheckCmd(g),
 		newMergeCmd(g),
+		newResolveCmd(g),
 		newPushCmd(g),
 		newPrePushCmd(g),
 		newCloneCmd(g),

@@ -124,6 +124,7 @@ type target struct {
 	size   int64
 	pieces []manifest.Piece
 	sum    hashing.ID
+	doc    bool // a metadata document (inline pieces)
 }
 
 // targets lists the files of v by path.
@@ -153,7 +154,7 @@ func targets(v Version) (map[string]target, error) {
 		if _, dup := out[m.Path]; dup {
 			return nil, fmt.Errorf("zarr store file %s twice in its manifest", m.Path)
 		}
-		t := target{size: m.Layout.Size, sum: hashing.Sum(m.Layout.Encode())}
+		t := target{size: m.Layout.Size, sum: hashing.Sum(m.Layout.Encode()), doc: m.Role == manifest.RoleDocument}
 		for _, pc := range m.Layout.All() {
 			t.pieces = append(t.pieces, pc)
 		}

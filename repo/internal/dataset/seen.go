@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/binrec"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
@@ -137,55 +138,40 @@ func DecodeSeen(data []byte) (*Seen, error) {
 	if want := hashing.Sum(body); !bytes.Equal(want[:], sum) {
 		return nil, errSeen
 	}
-	d := seenDecoder{b: body[len(seenMagic):]}
-	s := &Seen{Hashed: int64(d.uvarint())}
-	n := d.uvarint()
+	d := binrec.Reader{B: body[len(seenMagic):]}
+	s := &Seen{Hashed: int64(d.Uvarint())}
+	n := d.Uvarint()
 	// Each entry takes at least 40 bytes: no count beyond that is believed.
-	if n > maxSeenEntries || n > uint64(len(d.b))/40 {
+	if n > maxSeenEntries || n > uint64(len(d.B))/40 {
 		return nil, errSeen
 	}
 	s.entries = make([]seenEntry, 0, n)
 	prev := ""
 	for range n {
-		shared, rest := d.uvarint(), d.uvarint()
-		if d.err || shared > uint64(len(prev)) || rest > uint64(len(d.b)) {
+		shared, rest := d.Uvarint(), d.Uvarint()
+		if d.Bad || shared > uint64(len(prev)) || rest > uint64(len(d.B)) {
 			return nil, errSeen
 		}
-		e := seenEntry{path: prev[:shared] + string(d.b[:rest])}
-		d.b = d.b[rest:]
+		e := seenEntry{path: prev[:shared] + string(d.B[:rest])}
+		d.B = d.B[rest:]
 		v := [6]int64{}
 		for i := range v {
-			v[i] = int64(d.uvarint())
+			v[i] = int64(d.Uvarint())
 		}
 		e.off, e.len = v[0], v[1]
 		e.stat = statcache.Stat{Size: v[2], Mtime: v[3], Ctime: v[4], Ino: uint64(v[5])}
-		if d.err || len(d.b) < 32 || (len(s.entries) > 0 && cmpSeen(s.entries[len(s.entries)-1], e) >= 0) {
+		if d.Bad || len(d.B) < 32 || (len(s.entries) > 0 && cmpSeen(s.entries[len(s.entries)-1], e) >= 0) {
 			return nil, errSeen
 		}
-		copy(e.id[:], d.b)
-		d.b = d.b[32:]
+		copy(e.id[:], d.B)
+		d.B = d.B[32:]
 		s.entries = append(s.entries, e)
 		prev = e.path
 	}
-	if d.err || len(d.b) != 0 {
+	if d.Bad || len(d.B) != 0 {
 		return nil, errSeen
 	}
 	return s, nil
-}
-
-type seenDecoder struct {
-	b   []byte
-	err bool
-}
-
-func (d *seenDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = true
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
 }
 
 // LoadSeen reads the cache file at name; a missing or damaged one is an

@@ -195,33 +195,58 @@ func pairRenames(pairs []pair) []pair {
 const minShared = 0.5
 
 // pairRewrites pairs added files with the deleted files that share most
-// of their chunk bytes, through one index of the deleted files' chunk IDs
-// (a chunk held by several counts for the first), never reading data.
+// of their chunk bytes (Rewrites), never reading data.
 func pairRewrites(pairs []pair) []pair {
-	owner := map[hashing.ID]int{} // chunk ID → index of a deleted file
+	var deleted, added []*manifest.Manifest
+	var di, ai []int
 	for i, pr := range pairs {
-		if pr.cur != nil {
-			continue
+		switch {
+		case pr.cur == nil:
+			deleted, di = append(deleted, pr.old), append(di, i)
+		case pr.old == nil:
+			added, ai = append(added, pr.cur), append(ai, i)
 		}
-		for _, c := range pr.old.Chunks {
+	}
+	drop := map[int]bool{}
+	for k, j := range Rewrites(deleted, added) {
+		if j >= 0 {
+			pairs[ai[k]].old = deleted[j]
+			drop[di[j]] = true
+		}
+	}
+	return dropPairs(pairs, drop)
+}
+
+// Rewrites pairs each added file with the deleted file of its format
+// that holds the most of its chunk bytes, when that is at least half of
+// them (minShared: a partition written again under a new name, a
+// compaction), through one index of the deleted files' chunk IDs (a
+// chunk held by several counts for the first). A deleted file pairs at
+// most once. It returns, for each added file, the index of its deleted
+// file, or -1.
+func Rewrites(deleted, added []*manifest.Manifest) []int {
+	out := make([]int, len(added))
+	for i := range out {
+		out[i] = -1
+	}
+	owner := map[hashing.ID]int{} // chunk ID → index of a deleted file
+	for i, m := range deleted {
+		for _, c := range m.Chunks {
 			if _, ok := owner[c.ID]; !ok {
 				owner[c.ID] = i
 			}
 		}
 	}
 	if len(owner) == 0 {
-		return pairs
+		return out
 	}
-	drop := map[int]bool{}
-	for i, pr := range pairs {
-		if pr.old != nil {
-			continue
-		}
+	taken := map[int]bool{}
+	for i, m := range added {
 		shared := map[int]int64{}
 		var total int64
-		for _, c := range pr.cur.Chunks {
+		for _, c := range m.Chunks {
 			total += c.Size
-			if j, ok := owner[c.ID]; ok && !drop[j] && pairs[j].old.Format == pr.cur.Format {
+			if j, ok := owner[c.ID]; ok && !taken[j] && deleted[j].Format == m.Format {
 				shared[j] += c.Size
 			}
 		}
@@ -234,10 +259,10 @@ func pairRewrites(pairs []pair) []pair {
 		if best < 0 || float64(most) < minShared*float64(total) {
 			continue
 		}
-		pairs[i].old = pairs[best].old
-		drop[best] = true
+		out[i] = best
+		taken[best] = true
 	}
-	return dropPairs(pairs, drop)
+	return out
 }
 
 func dropPairs(pairs []pair, drop map[int]bool) []pair {

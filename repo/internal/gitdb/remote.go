@@ -114,12 +114,30 @@ func (g *Repo) Pull(ctx context.Context, remote string) error {
 		}
 		return fmt.Errorf("git pull %s: %w", remote, err)
 	}
+	head, born, err := g.Refs().Read(branch)
+	if err != nil {
+		return err
+	}
+	if _, err := g.CLI().Run(ctx, "merge-base", "--is-ancestor", head.String(), up); born && err != nil {
+		if _, err := g.CLI().Run(ctx, "merge-base", "--is-ancestor", up, head.String()); err == nil {
+			return nil // nothing new: the upstream is in our history
+		}
+		return &DivergedError{Upstream: up}
+	}
 	_, err = g.CLI().Run(ctx, "merge", "--ff-only", "--quiet", up)
 	g.Reload()
 	if err != nil {
 		return fmt.Errorf("git pull %s (fast-forward only): %w", remote, err)
 	}
 	return nil
+}
+
+// DivergedError is a pull whose branch and upstream both have commits
+// the other lacks: they need a merge.
+type DivergedError struct{ Upstream string }
+
+func (e *DivergedError) Error() string {
+	return "the branch and " + e.Upstream + " have diverged"
 }
 
 // Clone runs git clone of url into dir (branch "" = the remote's HEAD)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/binrec"
 )
 
 // Magic opens every journal; the digit is the format version.
@@ -57,54 +58,26 @@ func Decode(b []byte) (*Journal, error) {
 		return &Journal{}, ErrDamaged
 	}
 	body := b[:len(b)-32]
-	d := &decoder{b: body[len(Magic):]}
+	d := &binrec.Reader{B: body[len(Magic):]}
 	id := func() (out hashing.ID) {
-		copy(out[:], d.bytes(32))
+		copy(out[:], d.Bytes(32))
 		return out
 	}
 	j := &Journal{}
-	j.Path = string(d.bytes(d.uvarint()))
+	j.Path = string(d.Bytes(d.Uvarint()))
 	if hashing.Sum(body) != hashing.ID(b[len(b)-32:]) {
 		return j, ErrDamaged
 	}
-	j.Ino = d.uvarint()
-	j.OldSize, j.NewSize = int64(d.uvarint()), int64(d.uvarint())
+	j.Ino = d.Uvarint()
+	j.OldSize, j.NewSize = int64(d.Uvarint()), int64(d.Uvarint())
 	j.Digest, j.Layout = id(), id()
-	count := d.uvarint()
-	for i := uint64(0); !d.bad && i < count; i++ {
-		off := d.uvarint()
-		j.Spans = append(j.Spans, Span{int64(off), d.bytes(d.uvarint())})
+	count := d.Uvarint()
+	for i := uint64(0); !d.Bad && i < count; i++ {
+		off := d.Uvarint()
+		j.Spans = append(j.Spans, Span{int64(off), d.Bytes(d.Uvarint())})
 	}
-	if d.bad || len(d.b) != 0 || j.OldSize < 0 || j.NewSize < 0 {
+	if d.Bad || len(d.B) != 0 || j.OldSize < 0 || j.NewSize < 0 {
 		return j, ErrDamaged
 	}
 	return j, nil
-}
-
-// decoder reads the journal's fields, uvarints and bytes as the stat
-// cache encodes them; a short or malformed field sets bad and yields
-// zeros.
-type decoder struct {
-	b   []byte
-	bad bool
-}
-
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.bad = true
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) bytes(n uint64) []byte {
-	if d.bad || n > uint64(len(d.b)) {
-		d.bad = true
-		return nil
-	}
-	v := d.b[:n]
-	d.b = d.b[n:]
-	return v
 }

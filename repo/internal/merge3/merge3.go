@@ -46,6 +46,14 @@ type Result struct {
 // and the other left it alone, and a conflict when the sides changed it
 // to different contents (a change against a delete included).
 func Chunks(base, ours, theirs []manifest.Chunk) Result {
+	return ChunksTaking(base, ours, theirs, nil)
+}
+
+// ChunksTaking is Chunks with the conflicts a person has settled: take
+// (when not nil) names, for a key both sides changed differently, the
+// side whose chunk (or deletion) the merge keeps, or Same to leave it a
+// conflict.
+func ChunksTaking(base, ours, theirs []manifest.Chunk, take func(key string) Side) Result {
 	var res Result
 	bi, oi, ti := 0, 0, 0
 	for oi < len(ours) || ti < len(theirs) || bi < len(base) {
@@ -65,6 +73,14 @@ func Chunks(base, ours, theirs []manifest.Chunk) Result {
 		case same(b, bok, t, tok): // only ours changed it
 			if ook {
 				res.Chunks = append(res.Chunks, Taken{o, Ours})
+			}
+		case take != nil && take(key) == Ours:
+			if ook {
+				res.Chunks = append(res.Chunks, Taken{o, Ours})
+			}
+		case take != nil && take(key) == Theirs:
+			if tok {
+				res.Chunks = append(res.Chunks, Taken{t, Theirs})
 			}
 		default:
 			c := Conflict{Key: key}

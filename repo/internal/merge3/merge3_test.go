@@ -122,3 +122,19 @@ func uniq(l []manifest.Chunk) []manifest.Chunk {
 	}
 	return out
 }
+
+// A conflict a person settled takes the side named for that key only;
+// a side's deletion taken drops the key.
+func TestChunksTaking(t *testing.T) {
+	base, ours, theirs := list("a=1 b=1 c=1 d=1"), list("a=2 b=2 c=2"), list("a=3 b=3 d=3")
+	take := func(k string) Side {
+		return map[string]Side{"a": Theirs, "c": Theirs, "d": Ours}[k]
+	}
+	// a: theirs' 3; b: still a conflict; c: theirs deleted it; d: ours deleted it.
+	if got, want := show(ChunksTaking(base, ours, theirs, take)), "a:2 !b"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := show(ChunksTaking(base, ours, theirs, nil)); got != show(Chunks(base, ours, theirs)) {
+		t.Fatalf("without take: %q, Chunks gives %q", got, show(Chunks(base, ours, theirs)))
+	}
+}
