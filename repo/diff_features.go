@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -86,9 +86,15 @@ func (r *Repo) DiffFeatures(ctx context.Context, res *diff.Result, opt FeatureOp
 			*s.into = append(*s.into, *t)
 		}
 	}
+	limit := in.Limit
+	in.Limit = math.MaxInt // the lake check below needs every change
 	f := featurediff.Compare(in)
 	f.Warnings = append(f.Warnings, warnings...)
-	sort.Strings(f.Warnings)
+	if err := r.lakeDuplicates(ctx, cr, res, f); err != nil {
+		f.Warnings = append(f.Warnings, "duplicate keys not looked for in the rest of the lake: "+err.Error())
+	}
+	f.Sort()
+	f.Limit(limit)
 	return f, nil
 }
 

@@ -344,16 +344,28 @@ func (c *comparer) finish(limit int) {
 		}
 		return KeyLess(ch[i].Key, ch[j].Key)
 	})
-	sort.Slice(c.out.Duplicates, func(i, j int) bool { return KeyLess(c.out.Duplicates[i].Key, c.out.Duplicates[j].Key) })
-	sort.Strings(c.out.Warnings)
-	if limit == 0 {
-		limit = DefaultLimit
+	c.out.Sort()
+	c.out.Limit(limit)
+}
+
+// Sort orders the duplicates by key and the warnings, after a caller
+// added some.
+func (f *Features) Sort() {
+	sort.Slice(f.Duplicates, func(i, j int) bool { return KeyLess(f.Duplicates[i].Key, f.Duplicates[j].Key) })
+	sort.Strings(f.Warnings)
+}
+
+// Limit keeps the first n changes (0 = DefaultLimit, < 0 = none) and
+// sets Truncated when it drops some.
+func (f *Features) Limit(n int) {
+	if n == 0 {
+		n = DefaultLimit
 	}
-	if limit < 0 {
-		limit = 0
+	if n < 0 {
+		n = 0
 	}
-	if len(ch) > limit {
-		c.out.Changes, c.out.Truncated = ch[:limit], true
+	if len(f.Changes) > n {
+		f.Changes, f.Truncated = f.Changes[:n], true
 	}
 }
 

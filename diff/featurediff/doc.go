@@ -18,7 +18,8 @@
 //     changed partition, cell=A → cell=B); counted as moved_out of the
 //     old file and moved_in of the new.
 //   - duplicate: a key held by two rows of one revision among the rows
-//     compared, in two files or twice in one; a warning.
+//     compared, in two files or twice in one; a warning. The repo package
+//     adds those it finds in the rest of a lake.
 //   - rewrite: a file written again under a new name (Input.Renames); its
 //     rows are compared with its pair's as if the name had not changed.
 package featurediff

@@ -216,3 +216,74 @@ func (f *File) value(c int, v parquet.Value) any {
 	}
 	return v.String()
 }
+
+// leaf returns the index of leaf column name, -1 when there is none.
+func (f *File) leaf(name string) int {
+	for i, n := range f.names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Bounds returns the min and max of column name in row group i from the
+// footer's statistics (as Read would give them); ok is false when the
+// writer recorded none. Nothing past the footer is read.
+func (f *File) Bounds(i int, name string) (lo, hi any, ok bool) {
+	c := f.leaf(name)
+	rgs := f.f.RowGroups()
+	if c < 0 || i < 0 || i >= len(rgs) {
+		return nil, nil, false
+	}
+	cc, isFile := rgs[i].ColumnChunks()[c].(*parquet.FileColumnChunk)
+	if !isFile {
+		return nil, nil, false
+	}
+	min, max, ok := cc.Bounds()
+	if !ok || min.IsNull() || max.IsNull() {
+		return nil, nil, false
+	}
+	return f.value(c, min), f.value(c, max), true
+}
+
+// ColumnValues decodes column name of row group i alone (its column
+// chunk is all that is read), nulls left out.
+func (f *File) ColumnValues(i int, name string) (out []any, err error) {
+	c := f.leaf(name)
+	rgs := f.f.RowGroups()
+	if c < 0 || i < 0 || i >= len(rgs) {
+		return nil, fmt.Errorf("parquet: no column %q in row group %d", name, i)
+	}
+	pages := rgs[i].ColumnChunks()[c].Pages()
+	defer func() {
+		if cerr := pages.Close(); err == nil && cerr != nil {
+			out, err = nil, cerr
+		}
+	}()
+	buf := make([]parquet.Value, 512)
+	for {
+		p, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("parquet: row group %d column %s: %w", i, name, err)
+		}
+		vr := p.Values()
+		for {
+			n, err := vr.ReadValues(buf)
+			for _, v := range buf[:n] {
+				if !v.IsNull() {
+					out = append(out, f.value(c, v))
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("parquet: row group %d column %s: %w", i, name, err)
+			}
+		}
+	}
+}
