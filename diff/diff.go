@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/chunkvc/chunkvc/diff/featurediff"
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/zarr"
 	"github.com/chunkvc/chunkvc/geom"
@@ -56,6 +57,9 @@ type Result struct {
 	FromCommit string     `json:"from_commit,omitempty"` // "" on an unborn branch
 	ToCommit   string     `json:"to_commit,omitempty"`   // "" for the working tree
 	Files      []FileDiff `json:"files"`
+	// Features is set by diff --features: the rows of the changed
+	// vector files, compared by key.
+	Features *featurediff.Features `json:"features,omitempty"`
 }
 
 // ChunkCounts counts chunk keys by change.

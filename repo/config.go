@@ -31,6 +31,9 @@ type Config struct {
 	// see ParseRetention): older commits lose their chunks, their
 	// manifests stay. Empty: none.
 	Retention string
+	// Keys name the feature key of matching files for diff --features,
+	// in file order (the first match wins).
+	Keys []KeyRule
 }
 
 const configHeader = "# chunkvc repository configuration; edit with `chunkvc init` and `chunkvc track`.\n"
@@ -54,6 +57,9 @@ func (c *Config) Encode() []byte {
 	}
 	if c.Retention != "" {
 		fmt.Fprintf(&b, "retention = %s\n", c.Retention)
+	}
+	for _, k := range c.Keys {
+		fmt.Fprintf(&b, "%s\n", k)
 	}
 	return b.Bytes()
 }
@@ -103,6 +109,12 @@ func ParseConfig(data []byte) (*Config, error) {
 				return nil, fmt.Errorf("line %d: %w", ln, err)
 			}
 			c.Policies = append(c.Policies, p)
+		case "key":
+			kr, err := parseKeyRule(v)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", ln, err)
+			}
+			c.Keys = append(c.Keys, kr)
 		default:
 			return nil, fmt.Errorf("line %d: unknown key %q", ln, k)
 		}

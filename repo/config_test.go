@@ -19,6 +19,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("colour = blue\n"))
 	f.Add([]byte("store\n"))
 	f.Add([]byte("track = [\n"))
+	f.Add([]byte("key = osm_id lake/**\nkey = id\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(data)
 		if err != nil {
@@ -29,7 +30,7 @@ func FuzzParseConfig(f *testing.F) {
 		if err != nil {
 			t.Fatalf("ParseConfig of its own encoding %q: %v", enc, err)
 		}
-		if c2.Store != c.Store || !slices.Equal(c2.Track, c.Track) {
+		if c2.Store != c.Store || !slices.Equal(c2.Track, c.Track) || !slices.Equal(c2.Keys, c.Keys) {
 			t.Fatalf("round trip: %+v, then %+v", c, c2)
 		}
 		if enc2 := c2.Encode(); !bytes.Equal(enc2, enc) {
@@ -65,6 +66,28 @@ func TestConfigRetention(t *testing.T) {
 	for _, bad := range []string{"retention = soon\n", "retention = 30d\nretention = 7d\n"} {
 		if _, err := ParseConfig([]byte(bad)); err == nil {
 			t.Errorf("ParseConfig(%q) accepted", bad)
+		}
+	}
+}
+
+// Key lines parse, keep their order, round-trip, and refuse a missing
+// pattern or a bad one.
+func TestKeyConfig(t *testing.T) {
+	c, err := ParseConfig([]byte("version = 1\ntrack = lake/**\nkey = osm_id lake/osm/**\nkey = id lake/**\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []KeyRule{{"osm_id", "lake/osm/**"}, {"id", "lake/**"}}
+	if !slices.Equal(c.Keys, want) {
+		t.Fatalf("keys %+v, want %+v", c.Keys, want)
+	}
+	back, err := ParseConfig(c.Encode())
+	if err != nil || !slices.Equal(back.Keys, want) {
+		t.Fatalf("round trip %+v %v", back, err)
+	}
+	for _, bad := range []string{"key = id\n", "key = \n", "key = id [\n"} {
+		if _, err := ParseConfig([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }

@@ -23,9 +23,16 @@ const thumbMinSide = 256
 // each version (stored versions read through a ChunkReader, so only the
 // overview's tiles are fetched). A raster whose codec this build cannot
 // decode gets a warning "preview: unsupported codec X" and no thumbnail.
-// Feature changes are added by the caller.
+// Feature changes come from res.Features (DiffFeatures), when set.
 func (r *Repo) Review(ctx context.Context, res *diff.Result) (*review.Page, error) {
 	p := &review.Page{Result: res, Thumbs: map[string]review.Thumb{}}
+	if res.Features != nil {
+		fs, err := review.FeaturesFrom(res.Features)
+		if err != nil {
+			return nil, err
+		}
+		p.Features = fs
+	}
 	cr := r.NewChunkReader(0, 0)
 	for i := range res.Files {
 		f := &res.Files[i]
@@ -80,14 +87,17 @@ func (r *Repo) thumbs(ctx context.Context, cr *ChunkReader, work bool, f *diff.F
 }
 
 // WriteReview writes the review page of revisions from..to to w: the
-// diff with raster tile statistics and previews (what diff --format html
-// writes for two revisions).
+// diff with raster tile statistics, feature changes and previews (what
+// diff --format html writes for two revisions).
 func (r *Repo) WriteReview(ctx context.Context, w io.Writer, from, to string) error {
 	res, err := r.Diff(ctx, DiffOptions{From: from, To: to, Features: true})
 	if err != nil {
 		return err
 	}
 	if err := r.RasterStats(ctx, res, nil); err != nil {
+		return err
+	}
+	if res.Features, err = r.DiffFeatures(ctx, res, FeatureOptions{}); err != nil {
 		return err
 	}
 	p, err := r.Review(ctx, res)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Layering check: imports point down
 #   cmd/chunkvc → serve → repo → {diff, formats, manifest, store} → {hashing, geom}
-# with diff → {manifest, formats, geom, hashing} and manifest, formats →
+# with diff → {manifest, formats, geom, hashing, diff/featurediff},
+# diff/featurediff → {geom, hashing} and manifest, formats →
 # {hashing, geom}; internal/diffview renders diff results without repo;
 # serve uses repo's exported API only and nothing but cmd/chunkvc imports it
 # (geom, internal/progress and internal/writeback are leaves anyone may
@@ -43,7 +44,7 @@ while read -r pkg imports; do
       github.com/minio/minio-go/*) [[ $rel == store/s3 ]] || bad="only store/s3 may import minio-go" ;;
       github.com/Azure/azure-sdk-for-go/*) [[ $rel == store/azure ]] || bad="only store/azure may import the Azure SDK" ;;
       github.com/airbusgeo/godal*) [[ $rel == gdal || $rel == */gdal ]] || bad="only the gdal package may import godal" ;;
-      github.com/parquet-go/*) [[ $rel == formats/parquet/pqgen || $rel == scripts/* ]] || bad="only tests, pqgen and scripts may import parquet-go (it costs every command its start-up)" ;;
+      github.com/parquet-go/*) [[ $rel == formats/parquet/pqgen || $rel == formats/parquet/rows || $rel == scripts/* ]] || bad="only tests, pqgen, formats/parquet/rows (diff --features) and scripts may import parquet-go (it costs every command its start-up)" ;;
     esac
     if [[ $imp == "$mod"/* ]]; then
       case "$rel" in
@@ -51,7 +52,8 @@ while read -r pkg imports; do
         geom) bad="geom is a leaf" ;;
         manifest) [[ $irel == hashing || $irel == geom ]] || bad="manifest may import only hashing and geom" ;;
         store|store/*) [[ $irel == hashing || $irel == store || $irel == store/* || $irel == internal/progress || $irel == internal/writeback ]] || bad="store may import only hashing and the leaf helpers" ;;
-        diff) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* ]] || bad="diff may import only manifest, formats, geom and hashing" ;;
+        diff) [[ $irel == manifest || $irel == geom || $irel == hashing || $irel == formats || $irel == formats/* || $irel == diff/featurediff ]] || bad="diff may import only manifest, formats, geom, hashing and diff/featurediff" ;;
+        diff/featurediff) [[ $irel == geom || $irel == hashing ]] || bad="diff/featurediff may import only geom and hashing" ;;
         internal/diffview) [[ $irel != repo && $irel != repo/* && $irel != cmd/* ]] || bad="diffview may not import repo" ;;
         formats/zarr/codec) bad="formats/zarr/codec imports no chunkvc package" ;;
         formats/zarr/georef) [[ $irel == geom ]] || bad="formats/zarr/georef may import only geom" ;;

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chunkvc/chunkvc/diff"
+	"github.com/chunkvc/chunkvc/diff/featurediff"
 	"github.com/chunkvc/chunkvc/internal/diffview"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo"
@@ -23,6 +24,7 @@ type diffOptions struct {
 	features bool
 	stats    bool
 	output   string
+	key      string // --key: feature-level diff by this column
 }
 
 // diffFormats are the values --format takes.
@@ -54,6 +56,11 @@ README); geojson prints the changed chunks' footprints in EPSG:4326 (RFC 7946)
 for GitHub or QGIS; markdown prints a table per file for a pull request;
 html writes one self-contained review page (maps, previews, tables) that
 opens offline. -o FILE writes the output there instead of stdout.
+--features (given) also lists the rows and features of GeoParquet, Parquet
+and FlatGeobuf files added, removed, modified (old -> new values) or moved
+between the files of a lake, paired by --key, a config "key = COLUMN
+PATTERN" line or a detected id column, decoding only the changed row
+groups and blocks; geojson then writes their before/after geometries.
 --stats (also on with --features given, and for html) decodes each changed
 raster tile in both versions: changed pixels and per-band min, max and
 mean of new − old.
@@ -72,13 +79,15 @@ is 1 when there are.`,
 				o.format = "json"
 			}
 			o.stats = o.stats || o.format == "html" || c.Flags().Changed("features") && o.features
-			return runDiff(c, g, o, revs, paths)
+			rowsAsked := c.Flags().Changed("features") && o.features || o.key != "" || o.format == "html"
+			return runDiff(c, g, o, rowsAsked, revs, paths)
 		},
 	}
 	c.Flags().StringVar(&o.format, "format", "text", "output `FORMAT`: "+strings.Join(diffFormats, ", "))
 	c.Flags().StringVar(&o.png, "png", "", "also draw the changes into PNG `FILE`")
 	c.Flags().BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences")
-	c.Flags().BoolVar(&o.features, "features", true, "compare FlatGeobuf files feature by feature")
+	c.Flags().BoolVar(&o.features, "features", true, "compare FlatGeobuf files feature by feature; given, list the rows and features that changed (GeoParquet, Parquet, FlatGeobuf)")
+	c.Flags().StringVar(&o.key, "key", "", "with --features, pair rows by `COLUMN` (default: the config's key line, else a detected id column)")
 	c.Flags().BoolVar(&o.stats, "stats", false, "measure changed raster tiles (pixels, band min/max/mean)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the output to `FILE` instead of stdout")
 	addJSON(c, g)
@@ -113,7 +122,7 @@ func parseDiffRevs(revs []string) (from, to string, err error) {
 	return "", "", usageError{fmt.Errorf("at most two revisions, got %d (paths go after --)", len(revs))}
 }
 
-func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []string) error {
+func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, rows bool, revs, args []string) error {
 	valid := false
 	for _, f := range diffFormats {
 		valid = valid || f == o.format
@@ -148,6 +157,11 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []str
 			return err
 		}
 	}
+	if rows {
+		if res.Features, err = r.DiffFeatures(ctx, res, repo.FeatureOptions{Key: o.key}); err != nil {
+			return err
+		}
+	}
 	out, done, err := diffOutput(g, o.output)
 	if err != nil {
 		return err
@@ -159,7 +173,14 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []str
 		err = writeReview(ctx, r, res, out)
 	case "markdown":
 		err = diffview.Markdown(out, res)
+		if err == nil && res.Features != nil {
+			err = featurediff.Markdown(out, res.Features)
+		}
 	case "geojson":
+		if res.Features != nil {
+			err = featurediff.GeoJSON(out, res.Features)
+			break
+		}
 		var note string
 		note, err = diffview.GeoJSON(out, res, diffToLonLat())
 		if note != "" {
@@ -167,6 +188,9 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, revs, args []str
 		}
 	default:
 		err = diffview.Text(out, res)
+		if err == nil && res.Features != nil {
+			err = featurediff.Text(out, res.Features)
+		}
 	}
 	if err = done(err); err != nil {
 		return err

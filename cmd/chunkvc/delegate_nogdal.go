@@ -20,9 +20,13 @@ func delegateToGDAL(args []string) {
 	if len(args) < 2 {
 		return
 	}
+	png := func(a string) bool { return a == "--png" || len(a) > 6 && a[:6] == "--png=" }
+	// diff --features --format geojson writes the files' own coordinates,
+	// in pure Go: only --png needs GDAL then.
+	features := slices.Contains(args[2:], "--features") || slices.Contains(args[2:], "--features=true")
 	needs := args[1] == "normalize" ||
 		args[1] == "diff" && slices.ContainsFunc(args[2:], func(a string) bool {
-			return a == "--png" || a == "geojson" || a == "--format=geojson" || len(a) > 6 && a[:6] == "--png=" ||
+			return png(a) || !features && (a == "geojson" || a == "--format=geojson") ||
 				a == "--stats" // tiles chunkvc cannot decode (JPEG, WebP…) are read with GDAL
 		})
 	if !needs {

@@ -17,6 +17,9 @@ func FuzzLayout(f *testing.F) {
 		if fs, err := Features(bytes.NewReader(data), int64(len(data))); err == nil && len(fs) > 0 {
 			_, _ = BuildIndex(fs, 2)
 		}
+		if s, err := ReadSchema(bytes.NewReader(data), int64(len(data))); err == nil && s.Records <= int64(len(data)) {
+			_ = s.Decode(data[s.Records:], func(int, []any, []byte) error { return nil })
+		}
 	})
 }
 

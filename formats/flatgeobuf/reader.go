@@ -51,6 +51,7 @@ type header struct {
 	hasT      bool
 	hasTM     bool
 	columns   [][]byte
+	colTypes  []uint8
 	count     uint64
 	nodeSize  uint16
 	crs       string
@@ -183,6 +184,11 @@ func parseHeader(b []byte) (*header, error) {
 	err = t.tables(7, func(c table) error {
 		name, err := c.bytes(0)
 		h.columns = append(h.columns, name)
+		if err != nil {
+			return err
+		}
+		typ, err := c.uint8(1, 0)
+		h.colTypes = append(h.colTypes, typ)
 		return err
 	})
 	if err != nil {
