@@ -281,3 +281,38 @@ func (r *Repo) checkStep(policies []Policy, c *gitdb.Commit, opt PolicyOptions) 
 	}
 	return vs, parent, nil
 }
+
+// checkPushed applies the policies of .chunkvc/config to every commit a
+// push sends, each against its first parent and under the rules it
+// holds itself (a commit from before a gate was declared is not judged
+// by it), so that a change the team's rules refuse never reaches the
+// remote: one made with git commit, with an older chunkvc, or past a
+// config edited in the work tree only.
+func (r *Repo) checkPushed(commits []*gitdb.Commit, opt PolicyOptions) error {
+	var vs []Violation
+	for _, c := range commits {
+		cfgText, _, ok, err := (&Snapshot{r: r, c: c}).GitFile(ConfigPath, maxStateFile)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		cfg, err := ParseConfig(cfgText)
+		if err != nil {
+			return fmt.Errorf("%s at %.12s: %w", ConfigPath, c.Hash, err)
+		}
+		v, _, err := r.checkStep(cfg.Policies, c, opt)
+		if err != nil {
+			return err
+		}
+		for i := range v {
+			v[i].Path = fmt.Sprintf("%s (commit %.12s)", v[i].Path, c.Hash)
+		}
+		vs = append(vs, v...)
+	}
+	if len(vs) > 0 {
+		return policyError(vs)
+	}
+	return nil
+}

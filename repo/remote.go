@@ -30,6 +30,9 @@ type PushOptions struct {
 	// Tips, when set, are the commits to push instead of HEAD, and Except
 	// the commits the remote already has (from the pre-push hook's stdin).
 	Tips, Except []string
+	// Policy is how the policies of .chunkvc/config judge the pushed
+	// commits (AllowReencode: push --allow-reencode).
+	Policy PolicyOptions
 }
 
 // PushResult reports a push.
@@ -84,6 +87,9 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 		return nil, err
 	}
 	res.Commits = len(commits)
+	if err := r.checkPushed(commits, opt.Policy); err != nil {
+		return nil, err
+	}
 	need, mayLack, err := r.pushSet(ctx, commits)
 	if err != nil {
 		return nil, err

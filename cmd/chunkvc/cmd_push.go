@@ -11,7 +11,8 @@ import (
 )
 
 type pushOptions struct {
-	verify string
+	verify        string
+	allowReencode bool
 }
 
 func newPushCmd(g *globalOptions) *cobra.Command {
@@ -24,7 +25,12 @@ the commits being pushed (those the remote-tracking branch does not already
 have), upload and verify the ones only the embedded store holds (from
 commit --offline), and only then push the current branch to REMOTE
 (default origin). The Git remote never advances before its chunks are
-verified.`,
+verified, nor before every pushed commit passes the policies of
+.chunkvc/config (append-only, strict-profile, geo-identical, crs), checked
+against its parent as commit and chunkvc check do: a violation refuses the
+push with exit 4, naming commit, file and rule (--allow-reencode lets
+strict-profile pass). The pre-push hook (chunkvc install) applies the same
+checks to a plain git push.`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			v, err := parseVerify(o.verify)
@@ -35,7 +41,8 @@ verified.`,
 			if err != nil {
 				return err
 			}
-			res, err := r.Push(c.Context(), repo.PushOptions{Remote: optArg(args), Verify: v, Progress: g.progress()})
+			res, err := r.Push(c.Context(), repo.PushOptions{Remote: optArg(args), Verify: v, Progress: g.progress(),
+				Policy: repo.PolicyOptions{AllowReencode: o.allowReencode}})
 			if err != nil {
 				return err
 			}
@@ -52,6 +59,7 @@ verified.`,
 		},
 	}
 	c.Flags().StringVar(&o.verify, "verify", "size", "how uploaded chunks are confirmed: size or full")
+	c.Flags().BoolVar(&o.allowReencode, "allow-reencode", false, "let strict-profile pass re-encoded rasters")
 	addJSON(c, g)
 	return c
 }

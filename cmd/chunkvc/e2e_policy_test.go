@@ -86,3 +86,47 @@ func TestPolicyGates(t *testing.T) {
 		t.Fatalf("commit of a raster in another CRS: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// push judges every commit it sends by the rules that commit holds: a
+// change an append-only gate refuses, committed past a config edited in
+// the work tree only, is refused (exit 4, commit, file and rule named)
+// and the remote does not move; history from before the gate pushes.
+func TestPushPolicy(t *testing.T) {
+	r := newRunner(t)
+	r.git("init", "-q", "-b", "main")
+	r.cv("init")
+	r.cv("track", "runs/**")
+	r.write("runs/1/a.bin", randomBytes(70000, 1))
+	r.cv("commit", "-q", "-m", "run 1")
+	r.write("runs/1/a.bin", randomBytes(70000, 2))
+	r.cv("commit", "-q", "-m", "rewrite run 1 (before the gate)")
+	r.addConfig("append-only = runs/**")
+	r.git("add", ".chunkvc/config")
+	r.git("commit", "-q", "-m", "gate: runs are append-only")
+	bare := r.path("origin.git")
+	r.git("init", "-q", "--bare", "-b", "main", bare)
+	r.git("remote", "add", "origin", bare)
+	r.cv("push")
+
+	gated, err := os.ReadFile(r.path(".chunkvc/config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.write(".chunkvc/config", []byte(strings.Replace(string(gated), "append-only = runs/**\n", "", 1)))
+	r.write("runs/1/a.bin", randomBytes(70000, 3))
+	r.cv("commit", "-q", "-m", "rewrite run 1 past the gate")
+	r.write(".chunkvc/config", gated)
+	bad := strings.TrimSpace(r.git("rev-parse", "HEAD"))
+	res := r.run(binary, "push")
+	if res.code != exitRefused || !strings.Contains(res.stderr, "runs/1/a.bin (commit "+bad[:12]+")") || !strings.Contains(res.stderr, "append-only = runs/**") {
+		t.Fatalf("push of a commit the gate refuses: exit %d (want %d)\n%s", res.code, exitRefused, res.stderr)
+	}
+	// A plain git push runs the same check through the pre-push hook.
+	r.cv("install")
+	if res := r.run("git", "push", "origin", "main"); res.code == 0 || !strings.Contains(res.stderr, "append-only = runs/**") {
+		t.Fatalf("git push with the hook: exit %d\n%s", res.code, res.stderr)
+	}
+	if remote := r.git("--git-dir", bare, "rev-parse", "main"); strings.TrimSpace(remote) == bad {
+		t.Fatal("the remote moved to the refused commit")
+	}
+}
