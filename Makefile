@@ -20,6 +20,7 @@ all: build
 deps:
 	@scripts/ensure-deps.sh
 	@scripts/ensure-minio.sh >/dev/null
+	@scripts/ensure-fake-gcs.sh >/dev/null
 	@scripts/ensure-golangci.sh >/dev/null
 
 # bin/chunkvc is pure Go (fast start: built with cgo, which net and os/user

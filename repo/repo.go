@@ -21,6 +21,7 @@ import (
 	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/trust"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/gcs"
 	"github.com/chunkvc/chunkvc/store/local"
 	"github.com/chunkvc/chunkvc/store/s3"
 )
@@ -268,6 +269,15 @@ func (r *Repo) openStore(u string, create bool) (store.Store, error) {
 			return brokenStore{url: u, err: err}, nil
 		}
 		return st, nil
+	case strings.HasPrefix(u, "gs://"):
+		st, err := gcs.OpenEnv(u, create)
+		switch {
+		case err == nil:
+			return st, nil
+		case create:
+			return nil, err
+		}
+		return brokenStore{url: u, err: err}, nil
 	}
 	p, _, err := trust.StorePath(r.Root, u)
 	if err != nil {

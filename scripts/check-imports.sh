@@ -25,7 +25,8 @@
 # formats/zarr/codec imports no chunkvc package and formats/zarr/georef
 # only geom: formats/zarr builds on both.
 # only store/s3 imports minio-go, only the gdal build-tagged package
-# imports godal, and parquet-go is for tests, pqgen and scripts only.
+# imports godal, only store/gcs imports cloud.google.com/go/storage,
+# and parquet-go is for tests, pqgen and scripts only.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
 # instead of `go list`: how scripts/check-imports_test.sh proves each rule
@@ -41,6 +42,7 @@ while read -r pkg imports; do
     case "$imp" in
       github.com/go-git/*) [[ $rel == repo/internal/gitdb ]] || bad="only repo/internal/gitdb may import go-git" ;;
       github.com/minio/minio-go/*) [[ $rel == store/s3 ]] || bad="only store/s3 may import minio-go" ;;
+      cloud.google.com/go/storage|cloud.google.com/go/storage/*) [[ $rel == store/gcs ]] || bad="only store/gcs may import cloud.google.com/go/storage" ;;
       github.com/airbusgeo/godal*) [[ $rel == gdal || $rel == */gdal ]] || bad="only the gdal package may import godal" ;;
       github.com/parquet-go/*) [[ $rel == formats/parquet/pqgen || $rel == scripts/* ]] || bad="only tests, pqgen and scripts may import parquet-go (it costs every command its start-up)" ;;
     esac
