@@ -202,6 +202,7 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	if testHookTransport != nil {
 		hc.Transport = testHookTransport(hc.Transport)
 	}
+	hc.Transport = budgetTransport{hc.Transport}
 	client, err := storage.NewClient(ctx, option.WithHTTPClient(hc), storage.WithJSONReads(),
 		storage.WithDisabledClientMetrics(), option.WithUserAgent("chunkvc/1"))
 	if err != nil {

@@ -2,9 +2,7 @@ package gcs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -52,8 +50,35 @@ func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
 // write uploads data to key under cond: one request up to ChunkSize, a
 // resumable upload in ChunkSize chunks above it. A write whose
 // precondition fails because the object exists now (put concurrently, or
-// by an attempt whose answer was lost) has nothing left to do.
+// by an attempt whose answer was lost) has nothing left to do. What the
+// server says it stored is checked against data (size and CRC32C): a
+// server that took a resent chunk twice (fake-gcs-server does, when the
+// answer to a chunk was lost) has its object deleted and written again.
 func (s *Store) write(ctx context.Context, key string, cond storage.Conditions, data []byte) error {
+	want := crc32c(data)
+	for attempt := 1; ; attempt++ {
+		attrs, err := s.writeOnce(ctx, key, cond, data, want)
+		if err != nil || attrs == nil || attrs.Size == int64(len(data)) && attrs.CRC32C == want {
+			return err
+		}
+		bad := fmt.Errorf("%w: server stored %d bytes with crc32c %08x, sent %d bytes with %08x",
+			store.ErrCorrupt, attrs.Size, attrs.CRC32C, len(data), want)
+		derr := s.bkt.Object(key).If(storage.Conditions{GenerationMatch: attrs.Generation}).Delete(ctx)
+		if derr != nil && !isNotFound(derr) && code(derr) != http.StatusPreconditionFailed {
+			return fmt.Errorf("%w; deleting it: %w", bad, derr)
+		}
+		if attempt >= s.opt.Retries {
+			return bad
+		}
+		if cond.GenerationMatch != 0 {
+			cond = storage.Conditions{DoesNotExist: true}
+		}
+	}
+}
+
+// writeOnce is one upload of write; it returns the stored object's
+// attributes, nil when a DoesNotExist precondition failed.
+func (s *Store) writeOnce(ctx context.Context, key string, cond storage.Conditions, data []byte, crc uint32) (*storage.ObjectAttrs, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // a Writer not closed is aborted by its context
 	obj := s.bkt.Object(key)
@@ -66,16 +91,19 @@ func (s *Store) write(ctx context.Context, key string, cond storage.Conditions, 
 	w.ChunkRetryDeadline = s.opt.RetryTime
 	w.ContentType = "application/octet-stream"
 	w.SendCRC32C = true
-	w.CRC32C = crc32c(data)
+	w.CRC32C = crc
 	if _, err := w.Write(data); err != nil {
 		_ = w.Close()
-		return err
+		return nil, err
 	}
 	err := w.Close()
 	if code(err) == http.StatusPreconditionFailed && cond.DoesNotExist {
-		return nil
+		return nil, nil
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return w.Attrs(), nil
 }
 
 // Stat returns the size and age of object id.
@@ -101,108 +129,6 @@ func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
 	if err != nil && !isNotFound(err) {
 		return s.failed("delete", id, err)
 	}
-	return nil
-}
-
-// Get returns a reader for length bytes of object id from off (length < 0:
-// to the end), read with one ranged GET. The reader holds one of the
-// store's connection slots until it is closed or has reached the end, so
-// close it promptly. A connection that fails while reading is reopened
-// where it stopped (with the usual retries); the reader returns an error
-// rather than fewer bytes than the range holds.
-func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
-	if off < 0 {
-		return nil, s.failed("get", id, fmt.Errorf("negative offset %d", off))
-	}
-	if err := s.acquire(ctx); err != nil {
-		return nil, s.failed("get", id, err)
-	}
-	obj := s.bkt.Object(s.key(id))
-	if length == 0 {
-		// Nothing to read; the object must exist and off be within it.
-		return s.emptyRange(ctx, id, obj, off, length)
-	}
-	r, err := obj.NewRangeReader(ctx, off, length)
-	if code(err) == http.StatusRequestedRangeNotSatisfiable {
-		return s.emptyRange(ctx, id, obj, off, length)
-	}
-	if err != nil {
-		s.release()
-		return nil, s.failed("get", id, err)
-	}
-	size := r.Attrs.Size
-	if length > 0 && off+length > size || off > size {
-		_ = r.Close()
-		s.release()
-		return nil, s.failed("get", id, rangeError(off, length, size))
-	}
-	want := size - off
-	if length > 0 {
-		want = length
-	}
-	return &reader{s: s, id: id, r: r, left: want}, nil
-}
-
-// emptyRange answers a Get that the server found outside the object, or
-// that asks for nothing: an empty reader when off is at most the object's
-// size (a length < 0 to the end, or 0), else a range error. It releases
-// the caller's connection slot.
-func (s *Store) emptyRange(ctx context.Context, id hashing.ID, obj *storage.ObjectHandle, off, length int64) (io.ReadCloser, error) {
-	defer s.release()
-	attrs, err := obj.Attrs(ctx)
-	switch {
-	case err != nil:
-		return nil, s.failed("get", id, err)
-	case off > attrs.Size || length > 0:
-		return nil, s.failed("get", id, rangeError(off, length, attrs.Size))
-	}
-	return io.NopCloser(strings.NewReader("")), nil
-}
-
-// reader is a ranged read that frees its connection slot once, at the
-// end of the range or at Close, and refuses to end short.
-type reader struct {
-	s    *Store
-	id   hashing.ID
-	r    *storage.Reader
-	left int64 // bytes of the range not yet read
-
-	mu   sync.Mutex
-	done bool
-}
-
-func (r *reader) Read(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.done {
-		return 0, errors.New("read after close")
-	}
-	n, err := r.r.Read(p)
-	r.left -= int64(n)
-	switch {
-	case err == io.EOF && r.left > 0:
-		err = r.s.failed("get", r.id, fmt.Errorf("%w: answer ended %d bytes short", io.ErrUnexpectedEOF, r.left))
-	case err != nil && err != io.EOF:
-		err = r.s.failed("get", r.id, err)
-	}
-	if err != nil {
-		r.finish()
-	}
-	return n, err
-}
-
-func (r *reader) finish() {
-	if !r.done {
-		r.done = true
-		_ = r.r.Close()
-		r.s.release()
-	}
-}
-
-func (r *reader) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.finish()
 	return nil
 }
 

@@ -38,7 +38,7 @@ func isNotFound(err error) bool {
 // refused or dropped. Other answers (denied, not found, precondition
 // failed, bad range) and TLS/certificate failures are final.
 func retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, errNoProgress) {
 		return false
 	}
 	if c := code(err); c != 0 {
