@@ -61,7 +61,7 @@ func (s *Store) GetNamed(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get gs://%s/%s (at %s): %w", s.bucket, key, s.endpoint, s.classify(err))
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	b, err := io.ReadAll(io.LimitReader(r, store.MaxNamed+1))
 	if err == nil && len(b) > store.MaxNamed {
 		err = fmt.Errorf("larger than %d bytes", store.MaxNamed)
