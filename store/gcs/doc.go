@@ -20,8 +20,10 @@
 // resumable upload in chunks of that size above it, so a failed chunk is
 // sent again rather than the whole object. A write carries a precondition
 // (the object must not exist, or must be the generation seen), which makes
-// it idempotent and so safe to retry. Reads are ranged GETs that the SDK
-// resumes where they broke off.
+// it idempotent and so safe to retry; what the server reports it stored
+// (size, CRC32C) is checked, and a mismatch written again. Reads are
+// ranged GETs reopened where they broke off, with backoff, failing after
+// Options.Retries requests in a row brought no bytes.
 //
 // Every request holds one of Connections() slots (a reader holds its slot
 // until closed or read to the end). Failed requests are retried by the SDK

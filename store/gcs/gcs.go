@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -97,9 +96,25 @@ var (
 	_ store.Connectioner = (*Store)(nil)
 )
 
-// bucketName is GCS's rule for bucket names without dots (dotted names
-// are domain-verified and rare; they are accepted up to 222 bytes).
-var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{1,220}[a-z0-9]$`)
+// validBucket applies GCS's naming rules: 3-63 bytes (222 with dots, for
+// domain-named buckets) of lower-case letters, digits, '-', '_' and '.',
+// starting and ending with a letter or digit, no "..", no "goog" prefix.
+func validBucket(b string) bool {
+	limit := 63
+	if strings.Contains(b, ".") {
+		limit = 222
+	}
+	if len(b) < 3 || len(b) > limit || strings.Contains(b, "..") || strings.HasPrefix(b, "goog") {
+		return false
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	for i := 0; i < len(b); i++ {
+		if c := b[i]; !alnum(c) && (i == 0 || i == len(b)-1 || c != '-' && c != '_' && c != '.') {
+			return false
+		}
+	}
+	return true
+}
 
 // ParseURL splits gs://bucket/prefix into the bucket and the key prefix
 // (without leading or trailing slashes; empty for the bucket's root).
@@ -112,8 +127,7 @@ func ParseURL(raw string) (bucket, prefix string, err error) {
 		return "", "", fmt.Errorf("store url %q: query, fragment or backslash not allowed", raw)
 	}
 	bucket, prefix, _ = strings.Cut(rest, "/")
-	if !bucketName.MatchString(bucket) || (!strings.Contains(bucket, ".") && len(bucket) > 63) ||
-		strings.Contains(bucket, "..") || strings.HasPrefix(bucket, "goog") {
+	if !validBucket(bucket) {
 		return "", "", fmt.Errorf("store url %q: bad bucket name %q (3-63 lower-case letters, digits, '-', '_' and '.')", raw, bucket)
 	}
 	prefix = strings.TrimSuffix(prefix, "/")
