@@ -20,6 +20,7 @@ all: build
 deps:
 	@scripts/ensure-deps.sh
 	@scripts/ensure-minio.sh >/dev/null
+	@scripts/ensure-azurite.sh >/dev/null
 	@scripts/ensure-fake-gcs.sh >/dev/null
 	@scripts/ensure-golangci.sh >/dev/null
 

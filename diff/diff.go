@@ -22,6 +22,10 @@ const (
 	Deleted  Status = "deleted"
 	Modified Status = "modified"
 	Renamed  Status = "renamed" // the same bytes under another path
+	// Rewritten is a file removed and another added that shares most of
+	// its chunks (a partition rewritten under a new name, a compaction):
+	// OldPath names the one it was rewritten from.
+	Rewritten Status = "rewritten"
 )
 
 // Change is what happened to one chunk key.
@@ -105,7 +109,7 @@ type ParquetDiff struct {
 // FileDiff is one tracked file that differs.
 type FileDiff struct {
 	Path      string      `json:"path"`
-	OldPath   string      `json:"old_path,omitempty"` // renamed files only
+	OldPath   string      `json:"old_path,omitempty"` // renamed and rewritten files only
 	Status    Status      `json:"status"`
 	Format    string      `json:"format"`
 	OldFormat string      `json:"old_format,omitempty"` // only when it differs
@@ -115,6 +119,9 @@ type FileDiff struct {
 	// Bytes is what a commit would move: the size of the new version's
 	// chunks whose hash the old version does not have.
 	Bytes int64 `json:"bytes"`
+	// SharedBytes, for a rewritten file, is the size of its chunks the
+	// file it was rewritten from holds too (they are not moved again).
+	SharedBytes int64 `json:"shared_bytes,omitempty"`
 	// BBox is the changed area in CRS units (see the package doc); nil
 	// when no footprint is known.
 	BBox *geom.BBox `json:"bbox,omitempty"`
@@ -158,8 +165,14 @@ func Compare(old, cur *manifest.Manifest) FileDiff {
 	case cur == nil:
 		fd.Status = Deleted
 		ref = old
-	case old.Path != cur.Path:
+	case old.Path != cur.Path && old.Digest == cur.Digest:
 		fd.Status, fd.OldPath = Renamed, old.Path
+	case old.Path != cur.Path:
+		fd.Status, fd.OldPath = Rewritten, old.Path
+		for _, c := range cur.Chunks {
+			fd.SharedBytes += c.Size
+		}
+		fd.SharedBytes -= d.NewBytes
 	default:
 		fd.Status = Modified
 	}

@@ -110,3 +110,25 @@ func staleOverviews(d manifest.Delta) int {
 	}
 	return n
 }
+
+// FootprintWarnings says why some of cur's chunks have no footprint (its
+// summary's footprint_fallback) when old, the version before (nil for a
+// new file), did not say the same: the chunks are still stored and come
+// back exactly, but --bbox and maps cannot place them.
+func FootprintWarnings(old, cur *manifest.Manifest) []string {
+	why := cur.SummaryValue("footprint_fallback")
+	if why == "" || (old != nil && old.SummaryValue("footprint_fallback") == why) {
+		return nil
+	}
+	return []string{"no footprints for some chunks: " + why}
+}
+
+// ProfileChange names the encoding settings (tile, interleave,
+// compression, predictor, overviews) that differ between two versions of
+// a raster, "" when none does.
+func ProfileChange(old, cur *manifest.Manifest) string {
+	if profileOf(old) == profileOf(cur) {
+		return ""
+	}
+	return profileChange(old, cur)
+}

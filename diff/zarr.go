@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -63,6 +64,10 @@ type ZarrDimRange struct {
 	// held the old edge, with none removed: an append, as xarray's
 	// to_zarr(append_dim=…) makes.
 	Appended bool `json:"appended,omitempty"`
+	// Dates are the dates of Elements' first and last index when the
+	// dimension has an evenly spaced CF time coordinate (a "time_axis"
+	// summary field): ["2020-01-11", "2020-01-12"].
+	Dates []string `json:"dates,omitempty"`
 }
 
 // zarrSide is one array's summary in each version (nil where absent).
@@ -133,12 +138,57 @@ func zarrDiff(old, cur *manifest.Manifest, d manifest.Delta) *ZarrDiff {
 	}
 	slices.Sort(prefixes)
 	out := &ZarrDiff{Arrays: []ZarrArray{}}
+	axes := timeAxes(cur, old)
 	for _, p := range prefixes {
 		if a, ok := zarrArrayDiff(p, sides[p], chunks[p]); ok {
+			dateRanges(a.Array, a.Dims, axes)
 			out.Arrays = append(out.Arrays, a)
 		}
 	}
 	return out
+}
+
+// timeAxes reads the "time_axis" summary fields of the manifests given,
+// the first one's winning for an array both have.
+func timeAxes(ms ...*manifest.Manifest) map[string]zarr.TimeAxis {
+	axes := map[string]zarr.TimeAxis{}
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i] == nil {
+			continue
+		}
+		for _, f := range ms[i].Summary {
+			if f.Name != "time_axis" {
+				continue
+			}
+			if ax, err := zarr.ParseTimeAxis(f.Value); err == nil {
+				axes[ax.Path] = ax
+			}
+		}
+	}
+	return axes
+}
+
+// dateRanges dates the ranges of dimensions whose coordinate array (named
+// like the dimension, next to the array with key prefix prefix) is a
+// time axis.
+func dateRanges(prefix string, dims []ZarrDimRange, axes map[string]zarr.TimeAxis) {
+	if len(axes) == 0 || strings.HasPrefix(prefix, "~") {
+		return // a hashed prefix does not say where the array lies
+	}
+	group := path.Dir("/" + prefix)
+	for i, r := range dims {
+		if r.Name == "" {
+			continue
+		}
+		ax, ok := axes[strings.TrimPrefix(path.Join(group, r.Name), "/")]
+		if !ok {
+			continue
+		}
+		first, last := ax.Date(r.Elements[0]), ax.Date(r.Elements[1])
+		if first != "" && last != "" {
+			dims[i].Dates = []string{first, last}
+		}
+	}
 }
 
 // zarrArrayDiff describes one array; ok is false when nothing about it
@@ -363,11 +413,23 @@ func (a ZarrArray) Line() string {
 		case !full:
 			s += fmt.Sprintf(", %s %d..%d", dim, r.Elements[0], r.Elements[1])
 		}
+		if (r.Appended || !full) && len(r.Dates) == 2 {
+			s += " (" + DateRange(r.Dates) + ")"
+		}
 	}
 	if len(a.Drift) > 0 {
 		s += "; " + strings.Join(a.Drift, ", ")
 	}
 	return s
+}
+
+// DateRange spells a ZarrDimRange's Dates: "2020-01-11..2020-01-12", or
+// one date when both are the same.
+func DateRange(d []string) string {
+	if d[0] == d[1] {
+		return d[0]
+	}
+	return d[0] + ".." + d[1]
 }
 
 // thousands spells n with comma-separated thousands ("16,000").

@@ -58,6 +58,11 @@ type CheckoutResult struct {
 	// other file was. They stay in .git/chunkvc/checkout-unfinished until
 	// a checkout writes them.
 	Failed []CheckoutFailure `json:"failed,omitempty"`
+	// Stages are the checkout's steps: plan (read the manifests and what
+	// the work tree holds; items: files considered) and write (assemble
+	// and write; items: files written, bytes_in fetched from the store,
+	// bytes_out written).
+	Stages []Stage `json:"stages,omitempty"`
 }
 
 // CheckoutFailure is a file a checkout did not write.
@@ -119,6 +124,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		return nil, err
 	}
 	defer unlock()
+	clock := startStages()
 	c, err := r.git.Resolve(opt.Rev)
 	if err != nil {
 		return nil, err
@@ -154,6 +160,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		return nil, err
 	}
 	res := &CheckoutResult{Commit: c.Hash.String()}
+	clock.lap("plan", int64(len(paths)), 0, 0)
 	for _, pl := range plans {
 		if !pl.layout.upToDate {
 			un.add(pl.m.Path, res.Commit, "")
@@ -166,9 +173,21 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 		return nil, err
 	}
 	werr := r.writeCheckout(ctx, wt, opt, plans, cache, res, &failed)
+	var written, fetched, out int64
 	for _, f := range res.Files {
 		un.done(f.Path)
+		fetched += f.BytesFetched
+		switch {
+		case f.InPlace:
+			written++
+			out += f.BytesWritten // only what differed was written
+		case f.Status == FileWritten || f.Status == FilePartial:
+			written++
+			out += f.Size
+		}
 	}
+	clock.lap("write", written, fetched, out)
+	res.Stages = clock.stages
 	for _, f := range failed {
 		un.add(f.path, res.Commit, f.err.Error())
 		res.Failed = append(res.Failed, CheckoutFailure{Path: f.path, Error: f.err.Error()})

@@ -30,6 +30,8 @@ type CommitOptions struct {
 	// instead of the configured one; push uploads them later.
 	Offline  bool
 	Progress progress.Counter
+	// AllowReencode waives strict-profile policies for this commit.
+	AllowReencode bool
 }
 
 // FileResult reports one file of a commit.
@@ -59,6 +61,11 @@ type CommitResult struct {
 	// checkout did not write them (.git/chunkvc/checkout-unfinished):
 	// they are left as HEAD has them, not recorded as deleted.
 	NotCheckedOut []string `json:"not_checked_out,omitempty"`
+	// Stages are the commit's steps in order: scan (stat the tracked
+	// files), chunk (read, hash and store new chunks as found), store
+	// (manifests, remaining uploads, verification), git (the commit and
+	// the work tree's manifests).
+	Stages []Stage `json:"stages,omitempty"`
 }
 
 // Commit chunks the tracked files, stores new chunks, verifies them, and
@@ -70,6 +77,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	}
 	defer unlock()
 	j := &commitJob{r: r, opt: opt, worktree: map[string]*chunked{}, current: map[string]*manifest.Manifest{}}
+	clock := startStages()
 	if err := j.read(); err != nil {
 		return nil, err
 	}
@@ -86,15 +94,21 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if err := j.sortOut(); err != nil {
 		return nil, err
 	}
+	clock.lap("scan", int64(len(j.paths)), 0, 0)
 	if err := j.chunkFiles(ctx); err != nil {
 		return nil, err
 	}
 	if err := j.report(); err != nil {
 		return nil, err
 	}
+	clock.lap("chunk", int64(len(j.files)), j.chunkedBytes(), 0)
+	if err := j.policies(); err != nil {
+		return nil, err
+	}
 	if err := j.store(ctx); err != nil {
 		return nil, err
 	}
+	clock.lap("store", j.res.ChunksUploaded, 0, j.res.BytesUploaded)
 	wt := r.workTree()
 	defer wt.Close()
 	made, err := j.gitCommit(wt)
@@ -104,7 +118,20 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	j.res.Commit, j.res.Branch = made.Hash.String(), r.git.Branch()
 	registered := r.registerAsync(ctx, target, "commit "+j.res.Commit+" made")
 	err = j.afterCommit(wt, made)
+	clock.lap("git", int64(len(j.worktree)), 0, 0)
+	j.res.Stages = clock.stages
 	return j.res, errors.Join(err, registered())
+}
+
+// chunkedBytes is the size of the files this commit chunked (read).
+func (j *commitJob) chunkedBytes() int64 {
+	var n int64
+	for _, f := range j.files {
+		if f.ch != nil && f.ch.m != nil {
+			n += f.ch.m.Size
+		}
+	}
+	return n
 }
 
 // commitJob is one Commit, its steps in the order Commit calls them: read
@@ -354,6 +381,9 @@ func (j *commitJob) report() error {
 			d := manifest.Diff(f.old, ch.m)
 			fr.Changed = d.Added + d.Removed + d.Changed
 			fr.Warnings = diff.Warnings(f.old, ch.m, d)
+		}
+		if fr.Status != FileUnchanged {
+			fr.Warnings = append(fr.Warnings, diff.FootprintWarnings(f.old, ch.m)...)
 		}
 		if fr.Status != FileUnchanged {
 			j.worktree[f.p] = ch

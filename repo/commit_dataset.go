@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -92,7 +91,14 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 		up = &upload{progress: progress.Noop{}, dryRun: true}
 	}
 	hashedAt := time.Now().UnixNano()
-	plan, err := dataset.Build(r.abs(p))
+	// The seen cache's size says about how many files the store had (an
+	// entry takes 60-70 bytes; 56 errs on more room): room for them is
+	// made at once.
+	hint := 0
+	if fi, err := os.Stat(r.seenPath(p)); err == nil {
+		hint = int(fi.Size() / 56)
+	}
+	plan, err := dataset.BuildSized(r.abs(p), hint)
 	if err != nil {
 		return nil, err
 	}
@@ -111,13 +117,13 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 		seen.Window = statcache.FSWindow(r.abs(p))
 	}
 	h := &datasetHash{dir: r.abs(p), plan: plan, old: old, up: up, workers: workers,
-		seen: seen, now: &dataset.Seen{Hashed: hashedAt}}
+		seen: seen}
 	ids, err := h.run(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
 	if h.seen == nil || h.racy.Load() > 0 || h.read.Load() > int64(seenSlack(len(plan.Chunks))) {
-		_ = dataset.SaveSeen(r.seenPath(p), h.now) // a cache: rebuilt when lost
+		_ = dataset.SaveSeen(r.seenPath(p), h.record(hashedAt, ids)) // a cache: rebuilt when lost
 	}
 	layout, chunks, digest, err := plan.Encode(ids)
 	if err != nil {
@@ -128,7 +134,7 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 	for _, f := range plan.Files {
 		m.Size += f.Size
 	}
-	for _, f := range zarr.Summary(plan.Store) {
+	for _, f := range append(zarr.Summary(plan.Store), plan.Footprints(r.abs(p), chunks)...) {
 		m.Summary = append(m.Summary, manifest.Field{Name: f.Name, Value: manifest.SanitizeValue(f.Value)})
 	}
 	if !up.dryRun {
@@ -174,12 +180,25 @@ type datasetHash struct {
 	up      *upload
 	workers int
 	seen    *dataset.Seen // what an earlier reading recorded (nil if none)
-	now     *dataset.Seen // what this one records
+	// stats[i] is the walk's lstat of the file holding chunk i: what the
+	// seen cache records with its ID (record), built only when it is
+	// saved, since most commits do not save it.
+	stats []statcache.Stat
 
 	known *manifest.IDIndex
 	read  atomic.Int64 // chunks read
 	racy  atomic.Int64 // of those, chunks the seen cache had with the same stat, too recent to trust then
-	mu    sync.Mutex   // guards now
+}
+
+// record is the seen cache of this reading, which began at hashed: every
+// chunk's ID with the lstat of its file (one read was checked against it
+// after reading; one taken from the old cache had it).
+func (h *datasetHash) record(hashed int64, ids []hashing.ID) *dataset.Seen {
+	now := &dataset.Seen{Hashed: hashed}
+	for i, src := range h.plan.Chunks {
+		now.Add(src.Path, src.Off, src.Len, h.stats[i], ids[i])
+	}
+	return now
 }
 
 func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
@@ -192,6 +211,7 @@ func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
 		h.known = manifest.NewIDIndex(h.old.Chunks)
 	}
 	ids := make([]hashing.ID, len(h.plan.Chunks))
+	h.stats = make([]statcache.Stat, len(h.plan.Chunks))
 	g, gctx := errgroup.WithContext(ctx)
 	workers := h.workers
 	if workers <= 0 {
@@ -206,11 +226,9 @@ func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
 			return nil, fmt.Errorf("%s: not in the store's listing", src.Path)
 		}
 		st := files[at].Stat
+		h.stats[i] = st
 		if id, ok := h.seen.Lookup(src.Path, src.Off, src.Len, st); ok && (h.up.dryRun || h.isKnown(id)) {
 			ids[i] = id
-			h.mu.Lock()
-			h.now.Add(src.Path, src.Off, src.Len, st, id)
-			h.mu.Unlock()
 			continue
 		}
 		g.Go(func() error {
@@ -238,9 +256,6 @@ func (h *datasetHash) chunk(ctx context.Context, root *os.Root, src dataset.Sour
 		h.racy.Add(1) // recorded again now, it will be trusted
 	}
 	h.up.progress.Add(src.Len)
-	h.mu.Lock()
-	h.now.Add(src.Path, src.Off, src.Len, st, id)
-	h.mu.Unlock()
 	if h.up.dryRun || h.isKnown(id) {
 		return id, nil
 	}

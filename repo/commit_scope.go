@@ -99,11 +99,19 @@ func (r *Repo) siblingWarnings(files []FileResult, current map[string]*manifest.
 					continue
 				}
 				if a, b := m.SummaryValue(field), sib.SummaryValue(field); a != b {
-					f.Warnings = append(f.Warnings, fmt.Sprintf("%s %s differs from sibling %s (%s): one dataset, two incompatible layouts?", field, a, q, b))
+					f.Warnings = append(f.Warnings, fmt.Sprintf("%s %s differs from sibling %s (%s): one dataset, two incompatible layouts?", field, orNone(a), q, orNone(b)))
 					break
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// orNone spells an absent summary value in a message.
+func orNone(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
 }

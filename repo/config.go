@@ -23,6 +23,8 @@ type Config struct {
 	// dataset is committed as one unit, and the files under it are its
 	// members, never tracked one by one whatever the patterns say.
 	Datasets []string
+	// Policies are the gates commit, check and push apply, in file order.
+	Policies []Policy
 }
 
 const configHeader = "# chunkvc repository configuration; edit with `chunkvc init` and `chunkvc track`.\n"
@@ -40,6 +42,9 @@ func (c *Config) Encode() []byte {
 	}
 	for _, d := range c.Datasets {
 		fmt.Fprintf(&b, "dataset = %s\n", d)
+	}
+	for _, p := range c.Policies {
+		fmt.Fprintf(&b, "%s\n", p)
 	}
 	return b.Bytes()
 }
@@ -75,6 +80,12 @@ func ParseConfig(data []byte) (*Config, error) {
 				return nil, fmt.Errorf("line %d: %w", ln, err)
 			}
 			c.Datasets = append(c.Datasets, v)
+		case string(RuleAppendOnly), string(RuleStrictProfile), string(RuleGeoIdentical), string(RuleCRS):
+			p, err := parsePolicy(Rule(k), v)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", ln, err)
+			}
+			c.Policies = append(c.Policies, p)
 		default:
 			return nil, fmt.Errorf("line %d: unknown key %q", ln, k)
 		}

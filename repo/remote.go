@@ -41,6 +41,11 @@ type PushResult struct {
 	ChunksUploaded int    `json:"chunks_uploaded"`
 	BytesUploaded  int64  `json:"bytes_uploaded"`
 	GitPushed      bool   `json:"git_pushed"`
+	// Stages are the push's steps: scan (the commits to push and the
+	// chunks they reference; items: chunks), upload (what the store
+	// lacked, uploaded and verified; items and bytes_out: chunks and
+	// bytes uploaded) and git (git push).
+	Stages []Stage `json:"stages,omitempty"`
 }
 
 // Push makes sure the configured store holds every chunk and layout that
@@ -55,6 +60,7 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 	if opt.OnlyChunks && gitdb.PushVerified(opt.Tips) {
 		return res, nil // chunkvc push checked them before it ran git push
 	}
+	clock := startStages()
 	tips := opt.Tips
 	except := opt.Except
 	if len(tips) == 0 {
@@ -83,11 +89,14 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 		return nil, err
 	}
 	res.Chunks = len(need)
+	clock.lap("scan", int64(len(need)), 0, 0)
 	up, bytes, err := r.ensureStored(ctx, need, opt.Verify, progress.OrNoop(opt.Progress))
 	res.ChunksUploaded, res.BytesUploaded = up, bytes
 	if err != nil {
 		return res, err
 	}
+	clock.lap("upload", int64(up), 0, bytes)
+	res.Stages = clock.stages
 	if err := r.registerIn(ctx, r.Store, "chunks stored, nothing pushed"); err != nil {
 		return res, err
 	}
@@ -102,6 +111,8 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 		return res, err
 	}
 	res.GitPushed = pushed
+	clock.lap("git", int64(res.Commits), 0, 0)
+	res.Stages = clock.stages
 	return res, nil
 }
 

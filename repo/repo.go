@@ -21,6 +21,7 @@ import (
 	"github.com/chunkvc/chunkvc/repo/internal/readpath"
 	"github.com/chunkvc/chunkvc/repo/internal/trust"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/azure"
 	"github.com/chunkvc/chunkvc/store/gcs"
 	"github.com/chunkvc/chunkvc/store/local"
 	"github.com/chunkvc/chunkvc/store/s3"
@@ -267,6 +268,14 @@ func (r *Repo) openStore(u string, create bool) (store.Store, error) {
 				return nil, err // init must reach the store it names
 			}
 			return brokenStore{url: u, err: err}, nil
+		}
+		return st, nil
+	case azure.IsURL(u):
+		st, err := azure.OpenURL(u, create)
+		if err != nil && !create {
+			return brokenStore{url: u, err: err}, nil
+		} else if err != nil {
+			return nil, err
 		}
 		return st, nil
 	case strings.HasPrefix(u, "gs://"):

@@ -1,6 +1,8 @@
 package repo
 
 import (
+	"fmt"
+
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 )
@@ -51,4 +53,19 @@ func (s *Snapshot) Manifest(p string) (m *manifest.Manifest, ok bool, err error)
 		return nil, false, err
 	}
 	return m, true, nil
+}
+
+// GitFile returns the bytes of p as the commit's Git tree holds it (a
+// file Git tracks, not chunkvc: a lake's _manifest.json, a README) and
+// its blob id; ok is false when the tree has no regular file p. Files
+// over limit bytes are an error.
+func (s *Snapshot) GitFile(p string, limit int64) (data []byte, blob string, ok bool, err error) {
+	h, ok, err := s.r.git.FileAt(s.c.TreeHash, p)
+	if err != nil || !ok {
+		return nil, "", false, err
+	}
+	if data, err = s.r.git.ReadBlob(h, limit); err != nil {
+		return nil, "", false, fmt.Errorf("%s at %.12s: %w", p, s.c.Hash, err)
+	}
+	return data, h.String(), true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/chunkvc/chunkvc/diff"
@@ -37,8 +38,11 @@ const (
 	// that did not finish writing it (.git/chunkvc/checkout-unfinished),
 	// so not deleted.
 	FileNotCheckedOut FileStatus = "not-checked-out"
-	FileWritten       FileStatus = "written"
-	FileUpToDate      FileStatus = "up-to-date"
+	// FileConflict is a data file a merge left conflicted (its manifest
+	// holds the merge driver's conflict lines).
+	FileConflict FileStatus = "conflict"
+	FileWritten  FileStatus = "written"
+	FileUpToDate FileStatus = "up-to-date"
 	// FilePrefetched is a Parquet or FlatGeobuf file whose chunks that
 	// meet a checkout --bbox were read into the cache; nothing written.
 	FilePrefetched FileStatus = "prefetched"
@@ -50,6 +54,9 @@ type StatusEntry struct {
 	Status FileStatus `json:"status"` // added, modified, deleted, partial, refused, not-checked-out
 	Size   int64      `json:"size"`
 	Reason string     `json:"reason,omitempty"` // why a refused file cannot be committed
+	// Conflicts, of a conflicted file, are the merge driver's lines
+	// ("conflict z0/r0/c0 [bbox]: reason").
+	Conflicts []string `json:"conflicts,omitempty"`
 	// Arrays, of a modified dataset, says what changed in each array.
 	Arrays []diff.ZarrArray `json:"arrays,omitempty"`
 }
@@ -92,6 +99,9 @@ func (r *Repo) Status(ctx context.Context) ([]StatusEntry, error) {
 	}
 	for _, p := range notOut {
 		j.out = append(j.out, StatusEntry{Path: p, Status: FileNotCheckedOut})
+	}
+	if err := j.addConflicts(ctx); err != nil {
+		return nil, err
 	}
 	sort.Slice(j.out, func(a, b int) bool { return j.out[a].Path < j.out[b].Path })
 	if j.dirty {
@@ -275,4 +285,38 @@ func goneFrom(listed []string, prev manifestList, cache *statcache.Cache, un *un
 	sort.Strings(gone)
 	sort.Strings(notOut)
 	return gone, notOut
+}
+
+// addConflicts lists, while a merge is stopped (.git/MERGE_HEAD), the data
+// files it left conflicted, in place of what else status says of them;
+// without a merge under way it costs one lstat.
+func (j *statusJob) addConflicts(ctx context.Context) error {
+	gt := j.r.gitTree()
+	_, err := gt.Lstat("MERGE_HEAD")
+	gt.Close()
+	if err != nil {
+		return nil // no merge under way
+	}
+	out, err := j.r.git.CLI().Run(ctx, "diff", "--name-only", "--diff-filter=U", "--", ManifestDir)
+	if err != nil {
+		return err
+	}
+	conflicted := map[string]ConflictedPath{}
+	for p := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		if p != "" {
+			c := j.r.conflictOf(p)
+			conflicted[c.Path] = c
+		}
+	}
+	kept := j.out[:0]
+	for _, e := range j.out {
+		if _, ok := conflicted[e.Path]; !ok {
+			kept = append(kept, e)
+		}
+	}
+	j.out = kept
+	for p, c := range conflicted {
+		j.out = append(j.out, StatusEntry{Path: p, Status: FileConflict, Conflicts: c.Lines})
+	}
+	return nil
 }

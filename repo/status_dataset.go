@@ -2,8 +2,10 @@ package repo
 
 import (
 	"context"
+	"errors"
 
 	"github.com/chunkvc/chunkvc/diff"
+	"github.com/chunkvc/chunkvc/repo/internal/dataset"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
@@ -26,6 +28,11 @@ func (j *statusJob) checkDataset(ctx context.Context, p string, h gitdb.Hash, co
 		return nil
 	}
 	ch, err := j.r.chunkDataset(ctx, p, nil, nil, 0, nil)
+	if errors.Is(err, dataset.ErrNotRegular) {
+		// What commit refuses, shown as refused (with the member named).
+		j.out = append(j.out, StatusEntry{Path: p, Status: FileRefused, Reason: err.Error()})
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,10 @@
 #   BENCH_TILES_BIG_SIZE   likewise for its second, larger one (about as many chunks as a 40 GB COG of 256² tiles)
 #   BENCH_TREE_FILES  small files of the large-tree rows
 #   BENCH_TREE_BIG_FILES, BENCH_TREE_BIG_RUNS   the second, larger tree and its runs
+#   BENCH_ZARR_CHUNKS chunk files of the Zarr v2 store of issue 28's rows
+#                     (scripts/bench-zarr.sh; default 100000, quick 10000)
+#   BENCH_ONLY=zarr   only the machine header and the Zarr section (a run of
+#                     its own; unset: every section)
 #
 # Needs bin/chunkvc (make build), Go, GDAL tools and jq; the peers come from
 # scripts/ensure-deps.sh --bench, and a missing peer prints n/a in its cells.
@@ -36,12 +40,16 @@ if [[ $quick == 1 ]]; then
   mode="quick (BENCH_QUICK=1)"
   : "${BENCH_COG_SIZE:=2750}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=4096}" "${BENCH_RUNS:=2}" "${BENCH_HASH_MB:=256}"
   : "${BENCH_GOTIME:=0.3s}" "${BENCH_PQ_ROWS:=200000}" "${BENCH_FGB_POINTS:=100000}" "${BENCH_FGB_BIG_POINTS:=300000}" "${BENCH_TILES_SIZE:=8000}" "${BENCH_TILES_BIG_SIZE:=12000}" "${BENCH_CSV_POINTS:=50000}" "${BENCH_TREE_FILES:=2000}" "${BENCH_TREE_BIG_FILES:=20000}" "${BENCH_TREE_BIG_RUNS:=1}"
+  : "${BENCH_ZARR_CHUNKS:=10000}"
 else
   mode="default"
   : "${BENCH_COG_SIZE:=9900}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=8192}" "${BENCH_RUNS:=3}" "${BENCH_HASH_MB:=1024}"
   : "${BENCH_GOTIME:=1s}" "${BENCH_PQ_ROWS:=1000000}" "${BENCH_FGB_POINTS:=200000}" "${BENCH_FGB_BIG_POINTS:=1000000}" "${BENCH_TILES_SIZE:=20000}" "${BENCH_TILES_BIG_SIZE:=40000}" "${BENCH_CSV_POINTS:=100000}" "${BENCH_TREE_FILES:=20000}" "${BENCH_TREE_BIG_FILES:=200000}" "${BENCH_TREE_BIG_RUNS:=2}"
+  : "${BENCH_ZARR_CHUNKS:=100000}"
 fi
 out=${BENCH_OUT:-$top/docs/BENCHMARKS.md}
+only=${BENCH_ONLY:-}
+[[ -z $only || $only == zarr ]] || { echo "bench: BENCH_ONLY=$only: only zarr is known" >&2; exit 2; }
 
 tmp=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/chunkvc-bench.XXXXXX")
 cleanup() { chmod -R u+w "$tmp" 2>/dev/null || true; rm -rf "$tmp"; }
@@ -75,6 +83,7 @@ mb() { awk -v kb="$1" 'BEGIN{ printf "%.0f MB\n", kb/1024 }'; }
 minof() { printf '%s\n' "$@" | sort -n | head -n1; }
 maxof() { printf '%s\n' "$@" | sort -n | tail -n1; }
 dub() { du -sb "$1" 2>/dev/null | cut -f1; } # apparent bytes under a path
+met() { awk -v r="${1%×}" -v t="$2" 'BEGIN{ if (r !~ /^[0-9.]+$/) print "n/a"; else print (r <= t ? "met" : "**missed**") }'; }
 
 # timed CMD...: run CMD under /usr/bin/time -v; sets T_NS (wall) and T_RSS (kB).
 timed() {
@@ -148,6 +157,14 @@ emit "# Benchmarks" "" \
   "The machine's cores are shared with other engineers' test runs, so absolute times" \
   "move from run to run; the ratios, each measured within one run on the same files," \
   "are what the targets are about." ""
+
+if [[ $only == zarr ]]; then
+  source "$top/scripts/bench-zarr.sh"
+  mkdir -p "$(dirname "$out")"
+  cp "$doc" "$out"
+  log "wrote $out"
+  exit 0
+fi
 
 # ---------------------------------------------------------------- hashing
 log "hashing: ${BENCH_HASH_MB} MB random file, chunkvc vs b3sum --num-threads 2"
@@ -399,7 +416,6 @@ c_parts=$((c_b3 + c_cp))
 c_re=$(minof "${recommit[@]}") c_st=$(minof "${stat_ns[@]}") c_in=$(minof "${inplace[@]}")
 r_cold=$(ratio "$c_cold" "$c_base") r_re=$(ratio "$c_re" "$c_b3") r_st=$(ratio "$c_st" "$c_b3") r_in=$(ratio "$c_in" "$c_b3")
 peak=$(maxof "${coldrss[@]}" "${rerss[@]}" "${statrss[@]}" "$onerss")
-met() { awk -v r="${1%×}" -v t="$2" 'BEGIN{ if (r !~ /^[0-9.]+$/) print "n/a"; else print (r <= t ? "met" : "**missed**") }'; }
 emit "## Commit cost" "" \
   "${#paths[@]} COGs, $(hb "$setsize") in all (mkdemo terrain, ${BENCH_COG_SIZE}² px and up, UInt16, LZW, 256² tiles)," \
   "page-cached, committed to the embedded store (\`.git/chunkvc/store\`) of a fresh repository." \
@@ -719,6 +735,9 @@ for row in "${rowids[@]}"; do
   emit "| ${rowname[$row]} |$cells"
 done
 emit ""
+
+# ---------------------------------------------------------------- zarr (issue 28)
+source "$top/scripts/bench-zarr.sh"
 
 # ---------------------------------------------------------------- summary
 lossline="| chunkvc stores the least on every row | least on all ${#rowids[@]} rows | met |"

@@ -20,13 +20,14 @@
 #                                internal/progress
 #   diffscan                     diff, formats, manifest, hashing, gitdb,
 #                                reach, statcache
-#   dataset                      formats, formats/zarr, manifest, hashing,
-#                                statcache
+#   dataset                      formats, formats/zarr, manifest, hashing, geom,
+#                                statcache, walk
 # formats/zarr/codec imports no chunkvc package and formats/zarr/georef
 # only geom: formats/zarr builds on both.
-# only store/s3 imports minio-go, only the gdal build-tagged package
-# imports godal, only store/gcs imports cloud.google.com/go/storage,
-# and parquet-go is for tests, pqgen and scripts only.
+# only store/s3 imports minio-go, only store/azure the Azure SDK, only
+# store/gcs the Google Cloud SDK (cloud.google.com/go/storage,
+# google.golang.org/api, grpc, genproto), only the gdal build-tagged
+# package imports godal, and parquet-go is for tests, pqgen and scripts only.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
 # instead of `go list`: how scripts/check-imports_test.sh proves each rule
@@ -42,6 +43,7 @@ while read -r pkg imports; do
     case "$imp" in
       github.com/go-git/*) [[ $rel == repo/internal/gitdb ]] || bad="only repo/internal/gitdb may import go-git" ;;
       github.com/minio/minio-go/*) [[ $rel == store/s3 ]] || bad="only store/s3 may import minio-go" ;;
+      github.com/Azure/azure-sdk-for-go/*) [[ $rel == store/azure ]] || bad="only store/azure may import the Azure SDK" ;;
       cloud.google.com/go/storage|cloud.google.com/go/storage/*) [[ $rel == store/gcs ]] || bad="only store/gcs may import cloud.google.com/go/storage" ;;
       github.com/airbusgeo/godal*) [[ $rel == gdal || $rel == */gdal ]] || bad="only the gdal package may import godal" ;;
       github.com/parquet-go/*) [[ $rel == formats/parquet/pqgen || $rel == scripts/* ]] || bad="only tests, pqgen and scripts may import parquet-go (it costs every command its start-up)" ;;
@@ -70,7 +72,7 @@ while read -r pkg imports; do
         repo/internal/gc) [[ $irel == hashing || $irel == store || $irel == repo/internal/gitdb || $irel == repo/internal/reach || $irel == repo/internal/registry ]] || bad="repo/internal/gc may import only hashing, store, repo/internal/gitdb, reach and registry" ;;
         repo/internal/fsck) [[ $irel == hashing || $irel == manifest || $irel == store || $irel == internal/progress || $irel == repo/internal/gitdb || $irel == repo/internal/reach ]] || bad="repo/internal/fsck may import only hashing, manifest, store, internal/progress, repo/internal/gitdb and reach" ;;
         repo/internal/diffscan) [[ $irel == diff || $irel == formats || $irel == formats/* || $irel == manifest || $irel == hashing || $irel == repo/internal/gitdb || $irel == repo/internal/reach || $irel == repo/internal/statcache ]] || bad="repo/internal/diffscan may import only diff, formats, manifest, hashing, repo/internal/gitdb, reach and statcache" ;;
-        repo/internal/dataset) [[ $irel == hashing || $irel == manifest || $irel == formats || $irel == formats/zarr || $irel == repo/internal/statcache || $irel == repo/internal/walk ]] || bad="repo/internal/dataset may import only formats, formats/zarr, manifest, hashing, repo/internal/statcache and repo/internal/walk" ;;
+        repo/internal/dataset) [[ $irel == hashing || $irel == geom || $irel == manifest || $irel == formats || $irel == formats/zarr || $irel == repo/internal/statcache || $irel == repo/internal/walk ]] || bad="repo/internal/dataset may import only formats, formats/zarr, manifest, hashing, geom, repo/internal/statcache and repo/internal/walk" ;;
         repo/internal/*) [[ $irel != cmd/* && $irel != repo && $irel != serve && $irel != serve/* ]] || bad="$rel may not import repo or what sits above it" ;;
         serve) [[ $irel == repo || $irel == manifest || $irel == formats || $irel == store || $irel == hashing || $irel == geom ]] || bad="serve may import only repo, manifest, formats (names), store, hashing and geom" ;;
         scripts/*) ;;

@@ -8,6 +8,7 @@ m=github.com/chunkvc/chunkvc
 bad=(
   "$m/manifest github.com/go-git/go-git/v5"
   "$m/store/local github.com/minio/minio-go/v7"
+  "$m/store/s3 github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
   "$m/repo cloud.google.com/go/storage"
   "$m/formats/tiff github.com/airbusgeo/godal"
   "$m/formats/parquet github.com/parquet-go/parquet-go"

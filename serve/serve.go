@@ -1,14 +1,17 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -236,6 +239,10 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 		return
 	}
 	info.commit = commit
+	if t.git != nil {
+		s.serveGitFile(w, req, t, commit)
+		return
+	}
 	m := t.m
 	var f *repo.FileReader
 	if t.lay != nil {
@@ -246,14 +253,7 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 	}
 	etag := `"` + m.Digest.String() + `"`
 	h := w.Header()
-	h.Set("ETag", etag)
-	h.Set("Content-Type", t.mediaType)
-	h.Set("X-Chunkvc-Commit", commit)
-	if isCommitID(req.URL.Path, commit) {
-		h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		h.Set("Cache-Control", "no-cache")
-	}
+	setHeaders(h, req, etag, t.mediaType, commit)
 	var windows [][2]int64
 	if req.Header.Get("Range") != "" {
 		req = req.Clone(req.Context()) // its Range is rewritten below, not the caller's
@@ -296,12 +296,40 @@ func (s *Server) handle(ctx context.Context, w http.ResponseWriter, req *http.Re
 	}
 }
 
-// target is what a URL names: a tracked file (lay nil: m's own layout)
-// or a member of a dataset (m a stand-in manifest, lay its bytes).
+// target is what a URL names: a tracked file (lay nil: m's own layout),
+// a member of a dataset (m a stand-in manifest, lay its bytes), or a
+// file Git itself tracks (git its bytes, blob its Git id).
 type target struct {
 	m         *manifest.Manifest
 	lay       *manifest.Layout
+	git       []byte
+	blob      string
 	mediaType string
+}
+
+// setHeaders sets what every answer carries: its ETag, media type, the
+// commit it comes from, and a cache lifetime that is forever only when
+// the URL named the commit by its full id.
+func setHeaders(h http.Header, req *http.Request, etag, mediaType, commit string) {
+	h.Set("ETag", etag)
+	h.Set("Content-Type", mediaType)
+	h.Set("X-Chunkvc-Commit", commit)
+	if isCommitID(req.URL.Path, commit) {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+}
+
+// maxGitFile bounds the Git-tracked files serve answers: they are read
+// whole into memory (a lake's _manifest.json, a README), unlike data.
+const maxGitFile = 64 << 20
+
+// serveGitFile answers with a file Git tracks at the commit: its blob id
+// is its ETag, ranges as for data.
+func (s *Server) serveGitFile(w http.ResponseWriter, req *http.Request, t target, commit string) {
+	setHeaders(w.Header(), req, `"git-`+t.blob+`"`, t.mediaType, commit)
+	http.ServeContent(w, req, "", time.Time{}, bytes.NewReader(t.git))
 }
 
 // resolve maps /<rev>/<path> to a file or a dataset member, trying the
@@ -351,11 +379,24 @@ func (s *Server) resolve(ctx context.Context, urlPath string) (target, string, i
 		if found || err != nil {
 			return t, snap.Commit(), code, err
 		}
+		// Last, a file Git tracks itself: what pins a lake's snapshot
+		// (its _manifest.json) is often one.
+		data, blob, ok, err := snap.GitFile(p, maxGitFile)
+		if err != nil {
+			return target{}, "", http.StatusInternalServerError, err
+		}
+		if ok {
+			mt := mime.TypeByExtension(path.Ext(p))
+			if mt == "" {
+				mt = "application/octet-stream"
+			}
+			return target{git: data, blob: blob, mediaType: mt}, snap.Commit(), 0, nil
+		}
 	}
 	if badPath {
 		return target{}, "", http.StatusBadRequest, fmt.Errorf("bad path %q: not a clean relative path inside the work tree", urlPath)
 	}
-	return target{}, "", http.StatusNotFound, fmt.Errorf("not found: no revision in %q names a tracked file", urlPath)
+	return target{}, "", http.StatusNotFound, fmt.Errorf("not found: no revision in %q names a tracked file or a file in Git", urlPath)
 }
 
 var hexCommit = regexp.MustCompile(`^/[0-9a-f]{40}/`)

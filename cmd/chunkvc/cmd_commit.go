@@ -14,6 +14,11 @@ type commitOptions struct {
 	verify  string
 	workers int
 	offline bool
+	// ifChanged makes "nothing to commit" a success: a script replaying
+	// an edit already applied need not tell that case apart.
+	ifChanged bool
+	// allowReencode waives strict-profile policies.
+	allowReencode bool
 }
 
 func newCommitCmd(g *globalOptions) *cobra.Command {
@@ -34,13 +39,23 @@ listed under "refused" in --json; the others are committed.
 A committed file that is missing because a checkout did not write it (see
 chunkvc checkout) is not recorded as deleted: it stays as HEAD has it, and
 commit says so (--json: "not_checked_out"). Run chunkvc checkout to write
-it; to delete such a file, check it out, then remove it and commit.`,
+it; to delete such a file, check it out, then remove it and commit.
+
+The policy gates of .chunkvc/config (append-only, strict-profile,
+geo-identical, crs; see chunkvc check --help) are applied to what the
+commit changes: a refused change fails the commit with exit 4, naming
+the file and the rule, and HEAD does not move.
+
+With nothing to commit, commit fails (exit 1) unless --if-changed is
+given: it then exits 0 and --json prints {"commit": null, ...}.`,
 		RunE: func(c *cobra.Command, args []string) error { return runCommit(g, o, c, args) },
 	}
 	c.Flags().StringVarP(&o.message, "message", "m", "", "commit `message` (required)")
 	c.Flags().StringVar(&o.verify, "verify", "size", "how new chunks are confirmed: size (stat) or full (read back and re-hash)")
 	c.Flags().IntVar(&o.workers, "workers", 0, "hashing workers (default: number of CPUs)")
 	c.Flags().BoolVar(&o.offline, "offline", false, "write new chunks to .git/chunkvc/store when the store cannot be reached; push uploads them")
+	c.Flags().BoolVar(&o.allowReencode, "allow-reencode", false, "let a strict-profile policy pass a raster whose encoding profile changed")
+	c.Flags().BoolVar(&o.ifChanged, "if-changed", false, "exit 0 (--json: \"commit\": null) when there is nothing to commit")
 	addJSON(c, g)
 	return c
 }
@@ -66,11 +81,18 @@ func runCommit(g *globalOptions, o commitOptions, c *cobra.Command, args []strin
 	if err != nil {
 		return err
 	}
-	res, err := r.Commit(c.Context(), repo.CommitOptions{Message: o.message, Paths: paths, Verify: v, Workers: o.workers, Offline: o.offline, Progress: g.progress()})
+	res, err := r.Commit(c.Context(), repo.CommitOptions{Message: o.message, Paths: paths, Verify: v, Workers: o.workers, Offline: o.offline, Progress: g.progress(), AllowReencode: o.allowReencode})
 	if res != nil && !g.json {
 		for _, f := range res.Refused {
 			fmt.Fprintf(g.stderr, "warning: %q not committed: %s\n", f.Path, f.Reason)
 		}
+	}
+	if errors.Is(err, repo.ErrNothingToCommit) && o.ifChanged {
+		if g.json {
+			return g.printJSON(map[string]any{"commit": nil, "branch": r.Branch(), "files": []any{}})
+		}
+		g.say("nothing to commit on %s\n", r.Branch())
+		return nil
 	}
 	if err != nil {
 		return err

@@ -35,6 +35,10 @@ file's BLAKE3 digest), If-None-Match and If-Range are supported, so GDAL's
 are left out; a GET with none left is answered 416 (Content-Range:
 bytes */SIZE), as RFC 9110 says.
 
+Files Git tracks itself at that revision (a lake's _manifest.json, a
+README; up to 64 MiB) are served too, with their Git blob id as ETag, so
+a reader can pin a whole snapshot over HTTP.
+
   gdalinfo /vsicurl/http://127.0.0.1:8080/main/dem.tif
 
 A tracked dataset (a Zarr store) answers /<rev>/<dir>/<member>: metadata

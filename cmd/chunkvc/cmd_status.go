@@ -10,6 +10,7 @@ import (
 )
 
 func newStatusCmd(g *globalOptions) *cobra.Command {
+	var exitCodeFlag bool
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Show tracked files that are added, modified or deleted versus HEAD",
@@ -19,21 +20,26 @@ A tracked file whose name a manifest cannot hold (a line break, tab or other
 control character, a backslash, not UTF-8) is shown as refused, its name
 quoted: commit leaves it out until it is renamed.
 
-Other states: "partial" (written by checkout --bbox), and "not-checked-out"
+Other states: "partial" (written by checkout --bbox), "not-checked-out"
 (committed, missing because a checkout did not write it: commit does not
-take it for deleted; chunkvc checkout writes it).
+take it for deleted; chunkvc checkout writes it), and "conflict" (a merge
+stopped on it: the merge driver's lines, key, bbox and reason, follow).
 
 A tracked dataset (a Zarr store) is one entry; when modified, one line per
 changed array follows it ("t2m: 5 of 16000 chunks changed ...", and
-"arrays" in --json). Only the store's files whose stat changed are read.`,
+"arrays" in --json). Only the store's files whose stat changed are read.
+
+With --exit-code, status exits 1 when anything differs from HEAD (after
+printing it), 0 when the tracked files match, as git diff --exit-code.`,
 		Args: argsUsage(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error { return runStatus(g, c) },
+		RunE: func(c *cobra.Command, args []string) error { return runStatus(g, c, exitCodeFlag) },
 	}
+	c.Flags().BoolVar(&exitCodeFlag, "exit-code", false, "exit 1 when tracked files differ from HEAD")
 	addJSON(c, g)
 	return c
 }
 
-func runStatus(g *globalOptions, c *cobra.Command) error {
+func runStatus(g *globalOptions, c *cobra.Command, exitCode bool) error {
 	r, err := g.open()
 	if err != nil {
 		return err
@@ -42,8 +48,15 @@ func runStatus(g *globalOptions, c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	var changed error
+	if exitCode && len(entries) > 0 {
+		changed = silentError{errDifferences}
+	}
 	if g.json {
-		return g.printJSON(map[string]any{"branch": r.Branch(), "files": entries, "clean": len(entries) == 0})
+		if err := g.printJSON(map[string]any{"branch": r.Branch(), "files": entries, "clean": len(entries) == 0}); err != nil {
+			return err
+		}
+		return changed
 	}
 	if len(entries) == 0 {
 		g.say("On branch %s: tracked files match HEAD\n", r.Branch())
@@ -59,6 +72,9 @@ func runStatus(g *globalOptions, c *cobra.Command) error {
 		for _, a := range e.Arrays {
 			fmt.Fprintf(g.stdout, "          %s\n", diffview.ArrayLine(a))
 		}
+		for _, l := range e.Conflicts {
+			fmt.Fprintf(g.stdout, "          %s\n", l)
+		}
 	}
-	return nil
+	return changed
 }

@@ -15,6 +15,11 @@ type pushResult struct {
 	ChunksUploaded int   `json:"chunks_uploaded"`
 	BytesUploaded  int64 `json:"bytes_uploaded"`
 	GitPushed      bool  `json:"git_pushed"`
+	Stages         []struct {
+		Name     string `json:"name"`
+		Items    int64  `json:"items"`
+		BytesOut int64  `json:"bytes_out"`
+	} `json:"stages"`
 }
 
 // The collaboration loop on a shared local store and a bare Git remote:
@@ -75,6 +80,10 @@ func TestPushCloneAndPull(t *testing.T) {
 	a.jsonOf(&p2, "push")
 	if !p2.GitPushed || p2.Commits != 1 {
 		t.Fatalf("repeated push: %+v", p2)
+	}
+	if st := p2.Stages; len(st) != 3 || st[0].Name != "scan" || st[1].Name != "upload" || st[2].Name != "git" ||
+		st[0].Items != int64(p2.Chunks) || st[1].BytesOut != p2.BytesUploaded || st[1].Items != int64(p2.ChunksUploaded) {
+		t.Errorf("push stages %+v for %+v", st, p2)
 	}
 	if res := a.run(binary, "fsck", "--remote"); res.code != 0 {
 		t.Fatalf("fsck --remote after push: exit %d\n%s", res.code, res.stdout)

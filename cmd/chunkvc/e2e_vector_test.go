@@ -173,4 +173,8 @@ func TestParquetSchemaWarnings(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stderr, "differs from sibling lake/a.parquet") {
 		t.Fatalf("incompatible partition not flagged: exit %d\n%s", res.code, res.stderr)
 	}
+	// A partition with no CRS says so, rather than an empty value.
+	if !strings.Contains(res.stderr, "crs (none) differs from sibling lake/a.parquet") {
+		t.Errorf("a missing CRS is not named:\n%s", res.stderr)
+	}
 }

@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chunkvc/chunkvc/repo"
 )
 
 func TestHelpForEveryCommand(t *testing.T) {
 	r := newRunner(t)
-	for _, c := range []string{"init", "track", "status", "commit", "checkout", "log", "ls-chunks", "cat", "fsck"} {
+	for _, c := range []string{"init", "track", "status", "commit", "checkout", "log", "ls-chunks", "ls-files", "cat", "fsck"} {
 		res := r.run(binary, c, "--help")
 		if res.code != 0 || !strings.Contains(res.stdout, "Usage:") {
 			t.Errorf("%s --help: exit %d\n%s", c, res.code, res.stdout)
@@ -256,8 +258,11 @@ func TestInstallConfiguresGitDiff(t *testing.T) {
 	r.write("a.bin", data)
 	r.cv("commit", "-m", "v2")
 	attrs := string(r.read(".gitattributes"))
-	if strings.Count(attrs, "diff=chunkvc") != 1 {
+	if strings.Count(attrs, "diff=chunkvc") != 1 || strings.Count(attrs, repo.MergeAttribute+"\n") != 1 {
 		t.Fatalf(".gitattributes: %q", attrs)
+	}
+	if d := r.git("config", repo.MergeDriverKey); !strings.Contains(d, "merge-driver %O %A %B %P") {
+		t.Fatalf("%s = %q", repo.MergeDriverKey, d)
 	}
 	if !strings.Contains(r.git("ls-files"), ".gitattributes") {
 		t.Fatal(".gitattributes not committed with the next commit")
@@ -269,6 +274,9 @@ func TestInstallConfiguresGitDiff(t *testing.T) {
 	}
 	if hook := string(r.read(".git/hooks/pre-push")); !strings.Contains(hook, "pre-push") {
 		t.Fatal("pre-push hook missing")
+	}
+	if hook := string(r.read(".git/hooks/post-merge")); !strings.Contains(hook, "-q checkout") {
+		t.Fatal("post-merge hook missing")
 	}
 }
 

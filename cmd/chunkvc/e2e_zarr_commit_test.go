@@ -76,6 +76,7 @@ func TestZarrDatasetAppendReview(t *testing.T) {
 					Name     string   `json:"name"`
 					Elements [2]int64 `json:"elements"`
 					Appended bool     `json:"appended"`
+					Dates    []string `json:"dates"`
 				} `json:"dims"`
 			} `json:"arrays"`
 		} `json:"files"`
@@ -90,7 +91,8 @@ func TestZarrDatasetAppendReview(t *testing.T) {
 			continue
 		}
 		found = true
-		if a.Added != 2*2*4 || len(a.Dims) == 0 || a.Dims[0].Name != "time" || !a.Dims[0].Appended || a.Dims[0].Elements != [2]int64{10, 11} {
+		if a.Added != 2*2*4 || len(a.Dims) == 0 || a.Dims[0].Name != "time" || !a.Dims[0].Appended || a.Dims[0].Elements != [2]int64{10, 11} ||
+			strings.Join(a.Dims[0].Dates, " ") != "2020-01-11 2020-01-12" {
 			t.Errorf("status of t2m after the append: %+v", a)
 		}
 	}
@@ -99,7 +101,7 @@ func TestZarrDatasetAppendReview(t *testing.T) {
 	}
 	r.cv("commit", "-m", "append")
 	text := r.cv("diff", "HEAD~1", "HEAD")
-	if !strings.Contains(text, "t2m: 16 of 96 chunks changed (+16 -0 ~0); shape 10x32x64 → 12x32x64; time 10..11 appended") {
+	if !strings.Contains(text, "t2m: 16 of 96 chunks changed (+16 -0 ~0); shape 10x32x64 → 12x32x64; time 10..11 appended (2020-01-11..2020-01-12)") {
 		t.Errorf("diff of the append:\n%s", text)
 	}
 	// Git: the root, the time array's shard and t2m's shard of the new

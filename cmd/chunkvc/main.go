@@ -30,7 +30,8 @@ const (
 
 const exitHelp = `Exit status:
   0    success
-  1    failure (including "nothing to commit")
+  1    failure (including "nothing to commit", unless commit --if-changed);
+       status --exit-code: tracked files differ from HEAD
   2    usage error: unknown command, bad flag or argument
   3    integrity problem: fsck found problems, or data failed verification
   4    refused: uncommitted changes would be overwritten, the repository is
@@ -40,7 +41,8 @@ const exitHelp = `Exit status:
        tiles, the store .chunkvc/config names is a directory outside the
        repository that is not trusted (chunkvc store trust), or gc cannot
        account for every repository sharing the store (or got a --grace
-       below 1h there without --force)
+       below 1h there without --force), or a policy gate of
+       .chunkvc/config refuses a change (commit, check)
   5    the store could not be reached (no answer after retries); nothing
        is known of the chunks it holds
   130  interrupted`
@@ -142,7 +144,7 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),
 		errors.Is(err, repo.ErrBrokenRef), errors.Is(err, repo.ErrRefLocked), errors.Is(err, repo.ErrRefMoved),
 		errors.Is(err, errChurn), errors.Is(err, repo.ErrPartial), errors.Is(err, repo.ErrUntrustedStore),
-		errors.Is(err, repo.ErrUnknownRepos), errors.Is(err, repo.ErrShortGrace):
+		errors.Is(err, repo.ErrUnknownRepos), errors.Is(err, repo.ErrShortGrace), errors.Is(err, repo.ErrPolicy):
 		return exitRefused
 	}
 	return exitFailure

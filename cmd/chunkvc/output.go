@@ -33,6 +33,12 @@ func (g *globalOptions) say(format string, a ...any) {
 // progress returns a renderer on stderr when it is a terminal and output is
 // neither --quiet nor --json; otherwise a no-op.
 func (g *globalOptions) progress() progress.Counter {
+	switch g.progressMode {
+	case "plain", "json":
+		return newLineCounter(g.stderr, g.progressMode == "json")
+	case "none":
+		return progress.Noop{}
+	}
 	if g.quiet || g.json {
 		return progress.Noop{}
 	}

@@ -14,11 +14,14 @@ import (
 
 // globalOptions are the flags every command has, and the output streams.
 type globalOptions struct {
-	dir    string
-	quiet  bool
-	json   bool
-	stdout io.Writer
-	stderr io.Writer
+	dir   string
+	quiet bool
+	json  bool
+	// progressMode is --progress: auto (a bar on a terminal), plain,
+	// json or none.
+	progressMode string
+	stdout       io.Writer
+	stderr       io.Writer
 }
 
 func newRootCmd(g *globalOptions) *cobra.Command {
@@ -38,9 +41,17 @@ of diff.
 	}
 	root.PersistentFlags().StringVarP(&g.dir, "directory", "C", "", "run as if chunkvc was started in `DIR`")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "no progress or chatter on stderr")
+	root.PersistentFlags().StringVar(&g.progressMode, "progress", "auto", "progress on stderr: auto (a bar on a terminal), plain (a line a second, for CI logs), json (newline-delimited events) or none")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		switch g.progressMode {
+		case "auto", "plain", "json", "none":
+			return nil
+		}
+		return usageError{fmt.Errorf("--progress must be auto, plain, json or none, not %q", g.progressMode)}
+	}
 	root.SetOut(g.stdout)
 	root.SetErr(g.stderr)
 	root.AddCommand(
@@ -51,8 +62,11 @@ of diff.
 		newCheckoutCmd(g),
 		newLogCmd(g),
 		newLsChunksCmd(g),
+		newLsFilesCmd(g),
 		newCatCmd(g),
 		newFsckCmd(g),
+		newCheckCmd(g),
+		newMergeCmd(g),
 		newPushCmd(g),
 		newPrePushCmd(g),
 		newCloneCmd(g),
@@ -63,6 +77,7 @@ of diff.
 		newNormalizeCmd(g),
 		newDiffCmd(g),
 		newDiffTextconvCmd(g),
+		newMergeDriverCmd(g),
 		newServeCmd(g),
 		newStoreCmd(g),
 	)

@@ -34,6 +34,14 @@ type spMap struct {
 	values  [][2]int64 // out-of-line value extents
 	blocks  []spBlock
 	leaders bool // GDAL: [u32 size] before and 4 repeated bytes after each block
+	tags    []spTag
+}
+
+// spTag is one IFD entry and where its value's n bytes are.
+type spTag struct {
+	tag, typ uint16
+	count    uint64
+	pos, n   int64
 }
 
 const spMaxBlocks = 1 << 28
@@ -159,6 +167,7 @@ func walkSparse(ra io.ReaderAt, size int64) (*spMap, error) {
 				tm.values = append(tm.values, [2]int64{int64(v), int64(v + count*ts)})
 				dataPos = v
 			}
+			tm.tags = append(tm.tags, spTag{tag: tag, typ: typ, count: count, pos: int64(dataPos), n: int64(count * ts)})
 			switch tag {
 			case 273, 279, 324, 325:
 				if ts != 2 && ts != 4 && ts != 8 || typ == 8 || typ == 9 || typ == 11 || typ == 12 || typ == 17 {

@@ -118,6 +118,13 @@ func detailLines(f *diff.FileDiff) [][2]string {
 	if f.Status == diff.Renamed {
 		add("renamed", f.OldPath+" → "+f.Path)
 	}
+	if f.Status == diff.Rewritten {
+		v := f.OldPath + " → " + f.Path
+		if f.Size > 0 {
+			v += fmt.Sprintf(", %s of bytes shared", fmtPct(float64(f.SharedBytes)/float64(f.Size)))
+		}
+		add("rewritten", v)
+	}
 	if f.OldFormat != "" {
 		add("format", f.OldFormat+" → "+f.Format)
 	}
@@ -148,7 +155,7 @@ func detailLines(f *diff.FileDiff) [][2]string {
 		if len(p.ColumnsChanged) > 0 {
 			add("columns", stringsLine(p.ColumnsChanged, 20))
 		}
-		if f.Status == diff.Modified || f.Status == diff.Renamed {
+		if f.Status == diff.Modified || f.Status == diff.Renamed || f.Status == diff.Rewritten {
 			add("schema", changedWord(p.SchemaChanged)+"; geo metadata "+changedWord(p.GeoChanged))
 		}
 	}
@@ -158,7 +165,7 @@ func detailLines(f *diff.FileDiff) [][2]string {
 		if fg.Compared {
 			add("feature set", fmt.Sprintf("+%d -%d", fg.FeaturesAdded, fg.FeaturesRemoved))
 		}
-		if f.Status == diff.Modified || f.Status == diff.Renamed {
+		if f.Status == diff.Modified || f.Status == diff.Renamed || f.Status == diff.Rewritten {
 			h := changedWord(fg.HeaderChanged)
 			if fg.CRSChanged {
 				h += " (CRS changed)"

@@ -62,6 +62,9 @@ func ArrayLine(a diff.ZarrArray) string {
 		if d.Appended {
 			r += " appended"
 		}
+		if len(d.Dates) == 2 {
+			r += " (" + diff.DateRange(d.Dates) + ")"
+		}
 		dims = append(dims, name+" "+r)
 	}
 	if len(dims) > 0 {

@@ -7,6 +7,11 @@
 //	bench tree -dir DIR -files N [-seed N] [-edit K]
 //	    N small files (1 to 4 KiB of text, 500 per folder) under DIR for
 //	    the large-tree benchmark; with -edit K, rewrite K of them instead.
+//	bench zarr -dir DIR -chunks N [-seed S] [-edit K] [-append T] [-rechunk]
+//	    a Zarr v2 store DIR (a group holding the array t2m, "<f4", 1×16×16
+//	    chunks, zlib) of N chunk files, rounded up to time steps of 1,000;
+//	    on an existing store, -edit K rewrites K chunk files, -append T adds
+//	    T time steps, -rechunk rewrites the array with 2×16×16 chunks.
 //	bench run COMMAND [ARG...]
 //	    runs COMMAND and prints its wall and CPU time in microseconds
 //	    (scripts/recommit-ab.sh).
@@ -26,12 +31,16 @@ func main() {
 		treeMain(os.Args[2:])
 		return
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "zarr" {
+		zarrMain(os.Args[2:])
+		return
+	}
 	if len(os.Args) >= 2 && os.Args[1] == "run" {
 		runMain(os.Args[2:])
 		return
 	}
 	if len(os.Args) < 2 || os.Args[1] != "rand" {
-		fmt.Fprintln(os.Stderr, "usage: bench rand -o FILE -size BYTES [-seed N] | bench tree -dir DIR -files N [-seed N] [-edit K] | bench run COMMAND [ARG...]")
+		fmt.Fprintln(os.Stderr, "usage: bench rand -o FILE -size BYTES [-seed N] | bench tree -dir DIR -files N [-seed N] [-edit K] | bench zarr -dir DIR -chunks N [...] | bench run COMMAND [ARG...]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("rand", flag.ExitOnError)

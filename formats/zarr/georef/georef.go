@@ -82,6 +82,10 @@ func (g *Grid) Bounds() geom.BBox {
 type NotLocated struct {
 	Reason string
 	Err    error // what a Source returned, when that was the cause
+	// Absent is set when nothing in the store says where the array lies
+	// (no spatial dimensions, no coordinate arrays, no transform), as
+	// opposed to georeferencing that is there but cannot be used.
+	Absent bool
 }
 
 func (e *NotLocated) Error() string {
@@ -97,6 +101,11 @@ func notLocated(format string, args ...any) error {
 	return &NotLocated{Reason: fmt.Sprintf(format, args...)}
 }
 
+// absent is a NotLocated for an array nothing georeferences.
+func absent(format string, args ...any) error {
+	return &NotLocated{Reason: fmt.Sprintf(format, args...), Absent: true}
+}
+
 // Locate finds the georeferencing of array a and the footprint of each of
 // its chunks. It tries, in order: 1-D coordinate arrays named by the X and
 // Y dimensions (GDAL's Zarr driver, CF/xarray), then an affine transform
@@ -105,7 +114,7 @@ func notLocated(format string, args ...any) error {
 func Locate(a Array, src Source) (*Grid, error) {
 	nd := len(a.Shape)
 	if nd < 2 || len(a.ChunkShape) != nd {
-		return nil, notLocated("%d-D array with %d-D chunks: no two spatial dimensions", nd, len(a.ChunkShape))
+		return nil, absent("%d-D array with %d-D chunks: no two spatial dimensions", nd, len(a.ChunkShape))
 	}
 	for i := range nd {
 		if a.Shape[i] < 0 || a.ChunkShape[i] <= 0 {
@@ -120,7 +129,7 @@ func Locate(a Array, src Source) (*Grid, error) {
 		if t, err := fromTransform(a, src, nil); err == nil {
 			return t, nil
 		}
-		return nil, notLocated("no dimension names (_ARRAY_DIMENSIONS or dimension_names)")
+		return nil, absent("no dimension names (_ARRAY_DIMENSIONS or dimension_names)")
 	}
 	xd, yd, err := spatialDims(dims, src)
 	if err != nil {
@@ -130,7 +139,7 @@ func Locate(a Array, src Source) (*Grid, error) {
 		if t, err := fromTransform(a, src, dims); err == nil {
 			return t, nil
 		}
-		return nil, notLocated("no x/y dimensions among %s", strings.Join(dims, ","))
+		return nil, absent("no x/y dimensions among %s", strings.Join(dims, ","))
 	}
 	g := &Grid{Dims: nd, XDim: xd, YDim: yd, Convention: "coordinates"}
 	xs, okx, err := src.Coord(dims[xd])
@@ -145,7 +154,7 @@ func Locate(a Array, src Source) (*Grid, error) {
 		if t, err := fromTransform(a, src, dims); err == nil {
 			return t, nil
 		}
-		return nil, notLocated("no coordinate arrays for dims %s,%s", dims[yd], dims[xd])
+		return nil, absent("no coordinate arrays for dims %s,%s", dims[yd], dims[xd])
 	}
 	if g.X, err = spans(dims[xd], xs, a.Shape[xd], a.ChunkShape[xd]); err != nil {
 		return nil, err

@@ -40,6 +40,10 @@ import (
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
+// ErrNotRegular is a member of a store that is neither a folder nor a
+// regular file: Build refuses it, naming it.
+var ErrNotRegular = errors.New("not a regular file (links and devices are not tracked in a store)")
+
 // pieceLen is how a file or inner chunk over formats.MaxChunk is cut: in
 // pieces of this size, content-keyed ("<key>@"), so that an unchanged
 // piece keeps its ID.
@@ -91,13 +95,19 @@ type PlanFile struct {
 // Build reads the store at dir. A directory that is not a Zarr store is
 // zarr.ErrNotStore; a store the format cannot read as Zarr (Unsupported)
 // is an error naming why, for the caller to keep it as plain files.
-func Build(dir string) (*Plan, error) {
+func Build(dir string) (*Plan, error) { return BuildSized(dir, 0) }
+
+// BuildSized is Build with room made for about files files: a plan's
+// lists grown by doubling cost a commit of 20,000 files 60 ms of copying
+// into freshly faulted pages, more than the rest of the plan.
+func BuildSized(dir string, files int) (*Plan, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("zarr store %s: %w", dir, err)
 	}
 	defer root.Close()
-	b := &builder{root: root, p: &Plan{}}
+	files = min(max(files, 0), 1<<24)
+	b := &builder{root: root, p: &Plan{Files: make([]PlanFile, 0, files), Chunks: make([]Source, 0, files)}}
 	st, err := zarr.Walk(statFS{root: root, dir: dir}, b.add)
 	if err != nil {
 		return nil, fmt.Errorf("zarr store %s: %w", dir, err)
@@ -160,7 +170,7 @@ func (b *builder) add(f *zarr.File) error {
 	default: // other files, and empty chunk files
 		if fi, err := b.root.Lstat(f.Path); err != nil || !fi.Mode().IsRegular() {
 			if err == nil {
-				err = errors.New("not a regular file (links and devices are not tracked in a store)")
+				err = ErrNotRegular
 			}
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}

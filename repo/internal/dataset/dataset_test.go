@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -509,5 +510,34 @@ func TestStamp(t *testing.T) {
 	}
 	if s, _ := StampOf(dir); s.Sum != prev.Sum {
 		t.Error("a temporary file of Update changed the stamp")
+	}
+}
+
+// BuildSized plans a store exactly as Build does, whatever room it is
+// told to make (none, too little, too much), and makes that room.
+func TestBuildSizedSamePlan(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(formattest.CorpusDir(t), "zarr", "*.zarr"))
+	checked := 0
+	for _, d := range dirs {
+		want, err := Build(d)
+		if err != nil {
+			continue // not a store Build reads; TestCorpusStoresRoundTrip says why
+		}
+		for _, n := range []int{0, 1, len(want.Files) * 3} {
+			got, err := BuildSized(d, n)
+			if err != nil {
+				t.Fatalf("%s: BuildSized %d: %v", d, n, err)
+			}
+			if !reflect.DeepEqual(got.Files, want.Files) || !reflect.DeepEqual(got.Chunks, want.Chunks) || !reflect.DeepEqual(got.Listed, want.Listed) {
+				t.Fatalf("%s: BuildSized %d plans differently", d, n)
+			}
+			if cap(got.Files) < n {
+				t.Errorf("%s: room for %d files, asked %d", d, cap(got.Files), n)
+			}
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("only %d corpus stores checked", checked)
 	}
 }

@@ -216,7 +216,7 @@ func (ms *Members) Check(size int64) (hashing.ID, error) {
 		files = append(files, file{m.Path, m.Layout.Size, hashing.Sum(m.Layout.Encode())})
 	}
 	for _, c := range ms.chunks {
-		p, ok, err := chunkFileOf(byPrefix, c.Key)
+		p, ok, err := chunkFile(byPrefix, c.Key)
 		switch {
 		case err != nil:
 			return hashing.ID{}, err
@@ -242,25 +242,4 @@ func (ms *Members) Check(size int64) (hashing.ID, error) {
 		return hashing.ID{}, fmt.Errorf("members add up to %d bytes, the manifest says %d", total, size)
 	}
 	return d.Sum(), nil
-}
-
-// chunkFileOf returns the store path of the chunk file keyed key, or ok
-// false for a chunk that is a piece of a listed member (a content key,
-// an inner chunk of a shard); a key no array has is an error.
-func chunkFileOf(byPrefix map[string]*zarr.Array, key string) (p string, ok bool, err error) {
-	if strings.Contains(key, "@") {
-		return "", false, nil
-	}
-	prefix, coords, good := zarr.ParseKey(key)
-	a := byPrefix[prefix]
-	if !good || a == nil {
-		return "", false, fmt.Errorf("chunk %s: no array of the store has that key", key)
-	}
-	if a.Sharding != nil {
-		return "", false, nil
-	}
-	if p, err = a.ChunkFile(coords); err != nil {
-		return "", false, fmt.Errorf("chunk %s: %w", key, err)
-	}
-	return p, true, nil
 }

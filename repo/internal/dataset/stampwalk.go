@@ -11,15 +11,18 @@ import (
 	"github.com/chunkvc/chunkvc/repo/internal/walk"
 )
 
-// StampOf stats every regular file under dir, several folders at once
+// StampOf stats every file under dir, several folders at once
 // (repo/internal/walk: getdents, then fstatat through each folder, as
 // git's preloaded index stats in parallel). Temporary files of an Update
-// are left out. Links and other non-regular files are not stamped: Build
-// refuses them, so a commit fails loudly on a store that holds one.
+// are left out. Links and other non-regular files are stamped too (their
+// lstat), as Plan.Stamp stamps them: a link added to a committed store
+// changes its stamp, so status reads the store and reports what Build
+// refuses, instead of calling it clean while commit fails.
 func StampOf(dir string) (Stamp, error) {
 	files, err := walk.Files(dir, walk.Rules{
 		Descend: func(string) bool { return true },
 		Keep:    func(_, name string) bool { return !strings.Contains(name, tmpMark) },
+		Others:  true,
 	})
 	if err != nil {
 		return Stamp{}, fmt.Errorf("zarr store %s: %w", dir, err)

@@ -181,8 +181,77 @@ func (j *job) revisionPairs() ([]pair, error) {
 }
 
 // pairRenames returns pairs with each added file paired, in order, with a
-// deleted one of the same bytes (a rename), and that deleted one dropped.
+// deleted one of the same bytes (a rename), and that deleted one dropped;
+// then each added file left with the deleted one of its format that
+// shares the most of its chunk bytes, when that is at least half of them
+// (a rewrite: a partition written again under a new name).
 func pairRenames(pairs []pair) []pair {
+	return pairRewrites(pairExact(pairs))
+}
+
+// minShared is the fraction of an added file's chunk bytes that a deleted
+// file must hold for the two to be paired as a rewrite (git's rename
+// detection also asks for half).
+const minShared = 0.5
+
+// pairRewrites pairs added files with the deleted files that share most
+// of their chunk bytes, through one index of the deleted files' chunk IDs
+// (a chunk held by several counts for the first), never reading data.
+func pairRewrites(pairs []pair) []pair {
+	owner := map[hashing.ID]int{} // chunk ID → index of a deleted file
+	for i, pr := range pairs {
+		if pr.cur != nil {
+			continue
+		}
+		for _, c := range pr.old.Chunks {
+			if _, ok := owner[c.ID]; !ok {
+				owner[c.ID] = i
+			}
+		}
+	}
+	if len(owner) == 0 {
+		return pairs
+	}
+	drop := map[int]bool{}
+	for i, pr := range pairs {
+		if pr.old != nil {
+			continue
+		}
+		shared := map[int]int64{}
+		var total int64
+		for _, c := range pr.cur.Chunks {
+			total += c.Size
+			if j, ok := owner[c.ID]; ok && !drop[j] && pairs[j].old.Format == pr.cur.Format {
+				shared[j] += c.Size
+			}
+		}
+		best, most := -1, int64(0)
+		for j, n := range shared {
+			if n > most || (n == most && j < best) {
+				best, most = j, n
+			}
+		}
+		if best < 0 || float64(most) < minShared*float64(total) {
+			continue
+		}
+		pairs[i].old = pairs[best].old
+		drop[best] = true
+	}
+	return dropPairs(pairs, drop)
+}
+
+func dropPairs(pairs []pair, drop map[int]bool) []pair {
+	out := make([]pair, 0, len(pairs)-len(drop))
+	for i, pr := range pairs {
+		if !drop[i] {
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// pairExact pairs added files with deleted ones of the same bytes.
+func pairExact(pairs []pair) []pair {
 	deleted := map[hashing.ID][]int{}
 	for i, pr := range pairs {
 		if pr.cur == nil {
@@ -199,13 +268,7 @@ func pairRenames(pairs []pair) []pair {
 		pairs[i].old = pairs[j].old
 		drop[j] = true
 	}
-	out := make([]pair, 0, len(pairs)-len(drop))
-	for i, pr := range pairs {
-		if !drop[i] {
-			out = append(out, pr)
-		}
-	}
-	return out
+	return dropPairs(pairs, drop)
 }
 
 // compare adds the difference of pr to the result, feature by feature

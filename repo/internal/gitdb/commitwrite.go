@@ -60,7 +60,7 @@ func (g *Repo) commitIndex(idx *index.Index, msg string, sig Ident) (Made, []*in
 	if cur.IsZero() && len(es) == 0 {
 		return Made{}, nil, ErrNothingToCommit
 	}
-	tree, err := g.writeTree("", es)
+	tree, err := g.writeTree("", es, new(treeBodies))
 	if err != nil {
 		return Made{}, nil, err
 	}
@@ -133,9 +133,15 @@ func signatureRune(r rune) rune {
 // again (it is freshened, as git does). Names sort in the index the way
 // entries sort in a tree (a folder as its name and "/"), and the entries
 // of a folder are contiguous; a tree that would not be in git's order, or
-// a name with a NUL, is an error, as go-git's encoder has it.
-func (g *Repo) writeTree(prefix string, es []*index.Entry) (plumbing.Hash, error) {
-	var body []byte
+// a name with a NUL, is an error, as go-git's encoder has it. bodies
+// holds the trees' bodies as they are made, one buffer per depth.
+func (g *Repo) writeTree(prefix string, es []*index.Entry, bodies *treeBodies) (plumbing.Hash, error) {
+	depth := strings.Count(prefix, "/")
+	if len(*bodies) <= depth {
+		*bodies = append(*bodies, nil)
+	}
+	body := (*bodies)[depth][:0]
+	defer func() { (*bodies)[depth] = body }() // the next folder at this depth starts from it
 	var last string
 	lastDir := false
 	for i := 0; i < len(es); {
@@ -148,7 +154,7 @@ func (g *Repo) writeTree(prefix string, es []*index.Entry) (plumbing.Hash, error
 				next++
 			}
 			var err error
-			if h, err = g.writeTree(under, es[i:next]); err != nil {
+			if h, err = g.writeTree(under, es[i:next], bodies); err != nil {
 				return plumbing.ZeroHash, err
 			}
 			mode = filemode.Dir
@@ -170,6 +176,12 @@ func (g *Repo) writeTree(prefix string, es []*index.Entry) (plumbing.Hash, error
 	}
 	return plumbing.Hash(h), nil
 }
+
+// treeBodies are the buffers writeTree makes trees' bodies in, one per
+// depth of folder, reused by the folders after: a tree of 20,000 files
+// in 40 folders made each body again from nothing, growing it entry by
+// entry (2 MB of fresh memory, a page fault per 4 KiB).
+type treeBodies [][]byte
 
 // treeNameLess reports whether entry a sorts before entry b in a tree,
 // where a folder sorts as its name and "/" (dir says which is one).

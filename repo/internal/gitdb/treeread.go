@@ -275,3 +275,38 @@ func parseTree(b []byte, each func(mode uint32, name []byte, h Hash) bool) error
 	}
 	return nil
 }
+
+// FileAt finds the regular file at slash-separated path p in tree root:
+// its blob, and ok false when no such file is there (a folder, a symbolic
+// link or a submodule at p is not a file either).
+func (g *Repo) FileAt(root Hash, p string) (h Hash, ok bool, err error) {
+	t := g.newTreeReader()
+	h = root
+	names := strings.Split(p, "/")
+	for i, name := range names {
+		buf, err := t.read(h)
+		if err != nil {
+			return Hash{}, false, err
+		}
+		var mode uint32
+		found := false
+		err = parseTree(buf, func(m uint32, n []byte, eh Hash) bool {
+			if string(n) == name {
+				h, mode, found = eh, m, true
+				return false
+			}
+			return true
+		})
+		switch {
+		case err != nil:
+			return Hash{}, false, fmt.Errorf("tree %s: %w", h, err)
+		case !found:
+			return Hash{}, false, nil
+		case i < len(names)-1 && kindOf(mode) != kindTree:
+			return Hash{}, false, nil
+		case i == len(names)-1 && mode&0o170000 != 0o100000:
+			return Hash{}, false, nil
+		}
+	}
+	return h, true, nil
+}

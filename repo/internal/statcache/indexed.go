@@ -2,6 +2,7 @@ package statcache
 
 import (
 	"encoding/binary"
+	"io"
 	"maps"
 	"math"
 	"slices"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 )
 
@@ -133,13 +133,13 @@ func (c *Cache) all() map[string]Entry {
 	return m
 }
 
-// encode returns the cache file of c's entries, under c.mu. An indexed
-// cache's file is its old one merged with what was Put and Dropped: the
-// entries left as they were are copied as they are, runs of them at a
-// time, not decoded and encoded again.
-func (c *Cache) encode() []byte {
+// writeTo writes the cache file of c's entries to w, under c.mu. An
+// indexed cache's file is its old one merged with what was Put and
+// Dropped: the entries left as they were are copied as they are, runs of
+// them at a time, not decoded and encoded again.
+func (c *Cache) writeTo(w io.Writer) error {
 	if c.idx == nil {
-		return encode(c.Entries)
+		return encodeTo(w, c.Entries)
 	}
 	puts := slices.Sorted(maps.Keys(c.Entries))
 	replaced := func(p string) bool {
@@ -152,19 +152,20 @@ func (c *Cache) encode() []byte {
 			n++
 		}
 	}
-	b := make([]byte, 0, len(c.body)+len(puts)*256+len(statCacheMagic)+binary.MaxVarintLen64+idLen)
-	b = append(b, statCacheMagic...)
-	b = binary.AppendUvarint(b, uint64(n))
+	s := newSink(w)
+	s.b = append(s.b, statCacheMagic...)
+	s.b = binary.AppendUvarint(s.b, uint64(n))
 	run, runEnd := 0, 0 // the kept entries not yet copied: c.body[run:runEnd]
 	j := 0
 	for i := range c.idx {
 		p, _ := c.pathAt(i)
 		if j < len(puts) && puts[j] < p || replaced(p) {
-			b = append(b, c.body[run:runEnd]...)
+			s.copy(c.body[run:runEnd])
 			run, runEnd = 0, 0
 		}
 		for ; j < len(puts) && puts[j] < p; j++ {
-			b = appendEntry(b, puts[j], c.Entries[puts[j]])
+			s.b = appendEntry(s.b, puts[j], c.Entries[puts[j]])
+			s.spill()
 		}
 		if replaced(p) {
 			continue
@@ -177,10 +178,10 @@ func (c *Cache) encode() []byte {
 			runEnd = int(c.idx[i+1])
 		}
 	}
-	b = append(b, c.body[run:runEnd]...)
+	s.copy(c.body[run:runEnd])
 	for ; j < len(puts); j++ {
-		b = appendEntry(b, puts[j], c.Entries[puts[j]])
+		s.b = appendEntry(s.b, puts[j], c.Entries[puts[j]])
+		s.spill()
 	}
-	sum := hashing.Sum(b)
-	return append(b, sum[:]...)
+	return s.close()
 }

@@ -178,3 +178,48 @@ func TestLoadIndexedOutlived(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveNotBuiltWhole: Save writes the cache file as it encodes it, a
+// Load'ed cache's or an indexed one's, rather than building the file
+// whole in fresh memory (a page fault per 4 KiB), and the file is the one
+// encode returns.
+func TestSaveNotBuiltWhole(t *testing.T) {
+	root := t.TempDir()
+	state := filepath.Join(root, ".git", "chunkvc")
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := confine.New(filepath.Join(root, ".git"), ".git")
+	want := randomEntries(rand.New(rand.NewSource(5)), 20000)
+	size := len(encode(want))
+	allocated := func(f func() error) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	loaded := &Cache{Entries: want, t: git}
+	paths := slices.Sorted(maps.Keys(want))
+	for _, c := range []func() *Cache{func() *Cache { return loaded }, func() *Cache {
+		c := LoadIndexed(git, root)
+		c.Put(paths[7], want[paths[8]])
+		want[paths[7]] = want[paths[8]]
+		return c
+	}} {
+		c := c()
+		// The map's sorted paths are the allocation a Load'ed cache needs.
+		if n := allocated(c.Save); n > uint64(size/4) {
+			t.Fatalf("Save of a %d-byte cache allocated %d bytes", size, n)
+		}
+		data, err := os.ReadFile(filepath.Join(state, "statcache"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, encode(want)) {
+			t.Fatal("Save wrote other bytes than encode returns")
+		}
+	}
+}

@@ -1,18 +1,22 @@
 package statcache
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/zeebo/blake3"
 )
 
 // Stat is what the stat cache compares: Git's set (size, mtime, ctime,
@@ -187,10 +191,11 @@ func (c *Cache) Drop(p string) {
 // saved costs only speed next time.
 func (c *Cache) Save() error {
 	c.mu.Lock()
-	data := c.encode()
-	c.mu.Unlock()
+	defer c.mu.Unlock()
 	defer c.t.Close()
-	if err := c.t.WriteFile(statCacheRel, data, true); err != nil {
+	// Not synced: any whole cache file is a right one (its entries hold
+	// for the stats they record), and a torn one fails its checksum.
+	if err := c.t.WriteFrom(statCacheRel, c.writeTo, false); err != nil {
 		return err
 	}
 	_ = c.t.Remove(statCacheRel + ".json") // the old format, now migrated
@@ -216,22 +221,69 @@ const (
 
 // encode returns the cache file of entries (see the package doc).
 func encode(entries map[string]Entry) []byte {
-	paths := make([]string, 0, len(entries))
-	size := len(statCacheMagic) + binary.MaxVarintLen64 + idLen
-	for p, e := range entries {
-		paths = append(paths, p)
-		// Every field at its longest: the buffer never grows.
-		size += 2*binary.MaxVarintLen64 + len(p) + len(e.Manifest) + 5*binary.MaxVarintLen64 + 2*idLen + 1
-	}
-	sort.Strings(paths)
-	b := make([]byte, 0, size)
-	b = append(b, statCacheMagic...)
-	b = binary.AppendUvarint(b, uint64(len(paths)))
+	var buf bytes.Buffer
+	_ = encodeTo(&buf, entries) // a bytes.Buffer takes every write
+	return buf.Bytes()
+}
+
+// encodeTo writes the cache file of entries to w.
+func encodeTo(w io.Writer, entries map[string]Entry) error {
+	paths := slices.AppendSeq(make([]string, 0, len(entries)), maps.Keys(entries))
+	slices.Sort(paths)
+	s := newSink(w)
+	s.b = append(s.b, statCacheMagic...)
+	s.b = binary.AppendUvarint(s.b, uint64(len(paths)))
 	for _, p := range paths {
-		b = appendEntry(b, p, entries[p])
+		s.b = appendEntry(s.b, p, entries[p])
+		s.spill()
 	}
-	sum := hashing.Sum(b)
-	return append(b, sum[:]...)
+	return s.close()
+}
+
+// sinkChunk is how much of a cache file a sink holds before writing it
+// out: the file is not built whole in fresh memory, a page fault per 4
+// KiB (about 14 µs each where make bench runs; 3 MB for 20,000 files).
+const sinkChunk = 64 << 10
+
+// sink writes a cache file to w in chunks, and its checksum after them.
+type sink struct {
+	b   []byte // not yet written
+	w   io.Writer
+	sum *blake3.Hasher // hashing.Sum, streamed
+	err error
+}
+
+func newSink(w io.Writer) *sink {
+	return &sink{b: make([]byte, 0, 2*sinkChunk), w: w, sum: blake3.New()}
+}
+
+// spill writes b out once it holds a chunk.
+func (s *sink) spill() {
+	if len(s.b) >= sinkChunk {
+		s.copy("")
+	}
+}
+
+// copy writes b out, then data.
+func (s *sink) copy(data string) {
+	if s.err == nil && len(s.b) > 0 {
+		_, _ = s.sum.Write(s.b) // a hash takes every write
+		_, s.err = s.w.Write(s.b)
+	}
+	if s.err == nil && data != "" {
+		_, _ = s.sum.WriteString(data)
+		_, s.err = io.WriteString(s.w, data)
+	}
+	s.b = s.b[:0]
+}
+
+// close writes what is left, then the checksum.
+func (s *sink) close() error {
+	s.copy("")
+	if s.err == nil {
+		_, s.err = s.w.Write(s.sum.Sum(nil))
+	}
+	return s.err
 }
 
 // appendEntry appends p's entry e to b (see the package doc).

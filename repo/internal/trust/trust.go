@@ -127,19 +127,19 @@ func Resolve(root, committed string) (Info, error) {
 }
 
 // StorePath is the directory a store URL names; isLocal is false for
-// s3:// URLs. Relative paths are relative to the work tree root.
+// s3:// and az:// URLs. Relative paths are relative to the work tree root.
 func StorePath(root, u string) (p string, isLocal bool, err error) {
 	switch {
 	case u == "":
 		return filepath.Join(gitDir(root), "chunkvc", "store"), true, nil
-	case strings.HasPrefix(u, "s3://"):
+	case strings.HasPrefix(u, "s3://"), strings.HasPrefix(u, "az://"), strings.HasPrefix(u, "azblob://"):
 		return "", false, nil
 	case strings.HasPrefix(u, "gs://"):
 		return "", false, nil
 	case strings.HasPrefix(u, "file://"):
 		p = strings.TrimPrefix(u, "file://")
 	case strings.Contains(u, "://"):
-		return "", false, fmt.Errorf("store %s: unknown URL scheme (want a path, file:// or s3://)", u)
+		return "", false, fmt.Errorf("store %s: unknown URL scheme (want a path, file://, s3:// or az://)", u)
 	default:
 		p = u
 	}

@@ -82,6 +82,11 @@ func (w *treeWalk) readDir(d string, buf *[]byte) (files, subdirs []string, err 
 			case syscall.DT_REG:
 				names = append(append(names, prefix...), name...)
 				ends = append(ends, len(names))
+			default:
+				if w.rules.Others {
+					names = append(append(names, prefix...), name...)
+					ends = append(ends, len(names))
+				}
 			}
 		}
 	}

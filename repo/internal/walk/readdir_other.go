@@ -34,7 +34,7 @@ func (w *treeWalk) readDir(d string, _ *[]byte) (files, subdirs []string, err er
 			if w.rules.Descend(rel) {
 				subdirs = append(subdirs, rel)
 			}
-		case t.IsRegular() && w.rules.Keep(rel, e.Name()):
+		case (t.IsRegular() || w.rules.Others) && w.rules.Keep(rel, e.Name()):
 			files = append(files, rel)
 		}
 	}

@@ -30,13 +30,17 @@ type Rules struct {
 	Descend func(rel string) bool
 	// Keep reports whether the regular file rel, named name, is listed.
 	Keep func(rel, name string) bool
+	// Others lists, through Keep too, the entries that are neither folders
+	// nor regular files (links, devices, sockets): for a caller that must
+	// notice them to refuse them, not skip them.
+	Others bool
 }
 
 // workers is how many folders Files reads at once.
 const workers = 4
 
-// Files walks the tree at root and returns the regular files that rules
-// keep, sorted. A root that is not a folder holds nothing.
+// Files walks the tree at root and returns the regular files (and, with
+// Rules.Others, other non-folders) that rules keep, sorted. A root that is not a folder holds nothing.
 func Files(root string, rules Rules) ([]string, error) {
 	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
 		return nil, err

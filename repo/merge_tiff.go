@@ -1,0 +1,211 @@
+package repo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/tiff"
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/merge3"
+)
+
+// writeMerged makes the merged COG, whose sides have the same skeleton
+// (sameSkeleton): our file with the tiles merge3 took from theirs
+// spliced in (tiff.Splice rewrites the offsets), written over
+// the working file, chunked and stored like a commit does, and checked to
+// hold exactly the merged chunks; its manifest goes to result. What
+// cannot be spliced is returned as conflicts, the working file untouched.
+func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr merge3.Result, result string) ([]MergeConflict, error) {
+	unlock, err := r.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ours := ms[1]
+	a, err := os.Open(r.abs(ours.Path))
+	if err != nil {
+		return []MergeConflict{{Reason: fmt.Sprintf("our file is not in the work tree: %v", err)}}, nil
+	}
+	defer a.Close()
+	if d, err := hashing.SumReaderAt(ctx, a, ours.Size); err != nil || d != ours.Digest {
+		return []MergeConflict{{Reason: "the working file is not our committed version (commit or check it out first)"}}, nil
+	}
+	repl, cs, err := r.replacements(ctx, a, ours, mr)
+	if err != nil || len(cs) > 0 {
+		return cs, err
+	}
+	wt := r.workTree()
+	defer wt.Close()
+	f, err := wt.Create(ours.Path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tiff.Splice(f, a, ours.Size, repl); err != nil {
+		f.Abort()
+		return []MergeConflict{{Reason: "the tiles cannot be spliced: " + err.Error()}}, nil
+	}
+	if err := errors.Join(f.Sync(), f.Commit(true)); err != nil {
+		return nil, err
+	}
+	text, err := r.chunkMerged(ctx, ours, mr)
+	if err != nil {
+		// Our version goes back: the work tree must match what Git keeps.
+		wt2 := r.workTree()
+		defer wt2.Close()
+		cache := r.loadStatCache()
+		defer func() { _ = cache.Save() }()
+		_, rerr := r.writeFile(ctx, wt2, ours, nil, cache, nil)
+		return nil, errors.Join(err, rerr)
+	}
+	return nil, os.WriteFile(result, text, 0o644)
+}
+
+// sameSkeleton reports a conflict unless the two TIFFs have the same
+// skeleton (tiff.Skeleton): splicing tiles keeps our tags, so a change
+// of theirs outside their tiles would be lost. Neither file is read: the
+// TIFF walk reads only inline bytes, which the layouts hold.
+func (r *Repo) sameSkeleton(ctx context.Context, ours, theirs *manifest.Manifest) ([]MergeConflict, error) {
+	var keys [2][32]byte
+	var errs [2]error
+	for i, m := range []*manifest.Manifest{ours, theirs} {
+		lay, err := r.layoutFor(ctx, m)
+		if err != nil {
+			return nil, fmt.Errorf("layout of %s: %w", m.Path, err)
+		}
+		keys[i], errs[i] = tiff.Skeleton(newSkeletonReader(lay), m.Size)
+	}
+	if err := errors.Join(errs[0], errs[1]); err != nil {
+		return []MergeConflict{{Reason: "a side's TIFF structure cannot be spliced: " + err.Error()}}, nil
+	}
+	if keys[0] != keys[1] {
+		return []MergeConflict{{Reason: "the sides' TIFF tags or IFD structure differ (metadata changed, or the file was re-encoded)"}}, nil
+	}
+	return nil, nil
+}
+
+// replacements pairs each tile taken from theirs with its block in our
+// file a, as the TIFF adapter lays it out, and their chunk's bytes, read
+// (verified) from the stores; the tiles held are those their side
+// changed.
+func (r *Repo) replacements(ctx context.Context, a io.ReaderAt, ours *manifest.Manifest, mr merge3.Result) ([]tiff.Replacement, []MergeConflict, error) {
+	la, err := r.formats.Enumerate(ctx, a, ours.Size)
+	if err != nil {
+		return nil, nil, err
+	}
+	if la.Format != "tiff" {
+		return nil, []MergeConflict{{Reason: "our file is not read as a TIFF any more"}}, nil
+	}
+	sa := chunkSegments(la)
+	var repl []tiff.Replacement
+	var cs []MergeConflict
+	for _, c := range mr.Chunks {
+		if c.From != merge3.Theirs {
+			continue
+		}
+		x, ok := sa[c.Key]
+		if !ok || strings.Contains(c.Key, "@") {
+			cs = append(cs, MergeConflict{Key: c.Key, BBox: c.BBox, Reason: "their tile has no block of its own in our file (a shared, split or new tile)"})
+			continue
+		}
+		b, _, err := r.read.Get(ctx, c.ID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("their tile %s (%s): %w", c.Key, c.ID.Short(), err)
+		}
+		repl = append(repl, tiff.Replacement{Off: x.Off, Src: bytes.NewReader(b), N: int64(len(b))})
+	}
+	return repl, cs, nil
+}
+
+// skeletonReader reads a file from its layout alone: inline pieces as
+// they are, chunk and derived pieces as zeros. A TIFF's walk reads only
+// inline bytes (header, IFDs, tag values, GDAL's block leaders).
+type skeletonReader struct {
+	lay  *manifest.Layout
+	offs []int64 // start of each piece, then the size
+}
+
+func newSkeletonReader(lay *manifest.Layout) *skeletonReader {
+	s := &skeletonReader{lay: lay, offs: make([]int64, 0, lay.Len()+1)}
+	var off int64
+	for _, pc := range lay.All() {
+		s.offs = append(s.offs, off)
+		off += pc.Len
+	}
+	s.offs = append(s.offs, off)
+	return s
+}
+
+func (s *skeletonReader) ReadAt(p []byte, off int64) (int, error) {
+	size := s.offs[len(s.offs)-1]
+	if off < 0 || off >= size {
+		return 0, io.EOF
+	}
+	n := 0
+	i := sort.Search(len(s.offs)-1, func(i int) bool { return s.offs[i+1] > off })
+	for n < len(p) && i < len(s.offs)-1 {
+		pc := s.lay.Piece(i)
+		from := off + int64(n) - s.offs[i]
+		k := int(min(int64(len(p)-n), pc.Len-from))
+		if pc.IsInline() {
+			copy(p[n:n+k], pc.Inline[from:])
+		} else {
+			clear(p[n : n+k])
+		}
+		n += k
+		i++
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// chunkSegments indexes a layout's chunk segments (not aliases) by key.
+func chunkSegments(l *formats.Layout) map[string]formats.Segment {
+	out := make(map[string]formats.Segment, len(l.Segments))
+	for _, s := range l.Segments {
+		if s.IsChunk() {
+			out[s.Key] = s
+		}
+	}
+	return out
+}
+
+// chunkMerged chunks the merged file in the work tree and stores its
+// chunks and layout, as a commit does; its manifest must list exactly the
+// merged chunks. It returns the manifest's text.
+func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, mr merge3.Result) ([]byte, error) {
+	up, err := newUpload(ctx, r.Store, VerifySize, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer up.abort()
+	ch, err := r.chunkFile(ctx, ours.Path, func() (*manifest.Manifest, error) { return ours, nil }, version{}, up, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := errors.Join(ch.named.Wait(), ch.put.Wait()); err != nil {
+		return nil, err
+	}
+	if err := up.finish(ctx); err != nil {
+		return nil, err
+	}
+	got := ch.m.Chunks
+	if len(got) != len(mr.Chunks) || len(ch.parts) > 0 {
+		return nil, fmt.Errorf("%w: the merged file has %d chunks, the merge %d", ErrIntegrity, len(got), len(mr.Chunks))
+	}
+	for i, c := range mr.Chunks {
+		if got[i].Key != c.Key || got[i].ID != c.ID {
+			return nil, fmt.Errorf("%w: the merged file's chunk %s is %s, the merge took %s", ErrIntegrity, got[i].Key, got[i].ID.Short(), c.ID.Short())
+		}
+	}
+	return ch.encoded, nil
+}

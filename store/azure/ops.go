@@ -1,0 +1,293 @@
+package azure
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store"
+)
+
+// octets is the content type of every blob.
+var octets = blob.HTTPHeaders{BlobContentType: to.Ptr("application/octet-stream")}
+
+// Put stores data under id. A blob already there with the same size is
+// kept as it is (nothing is sent); one of another size is replaced.
+// Objects up to Options.BlockSize go in one Put Blob, larger ones as staged
+// blocks committed by one Put Block List; each request carries the MD5 of
+// its bytes. The blob is visible only once complete.
+func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
+	key := s.key(id)
+	info, err := s.statKey(ctx, key)
+	if err == nil && info.Size == int64(len(data)) {
+		return nil
+	}
+	if err != nil && !isNotFound(err) {
+		return s.failed("put", id, err)
+	}
+	if err := s.upload(ctx, key, data); err != nil {
+		return s.failed("put", id, err)
+	}
+	return nil
+}
+
+// upload writes data to blob key, in one request or as staged blocks.
+func (s *Store) upload(ctx context.Context, key string, data []byte) error {
+	bc := s.client.NewBlockBlobClient(key)
+	if int64(len(data)) <= s.opt.BlockSize {
+		sum := md5.Sum(data)
+		return s.retry(ctx, func(ctx context.Context) error {
+			_, err := bc.Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
+				HTTPHeaders:             &octets,
+				TransactionalValidation: blob.TransferValidationTypeMD5(sum[:]),
+			})
+			return err
+		})
+	}
+	var ids []string
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, min(4, s.opt.Connections/2))) // one object leaves slots for others
+	for i, off := 0, int64(0); off < int64(len(data)); i, off = i+1, off+s.opt.BlockSize {
+		block := data[off:min(off+s.opt.BlockSize, int64(len(data)))]
+		bid := blockID(i)
+		ids = append(ids, bid)
+		g.Go(func() error {
+			sum := md5.Sum(block)
+			err := s.retry(gctx, func(ctx context.Context) error {
+				_, err := bc.StageBlock(ctx, bid, streaming.NopCloser(bytes.NewReader(block)), &blockblob.StageBlockOptions{
+					TransactionalValidation: blob.TransferValidationTypeMD5(sum[:]),
+				})
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("stage block %d: %w", i, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return s.retry(ctx, func(ctx context.Context) error {
+		_, err := bc.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{HTTPHeaders: &octets})
+		return err
+	})
+}
+
+// blockID is the ID of block i of a blob: the same length for every block,
+// as the service requires.
+func blockID(i int) string {
+	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "chunkvc-block-%08d", i))
+}
+
+// Stat returns the size and age of object id.
+func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
+	info, err := s.statKey(ctx, s.key(id))
+	if err != nil {
+		return store.Info{}, s.failed("stat", id, err)
+	}
+	info.ID = id
+	return info, nil
+}
+
+// statKey returns the size and age of blob key.
+func (s *Store) statKey(ctx context.Context, key string) (store.Info, error) {
+	var info store.Info
+	err := s.retry(ctx, func(ctx context.Context) error {
+		p, err := s.client.NewBlobClient(key).GetProperties(ctx, nil)
+		if err != nil {
+			return err
+		}
+		info.Size = deref(p.ContentLength)
+		if p.LastModified != nil {
+			info.Modified = modified(*p.LastModified)
+		}
+		return nil
+	})
+	return info, err
+}
+
+// modified is the latest instant a blob reported modified at t may have
+// been changed: the service gives whole seconds, and an age that errs
+// young is the safe side for a garbage collection's grace period.
+func modified(t time.Time) time.Time {
+	if t.Nanosecond() == 0 {
+		return t.Add(time.Second - time.Nanosecond)
+	}
+	return t
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// Touch refreshes the age of object id by setting its metadata, which
+// the service counts as a change (Last-Modified); the bytes stay.
+func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
+	bc := s.client.NewBlobClient(s.key(id))
+	stamp := time.Now().UTC().Format(time.RFC3339Nano)
+	err := s.retry(ctx, func(ctx context.Context) error {
+		_, err := bc.SetMetadata(ctx, map[string]*string{"touched": &stamp}, nil)
+		return err
+	})
+	if err != nil {
+		return s.failed("touch", id, err)
+	}
+	return nil
+}
+
+// Delete removes object id; a missing object is not an error.
+func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
+	if err := s.deleteKey(ctx, s.key(id)); err != nil {
+		return s.failed("delete", id, err)
+	}
+	return nil
+}
+
+// deleteKey removes blob key; a missing blob is not an error.
+func (s *Store) deleteKey(ctx context.Context, key string) error {
+	return s.retry(ctx, func(ctx context.Context) error {
+		_, err := s.client.NewBlobClient(key).Delete(ctx, nil)
+		if isNotFound(err) {
+			return nil // gone already, maybe by an earlier attempt
+		}
+		return err
+	})
+}
+
+// List calls fn for every object under the prefix whose blob name has the
+// <2 hex>/<64 hex> form, skipping other blobs. The listing is paged; a
+// page that fails is fetched again, so every object is reported once.
+func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
+	err := s.listPrefix(ctx, s.prefix, func(b *container.BlobItem) error {
+		id, ok := s.parseKey(deref(b.Name))
+		if !ok {
+			return nil
+		}
+		info := store.Info{ID: id}
+		if b.Properties != nil {
+			info.Size = deref(b.Properties.ContentLength)
+			if b.Properties.LastModified != nil {
+				info.Modified = modified(*b.Properties.LastModified)
+			}
+		}
+		return fn(info)
+	})
+	if err != nil {
+		return fmt.Errorf("list azure store %s: %w", s.url, err)
+	}
+	return nil
+}
+
+// listPrefix calls fn for every blob whose name starts with prefix, in
+// name order, on the caller's goroutine; no slot is held while fn runs.
+// An error from fn is returned as it is.
+func (s *Store) listPrefix(ctx context.Context, prefix string, fn func(*container.BlobItem) error) error {
+	var marker *string
+	for {
+		var page container.ListBlobsFlatResponse
+		err := s.retry(ctx, func(ctx context.Context) (err error) {
+			pager := s.client.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix, Marker: marker})
+			page, err = pager.NextPage(ctx)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("at %s: %w", s.endpoint, explain(err))
+		}
+		if page.Segment != nil {
+			for _, b := range page.Segment.BlobItems {
+				if err := fn(b); err != nil {
+					return err
+				}
+			}
+		}
+		if deref(page.NextMarker) == "" {
+			return ctx.Err()
+		}
+		marker = page.NextMarker
+	}
+}
+
+// parseKey returns the ID of an object's blob name, or false for others.
+func (s *Store) parseKey(key string) (hashing.ID, bool) {
+	rest, ok := strings.CutPrefix(key, s.prefix)
+	if !ok || len(rest) != 2+1+64 || rest[2] != '/' || rest[:2] != rest[3:5] {
+		return hashing.ID{}, false
+	}
+	id, err := hashing.ParseID(rest[3:])
+	if err != nil || id.String() != rest[3:] {
+		return hashing.ID{}, false
+	}
+	return id, true
+}
+
+// HasMany reports which of ids the store holds, with up to Connections()
+// Stats at once. Any failure other than a missing object fails the whole
+// call: an object is never reported missing, or present, by mistake.
+func (s *Store) HasMany(ctx context.Context, ids []hashing.ID) (map[hashing.ID]bool, error) {
+	has := make([]bool, len(ids))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opt.Connections)
+	for i, id := range ids {
+		g.Go(func() (err error) {
+			has[i], err = store.Has(gctx, s, id)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make(map[hashing.ID]bool, len(ids))
+	for i, id := range ids {
+		out[id] = has[i]
+	}
+	return out, nil
+}
+
+// getAll reads blob key whole, failing when it is larger than limit.
+func (s *Store) getAll(ctx context.Context, key string, limit int64) ([]byte, error) {
+	var b []byte
+	err := s.retry(ctx, func(ctx context.Context) error {
+		resp, err := s.client.NewBlobClient(key).DownloadStream(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if n := deref(resp.ContentLength); n > limit {
+			return fmt.Errorf("%d bytes is more than %d", n, limit)
+		}
+		b, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+		if err == nil && int64(len(b)) != deref(resp.ContentLength) {
+			err = fmt.Errorf("read %d of %d bytes: %w", len(b), deref(resp.ContentLength), io.ErrUnexpectedEOF)
+		}
+		return err
+	})
+	return b, err
+}
+
+// isBadRange reports whether err is the service's answer for a range
+// outside the blob.
+func isBadRange(err error) bool {
+	return statusOf(err) == http.StatusRequestedRangeNotSatisfiable
+}
