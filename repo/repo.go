@@ -22,7 +22,6 @@ import (
 	"github.com/chunkvc/chunkvc/repo/internal/trust"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/azure"
-	"github.com/chunkvc/chunkvc/store/gcs"
 	"github.com/chunkvc/chunkvc/store/local"
 	"github.com/chunkvc/chunkvc/store/s3"
 )
@@ -279,7 +278,7 @@ func (r *Repo) openStore(u string, create bool) (store.Store, error) {
 		}
 		return st, nil
 	case strings.HasPrefix(u, "gs://"):
-		st, err := gcs.OpenEnv(u, create)
+		st, err := openGCS(u, create) // store_gcs.go, store_nogcs.go
 		switch {
 		case err == nil:
 			return st, nil

@@ -10,6 +10,8 @@ bad=(
   "$m/store/local github.com/minio/minio-go/v7"
   "$m/store/s3 github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
   "$m/repo cloud.google.com/go/storage"
+  "$m/internal/gcstest google.golang.org/api/option"
+  "$m/store/s3 github.com/googleapis/gax-go/v2"
   "$m/formats/tiff github.com/airbusgeo/godal"
   "$m/formats/parquet github.com/parquet-go/parquet-go"
   "$m/repo github.com/parquet-go/parquet-go/format"

@@ -25,6 +25,7 @@ const (
 	exitIntegrity   = 3
 	exitRefused     = 4
 	exitUnavailable = 5
+	exitNeedsGCS    = 6
 	exitInterrupt   = 130
 )
 
@@ -45,6 +46,9 @@ const exitHelp = `Exit status:
        .chunkvc/config refuses a change (commit, check)
   5    the store could not be reached (no answer after retries); nothing
        is known of the chunks it holds
+  6    the command needs a gs:// store and this chunkvc was built without
+       Google Cloud Storage, with no chunkvc-gcs beside it or on PATH
+       (nothing was changed, except by a clone: its files are not checked out)
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -58,6 +62,9 @@ func main() {
 	defer stop()
 	g := &globalOptions{stdout: os.Stdout, stderr: os.Stderr}
 	cmd := newRootCmd(g)
+	if err := gcsFirst(cmd, os.Args); err != nil {
+		os.Exit(exitCode(ctx, g, err))
+	}
 	if os.Getenv("GOGC") == "" {
 		percent, limit := gcSettings(cmd, os.Args[1:])
 		debug.SetGCPercent(percent)
@@ -139,6 +146,8 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 		return exitUsage
 	case errors.Is(err, store.ErrUnavailable):
 		return exitUnavailable
+	case errors.Is(err, repo.ErrNeedsGCS):
+		return exitNeedsGCS
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),
