@@ -277,6 +277,15 @@ func (r *Repo) openStore(u string, create bool) (store.Store, error) {
 			return nil, err
 		}
 		return st, nil
+	case strings.HasPrefix(u, "gs://"):
+		st, err := openGCS(u, create) // store_gcs.go, store_nogcs.go
+		switch {
+		case err == nil:
+			return st, nil
+		case create:
+			return nil, err
+		}
+		return brokenStore{url: u, err: err}, nil
 	}
 	p, _, err := trust.StorePath(r.Root, u)
 	if err != nil {

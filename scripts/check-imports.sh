@@ -25,8 +25,10 @@
 #                                statcache, walk
 # formats/zarr/codec imports no chunkvc package and formats/zarr/georef
 # only geom: formats/zarr builds on both.
-# only store/s3 imports minio-go, only store/azure the Azure SDK, only the gdal build-tagged package
-# imports godal, and parquet-go is for tests, pqgen and scripts only.
+# only store/s3 imports minio-go, only store/azure the Azure SDK, only
+# store/gcs the Google Cloud SDK (cloud.google.com/go/storage,
+# google.golang.org/api, grpc, genproto), only the gdal build-tagged
+# package imports godal, and parquet-go is for tests, pqgen and scripts only.
 #
 # With --stdin it checks lines "<package> <import>..." from standard input
 # instead of `go list`: how scripts/check-imports_test.sh proves each rule
@@ -43,6 +45,7 @@ while read -r pkg imports; do
       github.com/go-git/*) [[ $rel == repo/internal/gitdb ]] || bad="only repo/internal/gitdb may import go-git" ;;
       github.com/minio/minio-go/*) [[ $rel == store/s3 ]] || bad="only store/s3 may import minio-go" ;;
       github.com/Azure/azure-sdk-for-go/*) [[ $rel == store/azure ]] || bad="only store/azure may import the Azure SDK" ;;
+      cloud.google.com/go/*|google.golang.org/api/*|google.golang.org/grpc*|github.com/googleapis/*|golang.org/x/oauth2/google*) [[ $rel == store/gcs ]] || bad="only store/gcs may import the Google Cloud SDK" ;;
       github.com/airbusgeo/godal*) [[ $rel == gdal || $rel == */gdal ]] || bad="only the gdal package may import godal" ;;
       github.com/parquet-go/*) [[ $rel == formats/parquet/pqgen || $rel == formats/parquet/rows || $rel == scripts/* ]] || bad="only tests, pqgen, formats/parquet/rows (diff --features) and scripts may import parquet-go (it costs every command its start-up)" ;;
     esac
@@ -84,4 +87,14 @@ while read -r pkg imports; do
     if [[ -n $bad ]]; then echo "layering: $pkg imports $imp: $bad" >&2; fail=1; fi
   done
 done < <(if [[ ${1:-} == --stdin ]]; then cat; else go list -f '{{.ImportPath}} {{join .Imports " "}}' ./...; fi)
+# The everyday binary links no cloud SDK that costs every command its
+# start-up: gs:// is for chunkvc-gcs, built with -tags gcs.
+if [[ ${1:-} != --stdin ]]; then
+  sdk=$(go list -deps ./cmd/chunkvc | grep -E '^(cloud\.google\.com/|google\.golang\.org/(api|grpc)($|/))' || true)
+  if [[ -n $sdk ]]; then
+    sdk=${sdk%%$'\n'*}
+    echo "layering: cmd/chunkvc without -tags gcs depends on $sdk: only the gcs build may link the Google Cloud SDK" >&2
+    fail=1
+  fi
+fi
 exit $fail

@@ -4,8 +4,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"syscall"
 )
@@ -32,24 +30,9 @@ func delegateToGDAL(args []string) {
 	if !needs {
 		return
 	}
-	var bin string
-	if exe, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(exe), "chunkvc-gdal"); isExec(p) {
-			bin = p
-		}
-	}
-	if bin == "" {
-		if p, err := exec.LookPath("chunkvc-gdal"); err == nil {
-			bin = p
-		}
-	}
+	bin := companion("chunkvc-gdal")
 	if bin == "" {
 		return // run here: normalize explains, diff draws outlines only
 	}
 	_ = syscall.Exec(bin, append([]string{bin}, args[1:]...), os.Environ())
-}
-
-func isExec(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }

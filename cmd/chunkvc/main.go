@@ -26,6 +26,7 @@ const (
 	exitRefused     = 4
 	exitUnavailable = 5
 	exitExpired     = 6
+	exitNeedsGCS    = 7
 	exitInterrupt   = 130
 )
 
@@ -48,6 +49,9 @@ const exitHelp = `Exit status:
        is known of the chunks it holds
   6    expired: checkout or cat of a version whose chunks gc --expire
        deleted (its manifest stays in Git)
+  7    the command needs a gs:// store and this chunkvc was built without
+       Google Cloud Storage, with no chunkvc-gcs beside it or on PATH
+       (nothing was changed, except by a clone: its files are not checked out)
   130  interrupted`
 
 // usageError marks errors in how chunkvc was called.
@@ -61,6 +65,9 @@ func main() {
 	defer stop()
 	g := &globalOptions{stdout: os.Stdout, stderr: os.Stderr}
 	cmd := newRootCmd(g)
+	if err := gcsFirst(cmd, os.Args); err != nil {
+		os.Exit(exitCode(ctx, g, err))
+	}
 	if os.Getenv("GOGC") == "" {
 		percent, limit := gcSettings(cmd, os.Args[1:])
 		debug.SetGCPercent(percent)
@@ -144,6 +151,8 @@ func exitCode(ctx context.Context, g *globalOptions, err error) int {
 		return exitUnavailable
 	case errors.Is(err, repo.ErrExpired):
 		return exitExpired
+	case errors.Is(err, repo.ErrNeedsGCS):
+		return exitNeedsGCS
 	case errors.Is(err, repo.ErrIntegrity), errors.Is(err, store.ErrCorrupt), errors.Is(err, errProblems):
 		return exitIntegrity
 	case errors.Is(err, repo.ErrLocalChanges), errors.Is(err, repo.ErrLocked), errors.Is(err, repo.ErrGitLocked),

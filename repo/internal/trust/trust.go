@@ -134,6 +134,8 @@ func StorePath(root, u string) (p string, isLocal bool, err error) {
 		return filepath.Join(gitDir(root), "chunkvc", "store"), true, nil
 	case strings.HasPrefix(u, "s3://"), strings.HasPrefix(u, "az://"), strings.HasPrefix(u, "azblob://"):
 		return "", false, nil
+	case strings.HasPrefix(u, "gs://"):
+		return "", false, nil
 	case strings.HasPrefix(u, "file://"):
 		p = strings.TrimPrefix(u, "file://")
 	case strings.Contains(u, "://"):

@@ -1,0 +1,267 @@
+package gcs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cloud.google.com/go/storage"
+
+	"github.com/chunkvc/chunkvc/hashing"
+)
+
+// Backoff between attempts of a read: a random wait in [d/2, d] with d
+// doubling from backoffBase up to backoffCap (the SDK's own backoff, for
+// every other request, is set in Open).
+const (
+	backoffBase = 250 * time.Millisecond
+	backoffCap  = 8 * time.Second
+)
+
+// backoff returns the wait after the given failed attempt (1-based).
+func backoff(attempt int) time.Duration {
+	d := backoffCap
+	if attempt < 16 {
+		d = min(backoffBase<<(attempt-1), backoffCap)
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// Get returns a reader for length bytes of object id from off (length < 0:
+// to the end), read with ranged GETs. The reader holds one of the store's
+// connection slots until it is closed or has reached the end, so close it
+// promptly. A connection that fails while reading is reopened where it
+// stopped, with backoff, until Options.Retries reopenings in a row brought
+// nothing; the reader returns an error rather than fewer bytes than the
+// range holds.
+func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
+	if off < 0 {
+		return nil, s.failed("get", id, fmt.Errorf("negative offset %d", off))
+	}
+	if err := s.acquire(ctx); err != nil {
+		return nil, s.failed("get", id, err)
+	}
+	if length == 0 {
+		// Nothing to read; the object must exist and off be within it.
+		return s.emptyRange(ctx, id, off, length)
+	}
+	// The SDK reopens a broken read by itself, without backoff or bound
+	// (a server that cuts every answer short is asked again at once,
+	// forever): the reader does it instead.
+	budget := &readBudget{limit: int64(s.opt.Retries)}
+	r := &reader{s: s, ctx: context.WithValue(ctx, budgetKey{}, budget), budget: budget, id: id, off: off, end: -1,
+		obj: s.bkt.Object(s.key(id)).Retryer(storage.WithPolicy(storage.RetryNever))}
+	if length > 0 {
+		r.end = off + length
+	}
+	err := r.open()
+	if code(err) == http.StatusRequestedRangeNotSatisfiable {
+		return s.emptyRange(ctx, id, off, length)
+	}
+	if err != nil {
+		s.release()
+		return nil, s.failed("get", id, err)
+	}
+	return r, nil
+}
+
+// emptyRange answers a Get that the server found outside the object, or
+// that asks for nothing: an empty reader when off is at most the object's
+// size (a length < 0 to the end, or 0), else a range error. It releases
+// the caller's connection slot.
+func (s *Store) emptyRange(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
+	defer s.release()
+	attrs, err := s.bkt.Object(s.key(id)).Attrs(ctx)
+	switch {
+	case err != nil:
+		return nil, s.failed("get", id, err)
+	case off > attrs.Size || length > 0:
+		return nil, s.failed("get", id, rangeError(off, length, attrs.Size))
+	}
+	return io.NopCloser(strings.NewReader("")), nil
+}
+
+// reader reads [off, end) of an object (end < 0: to the object's end,
+// learnt from the first answer), reopening the range after a transient
+// failure. It frees its connection slot once, at the end or at Close.
+type reader struct {
+	s      *Store
+	ctx    context.Context // carries budget
+	budget *readBudget
+	id     hashing.ID
+	obj    *storage.ObjectHandle // without SDK retries
+	off    int64                 // next byte to read
+	end    int64
+
+	mu    sync.Mutex
+	body  *storage.Reader
+	fails int   // reopenings in a row without progress
+	err   error // sticky: io.EOF, or why the read failed
+}
+
+// open issues the ranged GET for [off, end), retrying transient failures
+// with backoff up to Options.Retries attempts within RetryTime.
+func (r *reader) open() error {
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		n := int64(-1)
+		if r.end >= 0 {
+			n = r.end - r.off
+		}
+		r.budget.n.Store(0)
+		body, err := r.obj.NewRangeReader(r.ctx, r.off, n)
+		if err == nil {
+			size := body.Attrs.Size
+			if r.end < 0 {
+				r.end = size
+			}
+			if r.off > size || r.end > size {
+				_ = body.Close()
+				return rangeError(r.off, n, size)
+			}
+			r.body = body
+			return nil
+		}
+		if r.ctx.Err() != nil || !retryable(err) {
+			return err
+		}
+		wait := backoff(attempt)
+		if attempt >= r.s.opt.Retries || time.Since(start)+wait > r.s.opt.RetryTime {
+			return fmt.Errorf("%d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), err)
+		}
+		if err := sleep(r.ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *reader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for {
+		if r.err != nil {
+			return 0, r.err
+		}
+		if r.off >= r.end {
+			r.finish(io.EOF)
+			return 0, io.EOF
+		}
+		if len(p) == 0 {
+			return 0, nil
+		}
+		if r.body == nil {
+			if err := r.open(); err != nil {
+				err = r.s.failed("get", r.id, err)
+				r.finish(err)
+				return 0, err
+			}
+		}
+		if rest := r.end - r.off; int64(len(p)) > rest {
+			p = p[:rest]
+		}
+		n, err := r.body.Read(p)
+		r.off += int64(n)
+		if n > 0 {
+			r.budget.n.Store(0)
+		}
+		if err == nil || n > 0 && err == io.EOF {
+			return n, nil // EOF is reported by the next call, from off and end
+		}
+		_ = r.body.Close()
+		r.body = nil
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // the answer was shorter than the range
+		}
+		if n > 0 {
+			r.fails = 0
+		} else {
+			r.fails++
+		}
+		if !retryable(err) || r.ctx.Err() != nil || r.fails >= r.s.opt.Retries {
+			err = r.s.failed("get", r.id, err)
+			r.finish(err)
+			return n, err
+		}
+		if n > 0 {
+			return n, nil // reopen at the next call
+		}
+		// Nothing came through: back off before reopening, so a server
+		// that drops answers is not hammered.
+		if err := sleep(r.ctx, backoff(r.fails)); err != nil {
+			err = r.s.failed("get", r.id, err)
+			r.finish(err)
+			return 0, err
+		}
+	}
+}
+
+// finish records the final error and frees the connection slot.
+func (r *reader) finish(err error) {
+	if r.err != nil {
+		return
+	}
+	r.err = err
+	if r.body != nil {
+		_ = r.body.Close()
+		r.body = nil
+	}
+	r.s.release()
+}
+
+func (r *reader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.finish(errors.New("read after close"))
+	return nil
+}
+
+// errNoProgress fails a read whose reopenings bring no bytes.
+var errNoProgress = errors.New("no bytes from repeated requests")
+
+// readBudget counts the requests of one reader since it last received
+// bytes. The SDK reopens a broken read inside Reader.Read at once and
+// without bound; budgetTransport spaces those reopenings with backoff and
+// fails them once limit requests in a row brought nothing.
+type readBudget struct {
+	n     atomic.Int64
+	limit int64
+}
+
+type budgetKey struct{}
+
+// budgetTransport applies the readBudget of a request's context.
+type budgetTransport struct{ base http.RoundTripper }
+
+func (t budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if b, ok := req.Context().Value(budgetKey{}).(*readBudget); ok {
+		k := b.n.Add(1)
+		if k > b.limit {
+			return nil, fmt.Errorf("%w: %d requests in a row", errNoProgress, k-1)
+		}
+		if k > 1 {
+			if err := sleep(req.Context(), backoff(int(k-1))); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return t.base.RoundTrip(req)
+}
