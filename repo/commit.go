@@ -107,7 +107,7 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 		return nil, err
 	}
 	clock.lap("chunk", int64(len(j.files)), j.chunkedBytes(), 0)
-	if err := j.policies(); err != nil {
+	if err := j.policies(ctx); err != nil {
 		return nil, err
 	}
 	if err := j.store(ctx); err != nil {

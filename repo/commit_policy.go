@@ -1,11 +1,13 @@
 package repo
 
+import "context"
+
 // policies applies the policy gates of .chunkvc/config to what this
 // commit changes (after report, before anything reaches Git): a refused
 // change fails the commit with ErrPolicy, naming file and rule. Chunks
 // already stored stay in the store for gc to judge, as after any failed
 // commit.
-func (j *commitJob) policies() error {
+func (j *commitJob) policies(ctx context.Context) error {
 	pols := j.r.Config.Policies
 	if len(pols) == 0 {
 		return nil
@@ -37,7 +39,15 @@ func (j *commitJob) policies() error {
 		}
 		changes = append(changes, c)
 	}
-	if vs := checkPolicies(pols, changes, j.current, PolicyOptions{AllowReencode: j.opt.AllowReencode}); len(vs) > 0 {
+	opt := PolicyOptions{AllowReencode: j.opt.AllowReencode}
+	vs := checkPolicies(pols, changes, j.current, opt)
+	if len(vs) == 0 {
+		var err error
+		if vs, err = j.r.pixelChurn(ctx, pols, changes, true, opt); err != nil {
+			return err
+		}
+	}
+	if len(vs) > 0 {
 		return policyError(vs)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/chunkvc/chunkvc/diff"
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
 	"github.com/chunkvc/chunkvc/repo/internal/pattern"
@@ -276,6 +278,12 @@ func (r *Repo) checkStep(policies []Policy, c *gitdb.Commit, opt PolicyOptions) 
 		}
 	}
 	vs := checkPolicies(policies, changes, all, opt)
+	if len(vs) == 0 {
+		var err error
+		if vs, err = r.stepPixels(policies, c, parent, changes, opt); err != nil {
+			return nil, nil, err
+		}
+	}
 	for i := range vs {
 		vs[i].Commit = c.Hash.String()
 	}
@@ -315,4 +323,30 @@ func (r *Repo) checkPushed(commits []*gitdb.Commit, opt PolicyOptions) error {
 		return policyError(vs)
 	}
 	return nil
+}
+
+// stepPixels is pixelChurn for one commit of a range: the changed TIFFs a
+// strict-profile rule matches are read whole (headers were enough so
+// far) from the commit and its parent.
+func (r *Repo) stepPixels(policies []Policy, c, parent *gitdb.Commit, changes []Change, opt PolicyOptions) ([]Violation, error) {
+	var full []Change
+	for _, ch := range changes {
+		if ch.Old == nil || ch.New == nil || ch.New.Format != formats.TIFF ||
+			!slices.ContainsFunc(policies, func(p Policy) bool { return p.Rule == RuleStrictProfile && pattern.Match(p.Pattern, ch.Path) }) {
+			continue
+		}
+		om, _, err := (&Snapshot{r: r, c: parent}).Manifest(ch.Path)
+		if err != nil {
+			return nil, err
+		}
+		nm, _, err := (&Snapshot{r: r, c: c}).Manifest(ch.Path)
+		if err != nil {
+			return nil, err
+		}
+		full = append(full, Change{Path: ch.Path, Old: om, New: nm})
+	}
+	if len(full) == 0 {
+		return nil, nil
+	}
+	return r.pixelChurn(context.Background(), policies, full, false, opt)
 }

@@ -130,3 +130,41 @@ func TestPushPolicy(t *testing.T) {
 		t.Fatal("the remote moved to the refused commit")
 	}
 }
+
+// strict-profile also refuses a raster whose profile is unchanged but
+// whose tiles were re-encoded (new bytes, same pixels: here DEFLATE level
+// 1 instead of 6), in commit and in check; a real pixel edit passes, and
+// --allow-reencode lets the re-encode through.
+func TestStrictProfilePixels(t *testing.T) {
+	formattest.RequireTool(t, "gdal_translate")
+	r := newRunner(t)
+	r.git("init", "-q", "-b", "main")
+	r.cv("init")
+	r.cv("track", "*.tif")
+	r.addConfig("strict-profile = *.tif")
+	r.git("add", ".chunkvc/config")
+	r.git("commit", "-q", "-m", "gate: strict profile")
+	cog(t, "make", r.path("dem.tif"))
+	r.cv("commit", "-q", "-m", "base")
+	reencode := func() {
+		tmp := r.path("re.tif")
+		formattest.Run1(t, "gdal_translate", "-q", "-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "LEVEL=1", "-co", "BLOCKSIZE=256",
+			"-co", "OVERVIEW_COUNT=1", r.path("dem.tif"), tmp)
+		if err := os.Rename(tmp, r.path("dem.tif")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reencode()
+	res := r.run(binary, "commit", "-m", "re-encoded")
+	if res.code != exitRefused || !strings.Contains(res.stderr, "same pixels") || !strings.Contains(res.stderr, "strict-profile = *.tif") {
+		t.Fatalf("commit of a re-encode: exit %d (want %d)\n%s", res.code, exitRefused, res.stderr)
+	}
+	r.cv("commit", "-q", "--allow-reencode", "-m", "re-encoded on purpose")
+	if res := r.run(binary, "check", "HEAD~1..HEAD"); res.code != exitRefused || !strings.Contains(res.stderr+res.stdout, "same pixels") {
+		t.Fatalf("check of the re-encode: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	cog(t, "edit", r.path("dem.tif"), editTopLeft)
+	reencode() // the same encoder as HEAD's: only the edited tiles change
+	r.cv("commit", "-q", "-m", "an edit")
+	r.cv("check", "HEAD~1..HEAD")
+}
