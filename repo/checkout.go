@@ -128,6 +128,7 @@ func (r *Repo) Checkout(ctx context.Context, opt CheckoutOptions) (*CheckoutResu
 	}
 	defer unlock()
 	clock := startStages()
+	clock.watch(r.Store)
 	c, err := r.git.Resolve(opt.Rev)
 	if err != nil {
 		return nil, err

@@ -93,6 +93,8 @@ func (r *Repo) Commit(ctx context.Context, opt CommitOptions) (*CommitResult, er
 	if j.up, err = newUpload(ctx, target, opt.Verify, opt.Progress); err != nil {
 		return nil, err
 	}
+	clock.watch(target)
+	clock.up = j.up
 	defer j.up.abort()
 	defer j.waitFiles() // on every path: nothing may go on writing after Commit
 	j.res = &CommitResult{Refused: j.refused, NotCheckedOut: j.notOut}

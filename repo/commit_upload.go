@@ -41,6 +41,7 @@ type upload struct {
 	// finish verifies them all.
 	stored []store.Sized
 	sorted bool
+	inFlight
 }
 
 // creditedBit marks a stored chunk that upload.credit gave to a file.
@@ -109,6 +110,8 @@ func (u *upload) ensure(ctx context.Context, id hashing.ID, data []byte, like ha
 // put is ensure but for keeping the chunk it uploads in stored: the caller
 // hands it to keepAdded.
 func (u *upload) put(ctx context.Context, id hashing.ID, data []byte, like hashing.ID) (bool, error) {
+	u.start(int64(len(data)))
+	defer u.done(int64(len(data)))
 	if u.batch != nil {
 		// The batch looks for id itself, in what it holds and in the
 		// store, and touches what the store holds: asking first would

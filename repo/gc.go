@@ -52,6 +52,7 @@ func (r *Repo) GC(ctx context.Context, opt GCOptions) (*GCResult, error) {
 		return nil, r.untrustedError(r.storeInfo) // nothing of an untrusted store is read or deleted
 	}
 	clock := startStages()
+	clock.watch(r.Store)
 	var others []RepoEntry
 	if opt.Want("remote") {
 		if others, err = r.registered(ctx, opt); err != nil {

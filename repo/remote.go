@@ -64,6 +64,7 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 		return res, nil // chunkvc push checked them before it ran git push
 	}
 	clock := startStages()
+	clock.watch(r.Store)
 	tips := opt.Tips
 	except := opt.Except
 	if len(tips) == 0 {
@@ -96,7 +97,7 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 	}
 	res.Chunks = len(need)
 	clock.lap("scan", int64(len(need)), 0, 0)
-	up, bytes, err := r.ensureStored(ctx, need, mayLack, opt.Verify, progress.OrNoop(opt.Progress))
+	up, bytes, err := r.ensureStored(ctx, need, mayLack, opt.Verify, progress.OrNoop(opt.Progress), clock)
 	res.ChunksUploaded, res.BytesUploaded = up, bytes
 	if err != nil {
 		return res, err
@@ -125,7 +126,7 @@ func (r *Repo) Push(ctx context.Context, opt PushOptions) (*PushResult, error) {
 // ensureStored checks which ids the configured store lacks (in batches,
 // in parallel) and uploads those from the embedded store or alternates;
 // an id of mayLack that no store has is passed over (see pushSet).
-func (r *Repo) ensureStored(ctx context.Context, need reach.Set, mayLack reach.Set, v Verify, prog progress.Counter) (int, int64, error) {
+func (r *Repo) ensureStored(ctx context.Context, need reach.Set, mayLack reach.Set, v Verify, prog progress.Counter, clock *stageClock) (int, int64, error) {
 	ids := make([]hashing.ID, 0, len(need))
 	for id := range need {
 		ids = append(ids, id)
@@ -153,6 +154,7 @@ func (r *Repo) ensureStored(ctx context.Context, need reach.Set, mayLack reach.S
 		return 0, 0, err
 	}
 	defer up.abort()
+	clock.up = up
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(store.Connections(r.Store))
 	for _, id := range missing {
@@ -302,6 +304,7 @@ func (r *Repo) Pull(ctx context.Context, remote string, prog progress.Counter) (
 		return nil, err
 	}
 	clock := startStages()
+	clock.watch(r.Store)
 	fresh := false
 	if head != nil {
 		if fresh, err = r.setPullBase(head.Hash); err != nil {

@@ -295,6 +295,22 @@ func Connections(s Store) int {
 	return DefaultConnections
 }
 
+// RetryCounter is a store that retries transient failures itself and
+// counts the retries: attempts beyond the first of every request, since
+// the store was opened (for --json's per-stage figures).
+type RetryCounter interface {
+	Retries() int64
+}
+
+// Retries returns how many retries s has made so far: its own count when
+// it is a RetryCounter, else 0 (a store that does not retry).
+func Retries(s Store) int64 {
+	if c, ok := s.(RetryCounter); ok {
+		return c.Retries()
+	}
+	return 0
+}
+
 // HasMany reports which of ids s holds, as BatchStater does: through
 // s.HasMany when s is one, else with Has on Connections(s) goroutines.
 func HasMany(ctx context.Context, s Store, ids []hashing.ID) (map[hashing.ID]bool, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -62,6 +63,7 @@ func TestS3Faults(t *testing.T) {
 	// random faults the first matching request always faults: every round
 	// injects at least one.
 	var ok, failed int
+	var retried int64 // the retries successful commits report in their stages
 	for i, round := range rounds {
 		// Two new files and an edit: chunks the store has never seen.
 		a.write(fmt.Sprintf("r%d/a.bin", i), randomBytes(1<<20, int64(10*i+2)))
@@ -73,7 +75,7 @@ func TestS3Faults(t *testing.T) {
 		first.Fraction, first.Count = 1, 1
 		h1 := p.Add(first)
 		start := time.Now()
-		res := a.run(binary, "commit", "-m", round.name)
+		res := a.run(binary, "commit", "--json", "-m", round.name)
 		took := time.Since(start)
 		p.Remove(h)
 		p.Remove(h1)
@@ -91,6 +93,17 @@ func TestS3Faults(t *testing.T) {
 			t.Fatalf("%s: commit succeeded", round.name)
 		case res.code == 0:
 			ok++
+			var c struct {
+				Stages []struct {
+					Retries int64 `json:"retries"`
+				} `json:"stages"`
+			}
+			if err := json.Unmarshal([]byte(res.stdout), &c); err != nil {
+				t.Fatalf("%s: commit --json: %v\n%s", round.name, err, res.stdout)
+			}
+			for _, s := range c.Stages {
+				retried += s.Retries
+			}
 			if now == head {
 				t.Fatalf("%s: commit succeeded but HEAD did not move", round.name)
 			}
@@ -108,6 +121,9 @@ func TestS3Faults(t *testing.T) {
 	}
 	if ok == 0 {
 		t.Error("no commit succeeded through transient faults")
+	}
+	if retried == 0 {
+		t.Error("commits that went through injected faults report no retries in their stages")
 	}
 
 	// Faults gone: the commit that failed goes through, and the store

@@ -170,6 +170,8 @@ func TestCommitStages(t *testing.T) {
 			Items    int64   `json:"items"`
 			BytesIn  int64   `json:"bytes_in"`
 			BytesOut int64   `json:"bytes_out"`
+			Retries  int64   `json:"retries"`
+			Peak     int64   `json:"peak_bytes_in_flight"`
 		} `json:"stages"`
 	}
 	r.jsonOf(&res, "commit", "--json", "-m", "first")
@@ -188,6 +190,12 @@ func TestCommitStages(t *testing.T) {
 	}
 	if s := res.Stages[2]; s.BytesOut != res.BytesUploaded || s.BytesOut == 0 {
 		t.Errorf("store stage %+v, commit uploaded %d", s, res.BytesUploaded)
+	}
+	// The chunks went to the store while the file was chunked: at least
+	// one chunk, at most the file, was in flight at once; the embedded
+	// store never retries.
+	if c := res.Stages[1]; c.Peak <= 0 || c.Peak > 3<<20 || c.Retries != 0 {
+		t.Errorf("chunk stage %+v: peak bytes in flight or retries", c)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -80,6 +81,7 @@ type Store struct {
 	client    *container.Client
 	opt       Options
 	sem       chan struct{}
+	retried   atomic.Int64 // attempts retry made beyond the first (Retries)
 }
 
 var (
@@ -87,6 +89,7 @@ var (
 	_ store.BatchStater  = (*Store)(nil)
 	_ store.Connectioner = (*Store)(nil)
 	_ store.Toucher      = (*Store)(nil)
+	_ store.RetryCounter = (*Store)(nil)
 	_ store.Registry     = (*Store)(nil)
 )
 

@@ -58,6 +58,7 @@ func (s *Store) attempts(ctx context.Context, slot bool, fn func(ctx context.Con
 			}
 			return err
 		}
+		s.retried.Add(1)
 		if err := sleep(ctx, wait); err != nil {
 			return err
 		}
@@ -155,3 +156,7 @@ func (e *unavailableError) Unwrap() []error { return []error{store.ErrUnavailabl
 
 // errStalled is the error of a body that made no progress in time.
 var errStalled = errors.New("no progress")
+
+// Retries is store.RetryCounter: the attempts retry made beyond the
+// first of each request.
+func (s *Store) Retries() int64 { return s.retried.Load() }

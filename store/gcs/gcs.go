@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -88,7 +89,12 @@ type Store struct {
 	bkt      *storage.BucketHandle
 	opt      Options
 	sem      chan struct{}
+	retried  atomic.Int64 // reads resumed after a transient failure (Retries; the SDK retries its other requests itself)
 }
+
+// Retries is store.RetryCounter: the reads this store resumed (the SDK's
+// own retries of other requests are not seen).
+func (s *Store) Retries() int64 { return s.retried.Load() }
 
 var (
 	_ store.Store        = (*Store)(nil)

@@ -136,6 +136,7 @@ func (r *reader) open() error {
 		if attempt >= r.s.opt.Retries || time.Since(start)+wait > r.s.opt.RetryTime {
 			return fmt.Errorf("%d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), err)
 		}
+		r.s.retried.Add(1)
 		if err := sleep(r.ctx, wait); err != nil {
 			return err
 		}

@@ -65,6 +65,7 @@ func (s *Store) attempts(ctx context.Context, mode slotMode, fn func(ctx context
 		if attempt >= s.opt.Retries || time.Since(start)+wait > s.opt.RetryTime {
 			return giveUp(fmt.Errorf("%d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), err))
 		}
+		s.retried.Add(1)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
@@ -232,3 +233,7 @@ func (e *stallError) Error() string   { return "no progress: " + e.err.Error() }
 func (e *stallError) Unwrap() []error { return []error{errStalled, e.err} }
 func (e *stallError) Timeout() bool   { return true }
 func (e *stallError) Temporary() bool { return true }
+
+// Retries is store.RetryCounter: the attempts retry made beyond the
+// first of each request.
+func (s *Store) Retries() int64 { return s.retried.Load() }

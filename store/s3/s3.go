@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -88,7 +89,8 @@ type Store struct {
 	sem      chan struct{}
 
 	ps       packSet
-	deleting sync.Mutex // serialises DeleteMany
+	deleting sync.Mutex   // serialises DeleteMany
+	retried  atomic.Int64 // attempts retry made beyond the first (Retries)
 }
 
 var (
