@@ -175,11 +175,7 @@ func Compare(old, cur *manifest.Manifest) FileDiff {
 	case old.Path != cur.Path && old.Digest == cur.Digest:
 		fd.Status, fd.OldPath = Renamed, old.Path
 	case old.Path != cur.Path:
-		fd.Status, fd.OldPath = Rewritten, old.Path
-		for _, c := range cur.Chunks {
-			fd.SharedBytes += c.Size
-		}
-		fd.SharedBytes -= d.NewBytes
+		fd.Status, fd.OldPath, fd.SharedBytes = Rewritten, old.Path, SharedBytes(cur, d)
 	default:
 		fd.Status = Modified
 	}
@@ -305,4 +301,15 @@ func repeatedNames(ms ...*manifest.Manifest) map[string]bool {
 		}
 	}
 	return rep
+}
+
+// SharedBytes is the size of cur's chunks that the version d compared it
+// with holds too (d = manifest.Diff(old, cur)): what a rewrite from that
+// file does not move again.
+func SharedBytes(cur *manifest.Manifest, d manifest.Delta) int64 {
+	var n int64
+	for _, c := range cur.Chunks {
+		n += c.Size
+	}
+	return n - d.NewBytes
 }

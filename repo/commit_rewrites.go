@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/diffscan"
 )
@@ -36,12 +37,7 @@ func (j *commitJob) pairRewrites() error {
 			continue
 		}
 		f := &j.res.Files[ai[k]]
-		diff := manifest.Diff(deleted[d], added[k])
-		var held int64
-		for _, c := range added[k].Chunks {
-			held += c.Size
-		}
-		f.RewrittenFrom, f.SharedBytes = deleted[d].Path, held-diff.NewBytes
+		f.RewrittenFrom, f.SharedBytes = deleted[d].Path, diff.SharedBytes(added[k], manifest.Diff(deleted[d], added[k]))
 	}
 	return nil
 }

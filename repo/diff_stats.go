@@ -78,34 +78,20 @@ func (r *Repo) fileStats(ctx context.Context, cr *ChunkReader, res *diff.Result,
 	if len(tiles) == 0 {
 		return nil
 	}
-	oldR, doneOld, err := r.rasterAt(ctx, cr, f.Old(), false)
+	pair, err := r.openPair(ctx, cr, f.Old(), f.New(), work)
 	if err != nil {
 		return err
 	}
-	defer doneOld()
-	newR, doneNew, err := r.rasterAt(ctx, cr, f.New(), work)
-	if err != nil {
-		return err
-	}
-	defer doneNew()
-	oldFill, _ := oldR.NoData()
-	newFill, _ := newR.NoData()
+	defer pair.close()
 	for i := range tiles {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		t := &tiles[i]
-		ob, err := oldR.Block(t.Key, oldFill)
-		var nb *tiff.Block
-		if err == nil {
-			nb, err = newR.Block(t.Key, newFill)
-		}
-		if err == nil {
-			err = rasterstats.Compare(t, ob, nb)
-		}
+		err := pair.compare(t)
 		var unsup *tiff.UnsupportedError
 		if errors.As(err, &unsup) && via != nil {
-			return r.fileStatsVia(ctx, res, f, tiles, newR, via)
+			return r.fileStatsVia(ctx, res, f, tiles, pair.cur, via)
 		}
 		if errors.As(err, &unsup) {
 			f.Warnings = append(f.Warnings, "stats: "+unsup.Error())
@@ -117,6 +103,46 @@ func (r *Repo) fileStats(ctx context.Context, cr *ChunkReader, res *diff.Result,
 	}
 	f.Tiles = tiles
 	return nil
+}
+
+// rasterPair is the two versions of a TIFF, open for decoding blocks.
+type rasterPair struct {
+	old, cur         *tiff.Raster
+	oldFill, curFill float64
+	close            func()
+}
+
+// openPair opens old (stored) and cur (the working file when work is
+// set, else stored) for comparing blocks.
+func (r *Repo) openPair(ctx context.Context, cr *ChunkReader, old, cur *manifest.Manifest, work bool) (*rasterPair, error) {
+	oldR, doneOld, err := r.rasterAt(ctx, cr, old, false)
+	if err != nil {
+		return nil, err
+	}
+	curR, doneCur, err := r.rasterAt(ctx, cr, cur, work)
+	if err != nil {
+		doneOld()
+		return nil, err
+	}
+	p := &rasterPair{old: oldR, cur: curR, close: func() { doneCur(); doneOld() }}
+	p.oldFill, _ = oldR.NoData()
+	p.curFill, _ = curR.NoData()
+	return p, nil
+}
+
+// compare decodes block t.Key in both versions and fills t's statistics
+// (rasterstats.Compare); a codec this build cannot decode is a
+// *tiff.UnsupportedError.
+func (p *rasterPair) compare(t *diff.TileStats) error {
+	ob, err := p.old.Block(t.Key, p.oldFill)
+	if err != nil {
+		return err
+	}
+	nb, err := p.cur.Block(t.Key, p.curFill)
+	if err != nil {
+		return err
+	}
+	return rasterstats.Compare(t, ob, nb)
 }
 
 // changedTiles lists the image blocks (not masks) of changes, once each

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/diffscan"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
@@ -151,11 +152,7 @@ func (r *Repo) pairRewrites(files []LogFile, ma, mb map[string]gitdb.Hash) ([]Lo
 		oldM, newM := deleted[j], added[k]
 		d := manifest.Diff(oldM, newM)
 		f := &files[ai[k]]
-		var held int64
-		for _, c := range newM.Chunks {
-			held += c.Size
-		}
-		f.Status, f.OldPath, f.SharedBytes = FileRewritten, oldM.Path, held-d.NewBytes
+		f.Status, f.OldPath, f.SharedBytes = FileRewritten, oldM.Path, diff.SharedBytes(newM, d)
 		f.Added, f.Removed, f.Changed, f.Unchanged, f.NewBytes = d.Added, d.Removed, d.Changed, d.Unchanged, d.NewBytes
 		drop[di[j]] = true
 	}

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -65,6 +66,23 @@ func (r *Repo) stopped(ctx context.Context) (*stoppedOp, error) {
 	return nil, ErrNoStoppedMerge
 }
 
+// sides are the snapshots of op's base (nil when theirs has no parent),
+// ours and theirs.
+func (r *Repo) sides(op *stoppedOp) ([3]*Snapshot, error) {
+	var snaps [3]*Snapshot
+	for i, rev := range []string{op.base, op.ours, op.theirs} {
+		if rev == "" {
+			continue
+		}
+		s, err := r.Snapshot(rev)
+		if err != nil {
+			return snaps, err
+		}
+		snaps[i] = s
+	}
+	return snaps, nil
+}
+
 // unmerged lists the paths git left conflicted.
 func (r *Repo) unmerged(ctx context.Context) ([]string, error) {
 	out, err := r.git.CLI().Run(ctx, "diff", "--name-only", "--diff-filter=U")
@@ -88,14 +106,9 @@ func (r *Repo) settleWhole(ctx context.Context, op *stoppedOp) ([]*MergeResult, 
 	if err != nil {
 		return nil, err
 	}
-	snaps := [3]*Snapshot{}
-	for i, rev := range []string{op.base, op.ours, op.theirs} {
-		if rev == "" {
-			continue
-		}
-		if snaps[i], err = r.Snapshot(rev); err != nil {
-			return nil, err
-		}
+	snaps, err := r.sides(op)
+	if err != nil {
+		return nil, err
 	}
 	isRoot := func(p string) bool {
 		for _, s := range snaps[1:] {
@@ -116,7 +129,7 @@ func (r *Repo) settleWhole(ctx context.Context, op *stoppedOp) ([]*MergeResult, 
 		}
 	}
 	var out []*MergeResult
-	for _, p := range sortedSet(owners) {
+	for _, p := range slices.Sorted(maps.Keys(owners)) {
 		res, err := r.mergeWhole(ctx, snaps, p, nil, false)
 		if err != nil {
 			return out, fmt.Errorf("merge %s: %w", p, err)
@@ -314,13 +327,4 @@ func (r *Repo) stageManifest(ctx context.Context, ch *chunked) error {
 	}
 	_, err := cli.Run(ctx, args...)
 	return err
-}
-
-func sortedSet(s map[string]bool) []string {
-	out := make([]string, 0, len(s))
-	for k := range s {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

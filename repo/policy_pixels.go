@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/chunkvc/chunkvc/diff"
-	"github.com/chunkvc/chunkvc/diff/rasterstats"
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/tiff"
 	"github.com/chunkvc/chunkvc/manifest"
@@ -65,32 +64,17 @@ func (r *Repo) sameTile(ctx context.Context, old, cur *manifest.Manifest, work b
 	if len(tiles) == 0 {
 		return "", nil
 	}
-	cr := r.NewChunkReader(0, 0)
-	oldR, doneOld, err := r.rasterAt(ctx, cr, old, false)
+	pair, err := r.openPair(ctx, r.NewChunkReader(0, 0), old, cur, work)
 	if err != nil {
 		return "", err
 	}
-	defer doneOld()
-	newR, doneNew, err := r.rasterAt(ctx, cr, cur, work)
-	if err != nil {
-		return "", err
-	}
-	defer doneNew()
-	oldFill, _ := oldR.NoData()
-	newFill, _ := newR.NoData()
+	defer pair.close()
 	for i := range tiles {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
 		t := &tiles[i]
-		ob, err := oldR.Block(t.Key, oldFill)
-		var nb *tiff.Block
-		if err == nil {
-			nb, err = newR.Block(t.Key, newFill)
-		}
-		if err == nil {
-			err = rasterstats.Compare(t, ob, nb)
-		}
+		err := pair.compare(t)
 		var unsup *tiff.UnsupportedError
 		switch {
 		case errors.As(err, &unsup):

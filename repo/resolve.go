@@ -35,14 +35,9 @@ func (r *Repo) Resolve(ctx context.Context, opt ResolveOptions) (*MergeResult, e
 	if err := manifest.CheckPath(p); err != nil {
 		return nil, err
 	}
-	snaps := [3]*Snapshot{}
-	for i, rev := range []string{op.base, op.ours, op.theirs} {
-		if rev == "" {
-			continue
-		}
-		if snaps[i], err = r.Snapshot(rev); err != nil {
-			return nil, err
-		}
+	snaps, err := r.sides(op)
+	if err != nil {
+		return nil, err
 	}
 	if len(opt.Keys) == 0 {
 		side, rev := MergedOurs, op.ours

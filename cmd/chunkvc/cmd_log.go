@@ -17,7 +17,14 @@ func newLogCmd(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "log [REV]",
 		Short: "Show commits and the data files each one changed",
-		Args:  argsUsage(cobra.MaximumNArgs(1)),
+		Long: `Show the commits of REV (default HEAD) along first parents, newest first,
+with the data files each one added, modified or deleted: chunk counts and
+the bytes the commit stored. A file deleted and another added that holds
+at least half of its chunk bytes (a partition rewritten under a new name)
+is one "rewritten OLD → NEW" entry, its figures counted against the old
+file, as diff pairs them. --json prints {"commits": [...]} (fields in the
+README).`,
+		Args: argsUsage(cobra.MaximumNArgs(1)),
 		RunE:  func(c *cobra.Command, args []string) error { return runLog(g, o, optArg(args)) },
 	}
 	c.Flags().IntVarP(&o.max, "max-count", "n", 0, "show at most `N` commits")
