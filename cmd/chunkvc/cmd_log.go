@@ -25,7 +25,7 @@ is one "rewritten OLD → NEW" entry, its figures counted against the old
 file, as diff pairs them. --json prints {"commits": [...]} (fields in the
 README).`,
 		Args: argsUsage(cobra.MaximumNArgs(1)),
-		RunE:  func(c *cobra.Command, args []string) error { return runLog(g, o, optArg(args)) },
+		RunE: func(c *cobra.Command, args []string) error { return runLog(g, o, optArg(args)) },
 	}
 	c.Flags().IntVarP(&o.max, "max-count", "n", 0, "show at most `N` commits")
 	addJSON(c, g)
