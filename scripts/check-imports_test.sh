@@ -15,6 +15,7 @@ bad=(
   "$m/formats/tiff github.com/airbusgeo/godal"
   "$m/formats/parquet github.com/parquet-go/parquet-go"
   "$m/repo github.com/parquet-go/parquet-go/format"
+  "$m/formats/parquet/rows github.com/parquet-go/parquet-go"
   "$m/hashing $m/manifest"
   "$m/internal/progress $m/hashing"
   "$m/manifest $m/store"
@@ -94,10 +95,22 @@ good=(
   "$m/repo/internal/fsck $m/hashing $m/manifest $m/store $m/internal/progress $m/repo/internal/gitdb $m/repo/internal/reach"
   "$m/repo/internal/diffscan $m/diff $m/formats $m/formats/flatgeobuf $m/manifest $m/hashing $m/repo/internal/gitdb $m/repo/internal/reach $m/repo/internal/statcache"
 )
+good+=("$m/formats/parquet/pqgen github.com/parquet-go/parquet-go $m/geom")
 for line in "${good[@]}"; do
   if ! echo "$line" | scripts/check-imports.sh --stdin; then
     echo "check-imports.sh refused allowed imports: $line" >&2
     fail=1
   fi
 done
+# The everyday binary's dependencies: what it must not link is refused.
+for dep in github.com/parquet-go/parquet-go google.golang.org/protobuf/proto cloud.google.com/go/storage google.golang.org/grpc; do
+  if printf 'fmt\n%s\nio\n' "$dep" | scripts/check-imports.sh --deps-stdin 2>/dev/null; then
+    echo "check-imports.sh accepted cmd/chunkvc depending on $dep" >&2
+    fail=1
+  fi
+done
+if ! printf 'fmt\ngithub.com/klauspost/compress/zstd\n' | scripts/check-imports.sh --deps-stdin; then
+  echo "check-imports.sh refused an allowed dependency list" >&2
+  fail=1
+fi
 exit $fail

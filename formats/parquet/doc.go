@@ -57,6 +57,9 @@
 // BROTLI, LZ4 and LZ4_RAW; LZO and other encodings get no decoded
 // footprint, and the summary's footprint_fallback says why). parquet-go is
 // a test dependency only: the tests check the decoder against it.
+// The same decoder, extended to every physical type and to BOOLEAN RLE,
+// DELTA_BINARY_PACKED and BYTE_STREAM_SPLIT values and nested levels
+// (leaves.go, values.go), reads rows for package rows (diff --features).
 // Decoded footprints are cached in
 // Adapter.Footprints by the hash of the geometry column chunk, so an edit
 // decodes only the row groups whose geometry chunk changed.

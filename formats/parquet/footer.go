@@ -43,7 +43,10 @@ type column struct {
 	bloomLen, ciLen, oiLen int32
 
 	min, max []byte // Statistics min_value/max_value (or deprecated min/max)
-	geoBBox  *geom.BBox
+	// minValue, maxValue: min_value/max_value alone, whose order is the
+	// column's (the deprecated min/max may be signed bytewise).
+	minValue, maxValue []byte
+	geoBBox            *geom.BBox
 }
 
 // maxItems bounds the row groups and column chunks decoded from one
@@ -359,6 +362,7 @@ func (r *treader) statistics(c *column) {
 			minV = v
 		}
 	}
+	c.minValue, c.maxValue = minV, maxV
 	if minV != nil && maxV != nil {
 		c.min, c.max = minV, maxV
 	} else {

@@ -144,10 +144,7 @@ func (a Adapter) decodeFootprints(ctx context.Context, r io.ReaderAt, size int64
 			continue
 		}
 		c := &rg.cols[j]
-		start := c.dataPage
-		if c.dictPage > 0 && c.dictPage < c.dataPage {
-			start = c.dictPage
-		}
+		start := c.start()
 		if c.typ != 6 || c.external || c.crypto || !c.hasMeta || c.totalCompressed <= 0 ||
 			c.totalCompressed > maxDecodeChunk || start < 4 || start > dataEnd || c.totalCompressed > dataEnd-start {
 			continue
@@ -225,6 +222,7 @@ type pageInfo struct {
 	defEncoding         int32 // v1: of the definition levels
 	repEncoding         int32 // v1: of the repetition levels
 	levels              int32 // v2: repetition + definition level bytes (never compressed)
+	repLevels           int32 // v2: the repetition level bytes, which come first
 	v2, v2NotCompressed bool
 }
 
@@ -324,6 +322,9 @@ func pageSubHeader(r *treader, p *pageInfo) {
 				return
 			}
 			p.levels += n
+			if id == 6 {
+				p.repLevels = n
+			}
 		case p.v2 && id == 7 && (t == tTrue || t == tFalse):
 			p.v2NotCompressed = t == tFalse
 		default:

@@ -76,16 +76,9 @@ type span struct {
 // Layout implements formats.Adapter. Anything it does not fully understand
 // is an error (the caller then falls back to the generic adapter).
 func (a Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*formats.Layout, error) {
-	footer, dataEnd, err := readFooter(r, size)
+	m, dataEnd, err := openFooter(r, size)
 	if err != nil {
 		return nil, err
-	}
-	m, err := decodeFooter(footer)
-	if err != nil {
-		return nil, err
-	}
-	if m.encrypted {
-		return nil, errors.New("encrypted columns (encryption_algorithm in the footer)")
 	}
 	g := parseGeo(m)
 	list, err := spans(r, m, g, dataEnd)
@@ -142,6 +135,23 @@ func (a Adapter) Layout(ctx context.Context, r io.ReaderAt, size int64) (*format
 		Summary:  summary(m, g),
 		Segments: formats.Coalesce(segs),
 	}, nil
+}
+
+// openFooter reads and decodes the footer (readFooter, decodeFooter) of a
+// file whose columns are not encrypted, and returns where the data ends.
+func openFooter(r io.ReaderAt, size int64) (*fileMeta, int64, error) {
+	footer, dataEnd, err := readFooter(r, size)
+	if err != nil {
+		return nil, 0, err
+	}
+	m, err := decodeFooter(footer)
+	if err != nil {
+		return nil, 0, err
+	}
+	if m.encrypted {
+		return nil, 0, errors.New("encrypted columns (encryption_algorithm in the footer)")
+	}
+	return m, dataEnd, nil
 }
 
 // readFooter checks both magics and the footer length, reads the footer and
@@ -232,10 +242,7 @@ func spans(r io.ReaderAt, m *fileMeta, g *geoInfo, dataEnd int64) ([]span, error
 				return nil, fmt.Errorf("%s has no metadata", what)
 			}
 			seen[key] = true
-			start := c.dataPage
-			if c.dictPage > 0 && c.dictPage < c.dataPage {
-				start = c.dictPage
-			}
+			start := c.start()
 			if err := add(start, c.totalCompressed, kindData, key, bbox, what); err != nil {
 				return nil, err
 			}

@@ -48,17 +48,7 @@ type levelInfo struct{ maxRep, maxDef int }
 // visit gets are only valid during the call.
 func byteArrays(chunk []byte, codec int32, lv levelInfo, visit func([]byte) error) error {
 	var dict [][]byte
-	var total int64
-	for pos := 0; pos < len(chunk); {
-		p, err := readPageInfo(chunk[pos:min(len(chunk), pos+maxHeader)])
-		if err != nil {
-			return err
-		}
-		if err := checkPage(p, len(chunk)-pos-p.hdr, &total); err != nil {
-			return err
-		}
-		body := chunk[pos+p.hdr : pos+p.hdr+int(p.size)]
-		pos += p.hdr + int(p.size)
+	return eachPage(chunk, func(p pageInfo, body []byte) error {
 		switch p.kind {
 		case pageDictionary:
 			if p.encoding != encPlain && p.encoding != encPlainDict {
@@ -72,9 +62,28 @@ func byteArrays(chunk []byte, codec int32, lv levelInfo, visit func([]byte) erro
 				return fmt.Errorf("dictionary page: %w", err)
 			}
 		case pageData, pageDataV2:
-			if err := dataPage(p, body, codec, lv, dict, visit); err != nil {
-				return err
-			}
+			return dataPage(p, body, codec, lv, dict, visit)
+		}
+		return nil
+	})
+}
+
+// eachPage calls page with the header and body of every page of chunk,
+// each checked against the decode limits (checkPage) first.
+func eachPage(chunk []byte, page func(p pageInfo, body []byte) error) error {
+	var total int64
+	for pos := 0; pos < len(chunk); {
+		p, err := readPageInfo(chunk[pos:min(len(chunk), pos+maxHeader)])
+		if err != nil {
+			return err
+		}
+		if err := checkPage(p, len(chunk)-pos-p.hdr, &total); err != nil {
+			return err
+		}
+		body := chunk[pos+p.hdr : pos+p.hdr+int(p.size)]
+		pos += p.hdr + int(p.size)
+		if err := page(p, body); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -82,84 +91,117 @@ func byteArrays(chunk []byte, codec int32, lv levelInfo, visit func([]byte) erro
 
 // dataPage visits the non-null values of one data page.
 func dataPage(p pageInfo, body []byte, codec int32, lv levelInfo, dict [][]byte, visit func([]byte) error) error {
-	var values []byte
-	present := int(p.values)
-	if p.kind == pageDataV2 {
-		// Levels lead the body uncompressed; num_nulls says how many
-		// values they leave out.
-		if p.nulls < 0 || p.nulls > p.values {
-			return fmt.Errorf("data page v2 with %d nulls of %d values", p.nulls, p.values)
-		}
-		present -= int(p.nulls)
-		values = body[p.levels:]
-		if !p.v2NotCompressed {
-			var err error
-			if values, err = decompress(codec, values, p.uncompressed-p.levels); err != nil {
-				return err
-			}
-		}
-	} else {
-		data, err := decompress(codec, body, p.uncompressed)
-		if err != nil {
-			return err
-		}
-		if lv.maxRep > 0 {
-			if _, data, err = levelRun(data, p.repEncoding, lv.maxRep, int(p.values)); err != nil {
-				return fmt.Errorf("repetition levels: %w", err)
-			}
-		}
-		if lv.maxDef > 0 {
-			var n int
-			if n, data, err = levelRun(data, p.defEncoding, lv.maxDef, int(p.values)); err != nil {
-				return fmt.Errorf("definition levels: %w", err)
-			}
-			present = n
-		}
-		values = data
+	pg, err := splitPage(p, body, codec, lv)
+	if err != nil {
+		return err
 	}
 	switch p.encoding {
 	case encPlain:
-		_, err := plainByteArrays(values, present, visit)
+		_, err := plainByteArrays(pg.values, pg.present, visit)
 		return err
 	case encPlainDict, encRLEDict:
-		return dictValues(values, present, dict, visit)
+		return dictValues(pg.values, pg.present, dict, visit)
 	case encDeltaLength:
-		return deltaLengthValues(values, present, visit)
+		return deltaLengthValues(pg.values, pg.present, visit)
 	case encDeltaBytes:
-		return deltaByteValues(values, present, visit)
+		return deltaByteValues(pg.values, pg.present, visit)
 	}
 	return fmt.Errorf("data page in encoding %d", p.encoding)
 }
 
+// page is a data page split into its levels and its values' bytes.
+type page struct {
+	rep, def []uint8 // nil when the column has no such levels
+	present  int     // values not null: definition level at its max
+	values   []byte  // decompressed
+}
+
+// splitPage decompresses a data page (v1 or v2) and decodes its levels.
+func splitPage(p pageInfo, body []byte, codec int32, lv levelInfo) (page, error) {
+	pg := page{present: int(p.values)}
+	var data []byte
+	var err error
+	if p.kind == pageDataV2 {
+		// Levels lead the body uncompressed and without length prefixes.
+		if p.repLevels > p.levels {
+			return pg, errors.New("data page v2 level lengths do not add up")
+		}
+		if lv.maxRep > 0 {
+			if pg.rep, err = levels(body[:p.repLevels], lv.maxRep, int(p.values)); err != nil {
+				return pg, fmt.Errorf("repetition levels: %w", err)
+			}
+		}
+		if lv.maxDef > 0 {
+			if pg.def, err = levels(body[p.repLevels:p.levels], lv.maxDef, int(p.values)); err != nil {
+				return pg, fmt.Errorf("definition levels: %w", err)
+			}
+		}
+		data = body[p.levels:]
+		if !p.v2NotCompressed {
+			if data, err = decompress(codec, data, p.uncompressed-p.levels); err != nil {
+				return pg, err
+			}
+		}
+	} else {
+		if data, err = decompress(codec, body, p.uncompressed); err != nil {
+			return pg, err
+		}
+		if lv.maxRep > 0 {
+			if pg.rep, data, err = levelRun(data, p.repEncoding, lv.maxRep, int(p.values)); err != nil {
+				return pg, fmt.Errorf("repetition levels: %w", err)
+			}
+		}
+		if lv.maxDef > 0 {
+			if pg.def, data, err = levelRun(data, p.defEncoding, lv.maxDef, int(p.values)); err != nil {
+				return pg, fmt.Errorf("definition levels: %w", err)
+			}
+		}
+	}
+	if lv.maxDef > 0 {
+		pg.present = 0
+		for _, d := range pg.def {
+			if int(d) == lv.maxDef {
+				pg.present++
+			}
+		}
+	}
+	pg.values = data
+	return pg, nil
+}
+
 // levelRun reads the v1 levels of n values (a 4-byte length, then the RLE
-// hybrid) from the start of data, and returns how many are at max (the
-// values present, for definition levels) and the bytes after them.
-func levelRun(data []byte, enc int32, max, n int) (atMax int, rest []byte, err error) {
+// hybrid) from the start of data, and returns them and the bytes after.
+func levelRun(data []byte, enc int32, max, n int) (lv []uint8, rest []byte, err error) {
 	if enc != encRLE {
-		return 0, nil, fmt.Errorf("level encoding %d", enc)
+		return nil, nil, fmt.Errorf("level encoding %s is %w", encodingName(enc), ErrUnsupported)
 	}
 	if len(data) < 4 {
-		return 0, nil, errors.New("truncated level length")
+		return nil, nil, errors.New("truncated level length")
 	}
 	l := binary.LittleEndian.Uint32(data)
 	if uint64(l) > uint64(len(data)-4) {
-		return 0, nil, fmt.Errorf("levels of %d bytes, %d left", l, len(data)-4)
+		return nil, nil, fmt.Errorf("levels of %d bytes, %d left", l, len(data)-4)
 	}
-	atMax, err = countLevels(data[4:4+l], bits.Len(uint(max)), n, uint64(max))
-	return atMax, data[4+l:], err
+	lv, err = levels(data[4:4+l], max, n)
+	return lv, data[4+l:], err
 }
 
-// countLevels decodes n values of width w from the RLE/bit-packed hybrid
-// in b and counts those equal to want.
-func countLevels(b []byte, w, n int, want uint64) (int, error) {
-	count := 0
-	err := rleHybrid(b, w, n, func(v uint64, k int) error {
-		if v == want {
-			count += k
+// levels decodes n levels of at most max (≤ maxLevel) from the RLE/bit-packed hybrid b.
+func levels(b []byte, max, n int) ([]uint8, error) {
+	out := make([]uint8, 0, n)
+	err := rleHybrid(b, bits.Len(uint(max)), n, func(v uint64, k int) error {
+		if v > uint64(max) {
+			return fmt.Errorf("level %d over the maximum %d", v, max)
+		}
+		for range k {
+			out = append(out, uint8(v))
 		}
 		return nil
 	})
-	return count, err
+	if err == nil && len(out) != n {
+		err = fmt.Errorf("%d levels of %d", len(out), n)
+	}
+	return out, err
 }
 
 // rleHybrid decodes n values of bit width w (0..32) from the RLE/bit-packed
@@ -247,9 +289,21 @@ func plainByteArrays(b []byte, n int, visit func([]byte) error) ([][]byte, error
 	return out, nil
 }
 
-// dictValues visits n dictionary-encoded values: a bit-width byte, then
-// the indices as an RLE hybrid.
+// dictValues visits n dictionary-encoded values.
 func dictValues(b []byte, n int, dict [][]byte, visit func([]byte) error) error {
+	return dictIndices(b, n, len(dict), func(i uint64, k int) error {
+		for range k {
+			if err := visit(dict[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// dictIndices decodes n dictionary indices (a bit-width byte, then the
+// RLE hybrid), each below size, giving f each run of k equal ones.
+func dictIndices(b []byte, n, size int, f func(i uint64, k int) error) error {
 	if n == 0 {
 		return nil
 	}
@@ -257,15 +311,10 @@ func dictValues(b []byte, n int, dict [][]byte, visit func([]byte) error) error 
 		return errors.New("dictionary indices without a bit width")
 	}
 	return rleHybrid(b[1:], int(b[0]), n, func(v uint64, k int) error {
-		if v >= uint64(len(dict)) {
-			return fmt.Errorf("dictionary index %d of %d entries", v, len(dict))
+		if v >= uint64(size) {
+			return fmt.Errorf("dictionary index %d of %d entries", v, size)
 		}
-		for range k {
-			if err := visit(dict[v]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return f(v, k)
 	})
 }
 

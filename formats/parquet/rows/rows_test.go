@@ -64,3 +64,44 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// BenchmarkRead decodes every row of a 4-row-group, 200k-row GeoParquet
+// with the adapter's decoder and with parquet-go (the reference).
+func BenchmarkRead(b *testing.B) {
+	var groups [][]pqgen.Row
+	for g := range 4 {
+		var rs []pqgen.Row
+		for i := g * 50000; i < (g+1)*50000; i++ {
+			rs = append(rs, pqgen.Point(int64(i), fmt.Sprint("n", i%97), float64(i)/2, float64(i%1000), -float64(i/1000)))
+		}
+		groups = append(groups, rs)
+	}
+	var buf bytes.Buffer
+	if err := pqgen.WriteGroups(&buf, groups); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	type reader interface {
+		RowGroups() int
+		Read(int) ([][]any, error)
+	}
+	readAll := func(b *testing.B, open func() (reader, error)) {
+		for b.Loop() {
+			f, err := open()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for rg := range f.RowGroups() {
+				if _, err := f.Read(rg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.Run("adapter", func(b *testing.B) {
+		readAll(b, func() (reader, error) { return Open(bytes.NewReader(data), int64(len(data))) })
+	})
+	b.Run("parquet-go", func(b *testing.B) {
+		readAll(b, func() (reader, error) { return refOpen(bytes.NewReader(data), int64(len(data))) })
+	})
+}
