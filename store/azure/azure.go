@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
 
 // Defaults for Options.
@@ -80,8 +80,7 @@ type Store struct {
 	endpoint  string // the blob service URL, for messages (no SAS)
 	client    *container.Client
 	opt       Options
-	sem       chan struct{}
-	retried   atomic.Int64 // attempts retry made beyond the first (Retries)
+	pol       *retry.Policy // retries, connection slots, and their count
 }
 
 var (
@@ -167,7 +166,8 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		url:       "az://" + cont,
 		container: cont,
 		opt:       opt,
-		sem:       make(chan struct{}, opt.Connections),
+		pol: retry.New(opt.Retries, opt.RetryTime, opt.Connections,
+			retry.Classifier{Retryable: retryable, Status: statusOf}),
 	}
 	if prefix != "" {
 		s.url += "/" + prefix
@@ -192,7 +192,7 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 
 // checkContainer makes sure the container exists, creating it if allowed.
 func (s *Store) checkContainer(ctx context.Context) error {
-	err := s.retry(ctx, func(ctx context.Context) error {
+	err := s.pol.Do(ctx, func(ctx context.Context) error {
 		_, err := s.client.GetProperties(ctx, nil)
 		return err
 	})
@@ -205,7 +205,7 @@ func (s *Store) checkContainer(ctx context.Context) error {
 	if !s.opt.CreateContainer {
 		return fmt.Errorf("open azure store %s at %s: container %s does not exist", s.url, s.endpoint, s.container)
 	}
-	err = s.retry(ctx, func(ctx context.Context) error {
+	err = s.pol.Do(ctx, func(ctx context.Context) error {
 		_, err := s.client.Create(ctx, nil)
 		if bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
 			return nil // created concurrently, or by an earlier attempt
@@ -302,18 +302,6 @@ func (s *Store) key(id hashing.ID) string {
 	h := id.String()
 	return s.prefix + h[:2] + "/" + h
 }
-
-// acquire takes a connection slot; release gives it back.
-func (s *Store) acquire(ctx context.Context) error {
-	select {
-	case s.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Store) release() { <-s.sem }
 
 // failed wraps err from op on object id, naming the blob and the endpoint;
 // a missing object also wraps store.ErrNotFound.

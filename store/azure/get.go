@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
 
 // rangeError is the error for a range outside an object of the given size.
@@ -42,7 +43,7 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 		}
 		return io.NopCloser(strings.NewReader("")), nil
 	}
-	if err := s.acquire(ctx); err != nil {
+	if err := s.pol.Acquire(ctx); err != nil {
 		return nil, s.failed("get", id, err)
 	}
 	r := &reader{s: s, ctx: ctx, id: id, blob: s.client.NewBlobClient(s.key(id)), off: off, end: -1, holding: true}
@@ -79,7 +80,7 @@ type reader struct {
 func (r *reader) open() error {
 	start := r.off
 	var lastErr error
-	err := r.s.attempts(r.ctx, false, func(ctx context.Context) error {
+	err := r.s.pol.Attempts(r.ctx, retry.NoSlot, func(ctx context.Context) error {
 		err := r.get()
 		lastErr = err
 		return err
@@ -186,7 +187,7 @@ func (r *reader) Read(p []byte) (int, error) {
 		} else {
 			r.fails++
 		}
-		if !retryable(err) || r.ctx.Err() != nil || r.fails >= r.s.opt.Retries {
+		if err := r.s.pol.Resume(r.ctx, err, n, r.fails); err != nil {
 			err = r.s.failed("get", r.id, err)
 			r.finish(err)
 			return n, err
@@ -194,19 +195,12 @@ func (r *reader) Read(p []byte) (int, error) {
 		if n > 0 {
 			return n, nil // ask again at the next call
 		}
-		// Nothing came through: back off before asking again, so a
-		// server that drops answers is not hammered.
-		if err := sleep(r.ctx, backoff(r.fails)); err != nil {
-			err = r.s.failed("get", r.id, err)
-			r.finish(err)
-			return 0, err
-		}
 	}
 }
 
 // read reads from the body, pushing its stall watch forward on progress;
 // after a failure the body is closed and err says why, a stall as
-// errStalled and an early end as io.ErrUnexpectedEOF.
+// retry.ErrStalled and an early end as io.ErrUnexpectedEOF.
 func (r *reader) read(p []byte) (int, error) {
 	n, err := r.body.Read(p)
 	r.off += int64(n)
@@ -217,7 +211,7 @@ func (r *reader) read(p []byte) (int, error) {
 		return n, nil // EOF is reported by the next call, from off and end
 	}
 	if r.stalled.Load() {
-		err = fmt.Errorf("%w for %v: %w", errStalled, r.s.opt.Timeout, io.ErrUnexpectedEOF)
+		err = fmt.Errorf("%w for %v: %w", retry.ErrStalled, r.s.opt.Timeout, io.ErrUnexpectedEOF)
 	} else if err == io.EOF {
 		err = io.ErrUnexpectedEOF // the answer was shorter than the range
 	}
@@ -242,7 +236,7 @@ func (r *reader) finish(err error) {
 	r.closeBody()
 	if r.holding {
 		r.holding = false
-		r.s.release()
+		r.s.pol.Release()
 	}
 }
 

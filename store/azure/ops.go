@@ -50,7 +50,7 @@ func (s *Store) upload(ctx context.Context, key string, data []byte) error {
 	bc := s.client.NewBlockBlobClient(key)
 	if int64(len(data)) <= s.opt.BlockSize {
 		sum := md5.Sum(data)
-		return s.retry(ctx, func(ctx context.Context) error {
+		return s.pol.Do(ctx, func(ctx context.Context) error {
 			_, err := bc.Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
 				HTTPHeaders:             &octets,
 				TransactionalValidation: blob.TransferValidationTypeMD5(sum[:]),
@@ -67,7 +67,7 @@ func (s *Store) upload(ctx context.Context, key string, data []byte) error {
 		ids = append(ids, bid)
 		g.Go(func() error {
 			sum := md5.Sum(block)
-			err := s.retry(gctx, func(ctx context.Context) error {
+			err := s.pol.Do(gctx, func(ctx context.Context) error {
 				_, err := bc.StageBlock(ctx, bid, streaming.NopCloser(bytes.NewReader(block)), &blockblob.StageBlockOptions{
 					TransactionalValidation: blob.TransferValidationTypeMD5(sum[:]),
 				})
@@ -82,7 +82,7 @@ func (s *Store) upload(ctx context.Context, key string, data []byte) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	return s.retry(ctx, func(ctx context.Context) error {
+	return s.pol.Do(ctx, func(ctx context.Context) error {
 		_, err := bc.CommitBlockList(ctx, ids, &blockblob.CommitBlockListOptions{HTTPHeaders: &octets})
 		return err
 	})
@@ -107,7 +107,7 @@ func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 // statKey returns the size and age of blob key.
 func (s *Store) statKey(ctx context.Context, key string) (store.Info, error) {
 	var info store.Info
-	err := s.retry(ctx, func(ctx context.Context) error {
+	err := s.pol.Do(ctx, func(ctx context.Context) error {
 		p, err := s.client.NewBlobClient(key).GetProperties(ctx, nil)
 		if err != nil {
 			return err
@@ -144,7 +144,7 @@ func deref[T any](p *T) T {
 func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
 	bc := s.client.NewBlobClient(s.key(id))
 	stamp := time.Now().UTC().Format(time.RFC3339Nano)
-	err := s.retry(ctx, func(ctx context.Context) error {
+	err := s.pol.Do(ctx, func(ctx context.Context) error {
 		_, err := bc.SetMetadata(ctx, map[string]*string{"touched": &stamp}, nil)
 		return err
 	})
@@ -164,7 +164,7 @@ func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
 
 // deleteKey removes blob key; a missing blob is not an error.
 func (s *Store) deleteKey(ctx context.Context, key string) error {
-	return s.retry(ctx, func(ctx context.Context) error {
+	return s.pol.Do(ctx, func(ctx context.Context) error {
 		_, err := s.client.NewBlobClient(key).Delete(ctx, nil)
 		if isNotFound(err) {
 			return nil // gone already, maybe by an earlier attempt
@@ -204,7 +204,7 @@ func (s *Store) listPrefix(ctx context.Context, prefix string, fn func(*containe
 	var marker *string
 	for {
 		var page container.ListBlobsFlatResponse
-		err := s.retry(ctx, func(ctx context.Context) (err error) {
+		err := s.pol.Do(ctx, func(ctx context.Context) (err error) {
 			pager := s.client.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &prefix, Marker: marker})
 			page, err = pager.NextPage(ctx)
 			return err
@@ -268,7 +268,7 @@ func (s *Store) HasMany(ctx context.Context, ids []hashing.ID) (map[hashing.ID]b
 // getAll reads blob key whole, failing when it is larger than limit.
 func (s *Store) getAll(ctx context.Context, key string, limit int64) ([]byte, error) {
 	var b []byte
-	err := s.retry(ctx, func(ctx context.Context) error {
+	err := s.pol.Do(ctx, func(ctx context.Context) error {
 		resp, err := s.client.NewBlobClient(key).DownloadStream(ctx, nil)
 		if err != nil {
 			return err

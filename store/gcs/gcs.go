@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
 
 // Defaults for Options.
@@ -88,13 +88,12 @@ type Store struct {
 	client   *storage.Client
 	bkt      *storage.BucketHandle
 	opt      Options
-	sem      chan struct{}
-	retried  atomic.Int64 // reads resumed after a transient failure (Retries; the SDK retries its other requests itself)
+	pol      *retry.Policy // connection slots, the retries of reads and their count (the SDK retries its other requests itself)
 }
 
 // Retries is store.RetryCounter: the reads this store resumed (the SDK's
 // own retries of other requests are not seen).
-func (s *Store) Retries() int64 { return s.retried.Load() }
+func (s *Store) Retries() int64 { return s.pol.Retries() }
 
 var (
 	_ store.Store        = (*Store)(nil)
@@ -242,7 +241,8 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		client:   client,
 		bkt:      client.Bucket(bucket),
 		opt:      opt,
-		sem:      make(chan struct{}, opt.Connections),
+		pol: retry.New(opt.Retries, opt.RetryTime, opt.Connections,
+			retry.Classifier{Retryable: retryable, Status: code}),
 	}
 	if prefix != "" {
 		s.prefix = prefix + "/"
@@ -256,16 +256,16 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 
 // checkBucket makes sure the bucket exists, creating it if allowed.
 func (s *Store) checkBucket(ctx context.Context, project string) error {
-	if err := s.acquire(ctx); err != nil {
+	if err := s.pol.Acquire(ctx); err != nil {
 		return err
 	}
-	defer s.release()
+	defer s.pol.Release()
 	_, err := s.bkt.Attrs(ctx)
 	if err == nil {
 		return nil
 	}
 	if !errors.Is(err, storage.ErrBucketNotExist) {
-		return fmt.Errorf("open gcs store %s at %s: %w", s.url, s.endpoint, s.classify(err))
+		return fmt.Errorf("open gcs store %s at %s: %w", s.url, s.endpoint, s.pol.GiveUp(err))
 	}
 	if !s.opt.CreateBucket {
 		return fmt.Errorf("open gcs store %s at %s: bucket %s does not exist", s.url, s.endpoint, s.bucket)
@@ -278,7 +278,7 @@ func (s *Store) checkBucket(ctx context.Context, project string) error {
 		return nil // created concurrently, or by an earlier attempt
 	}
 	if err != nil {
-		return fmt.Errorf("open gcs store %s at %s: create bucket %s: %w", s.url, s.endpoint, s.bucket, s.classify(err))
+		return fmt.Errorf("open gcs store %s at %s: create bucket %s: %w", s.url, s.endpoint, s.bucket, s.pol.GiveUp(err))
 	}
 	return nil
 }
@@ -302,25 +302,13 @@ func (s *Store) key(id hashing.ID) string {
 	return s.prefix + h[:2] + "/" + h
 }
 
-// acquire takes a connection slot; release gives it back.
-func (s *Store) acquire(ctx context.Context) error {
-	select {
-	case s.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Store) release() { <-s.sem }
-
 // failed wraps err from op on object id, naming the key and the endpoint;
 // a missing object also wraps store.ErrNotFound.
 func (s *Store) failed(op string, id hashing.ID, err error) error {
 	if isNotFound(err) {
 		return fmt.Errorf("%s object %s: %w: no gs://%s/%s", op, id.Short(), store.ErrNotFound, s.bucket, s.key(id))
 	}
-	return fmt.Errorf("%s object %s (gs://%s/%s at %s): %w", op, id.Short(), s.bucket, s.key(id), s.endpoint, s.classify(err))
+	return fmt.Errorf("%s object %s (gs://%s/%s at %s): %w", op, id.Short(), s.bucket, s.key(id), s.endpoint, s.pol.GiveUp(err))
 }
 
 // testHookTransport, when set by a test, wraps every new store's transport.

@@ -33,13 +33,13 @@ func (s *Store) PutNamed(ctx context.Context, name string, data []byte) error {
 	if len(data) > store.MaxNamed {
 		return fmt.Errorf("put %s in %s: %d bytes is more than %d", name, s.url, len(data), store.MaxNamed)
 	}
-	if err := s.acquire(ctx); err != nil {
+	if err := s.pol.Acquire(ctx); err != nil {
 		return err
 	}
-	defer s.release()
+	defer s.pol.Release()
 	// No precondition: a replace that is retried writes the same bytes.
 	if err := s.write(ctx, s.namedKey(name), storage.Conditions{}, data); err != nil {
-		return fmt.Errorf("put gs://%s/%s (at %s): %w", s.bucket, s.namedKey(name), s.endpoint, s.classify(err))
+		return fmt.Errorf("put gs://%s/%s (at %s): %w", s.bucket, s.namedKey(name), s.endpoint, s.pol.GiveUp(err))
 	}
 	return nil
 }
@@ -49,17 +49,17 @@ func (s *Store) GetNamed(ctx context.Context, name string) ([]byte, error) {
 	if err := store.CheckName(name, false); err != nil {
 		return nil, err
 	}
-	if err := s.acquire(ctx); err != nil {
+	if err := s.pol.Acquire(ctx); err != nil {
 		return nil, err
 	}
-	defer s.release()
+	defer s.pol.Release()
 	key := s.namedKey(name)
 	r, err := s.bkt.Object(key).NewReader(ctx)
 	if isNotFound(err) {
 		return nil, fmt.Errorf("get gs://%s/%s: %w", s.bucket, key, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get gs://%s/%s (at %s): %w", s.bucket, key, s.endpoint, s.classify(err))
+		return nil, fmt.Errorf("get gs://%s/%s (at %s): %w", s.bucket, key, s.endpoint, s.pol.GiveUp(err))
 	}
 	defer func() { _ = r.Close() }()
 	b, err := io.ReadAll(io.LimitReader(r, store.MaxNamed+1))
@@ -67,7 +67,7 @@ func (s *Store) GetNamed(ctx context.Context, name string) ([]byte, error) {
 		err = fmt.Errorf("larger than %d bytes", store.MaxNamed)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get gs://%s/%s (at %s): %w", s.bucket, key, s.endpoint, s.classify(err))
+		return nil, fmt.Errorf("get gs://%s/%s (at %s): %w", s.bucket, key, s.endpoint, s.pol.GiveUp(err))
 	}
 	return b, nil
 }
@@ -90,7 +90,7 @@ func (s *Store) ListNamed(ctx context.Context, prefix string, fn func(name strin
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("list %s in %s at %s: %w", prefix, s.url, s.endpoint, s.classify(err))
+			return fmt.Errorf("list %s in %s at %s: %w", prefix, s.url, s.endpoint, s.pol.GiveUp(err))
 		}
 		name := strings.TrimPrefix(attrs.Name, base)
 		if store.CheckName(name, false) != nil {
@@ -107,13 +107,13 @@ func (s *Store) DeleteNamed(ctx context.Context, name string) error {
 	if err := store.CheckName(name, false); err != nil {
 		return err
 	}
-	if err := s.acquire(ctx); err != nil {
+	if err := s.pol.Acquire(ctx); err != nil {
 		return err
 	}
-	defer s.release()
+	defer s.pol.Release()
 	key := s.namedKey(name)
 	if err := s.bkt.Object(key).Delete(ctx); err != nil && !isNotFound(err) {
-		return fmt.Errorf("delete gs://%s/%s (at %s): %w", s.bucket, key, s.endpoint, s.classify(err))
+		return fmt.Errorf("delete gs://%s/%s (at %s): %w", s.bucket, key, s.endpoint, s.pol.GiveUp(err))
 	}
 	return nil
 }

@@ -25,10 +25,10 @@ func rangeError(off, length, size int64) error {
 // object becomes visible only once complete, and Put does not keep data
 // after it returns.
 func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
-	if err := s.acquire(ctx); err != nil {
+	if err := s.pol.Acquire(ctx); err != nil {
 		return s.failed("put", id, err)
 	}
-	defer s.release()
+	defer s.pol.Release()
 	key := s.key(id)
 	attrs, err := s.bkt.Object(key).Attrs(ctx)
 	switch {
@@ -108,10 +108,10 @@ func (s *Store) writeOnce(ctx context.Context, key string, cond storage.Conditio
 
 // Stat returns the size and age of object id.
 func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
-	if err := s.acquire(ctx); err != nil {
+	if err := s.pol.Acquire(ctx); err != nil {
 		return store.Info{}, s.failed("stat", id, err)
 	}
-	defer s.release()
+	defer s.pol.Release()
 	attrs, err := s.bkt.Object(s.key(id)).Attrs(ctx)
 	if err != nil {
 		return store.Info{}, s.failed("stat", id, err)
@@ -121,10 +121,10 @@ func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 
 // Delete removes object id; a missing object is not an error.
 func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
-	if err := s.acquire(ctx); err != nil {
+	if err := s.pol.Acquire(ctx); err != nil {
 		return s.failed("delete", id, err)
 	}
-	defer s.release()
+	defer s.pol.Release()
 	err := s.bkt.Object(s.key(id)).Delete(ctx)
 	if err != nil && !isNotFound(err) {
 		return s.failed("delete", id, err)
@@ -147,7 +147,7 @@ func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("list gcs store %s at %s: %w", s.url, s.endpoint, s.classify(err))
+			return fmt.Errorf("list gcs store %s at %s: %w", s.url, s.endpoint, s.pol.GiveUp(err))
 		}
 		id, ok := s.parseKey(attrs.Name)
 		if !ok {

@@ -5,34 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"cloud.google.com/go/storage"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
-
-// Backoff between attempts of a read: a random wait in [d/2, d] with d
-// doubling from backoffBase up to backoffCap (the SDK's own backoff, for
-// every other request, is set in Open).
-const (
-	backoffBase = 250 * time.Millisecond
-	backoffCap  = 8 * time.Second
-)
-
-// backoff returns the wait after the given failed attempt (1-based).
-func backoff(attempt int) time.Duration {
-	d := backoffCap
-	if attempt < 16 {
-		d = min(backoffBase<<(attempt-1), backoffCap)
-	}
-	return d/2 + rand.N(d/2+1)
-}
 
 // Get returns a reader for length bytes of object id from off (length < 0:
 // to the end), read with ranged GETs. The reader holds one of the store's
@@ -45,7 +27,7 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 	if off < 0 {
 		return nil, s.failed("get", id, fmt.Errorf("negative offset %d", off))
 	}
-	if err := s.acquire(ctx); err != nil {
+	if err := s.pol.Acquire(ctx); err != nil {
 		return nil, s.failed("get", id, err)
 	}
 	if length == 0 {
@@ -66,7 +48,7 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 		return s.emptyRange(ctx, id, off, length)
 	}
 	if err != nil {
-		s.release()
+		s.pol.Release()
 		return nil, s.failed("get", id, err)
 	}
 	return r, nil
@@ -77,7 +59,7 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 // size (a length < 0 to the end, or 0), else a range error. It releases
 // the caller's connection slot.
 func (s *Store) emptyRange(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
-	defer s.release()
+	defer s.pol.Release()
 	attrs, err := s.bkt.Object(s.key(id)).Attrs(ctx)
 	switch {
 	case err != nil:
@@ -107,52 +89,30 @@ type reader struct {
 }
 
 // open issues the ranged GET for [off, end), retrying transient failures
-// with backoff up to Options.Retries attempts within RetryTime.
+// with backoff up to Options.Retries attempts within RetryTime (the
+// caller holds the connection slot).
 func (r *reader) open() error {
-	start := time.Now()
-	for attempt := 1; ; attempt++ {
+	return r.s.pol.Attempts(r.ctx, retry.NoSlot, func(ctx context.Context) error {
 		n := int64(-1)
 		if r.end >= 0 {
 			n = r.end - r.off
 		}
 		r.budget.n.Store(0)
-		body, err := r.obj.NewRangeReader(r.ctx, r.off, n)
-		if err == nil {
-			size := body.Attrs.Size
-			if r.end < 0 {
-				r.end = size
-			}
-			if r.off > size || r.end > size {
-				_ = body.Close()
-				return rangeError(r.off, n, size)
-			}
-			r.body = body
-			return nil
-		}
-		if r.ctx.Err() != nil || !retryable(err) {
+		body, err := r.obj.NewRangeReader(ctx, r.off, n)
+		if err != nil {
 			return err
 		}
-		wait := backoff(attempt)
-		if attempt >= r.s.opt.Retries || time.Since(start)+wait > r.s.opt.RetryTime {
-			return fmt.Errorf("%d attempts in %v: %w", attempt, time.Since(start).Round(time.Millisecond), err)
+		size := body.Attrs.Size
+		if r.end < 0 {
+			r.end = size
 		}
-		r.s.retried.Add(1)
-		if err := sleep(r.ctx, wait); err != nil {
-			return err
+		if r.off > size || r.end > size {
+			_ = body.Close()
+			return rangeError(r.off, n, size)
 		}
-	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
+		r.body = body
 		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	})
 }
 
 func (r *reader) Read(p []byte) (int, error) {
@@ -197,20 +157,13 @@ func (r *reader) Read(p []byte) (int, error) {
 		} else {
 			r.fails++
 		}
-		if !retryable(err) || r.ctx.Err() != nil || r.fails >= r.s.opt.Retries {
+		if err := r.s.pol.Resume(r.ctx, err, n, r.fails); err != nil {
 			err = r.s.failed("get", r.id, err)
 			r.finish(err)
 			return n, err
 		}
 		if n > 0 {
 			return n, nil // reopen at the next call
-		}
-		// Nothing came through: back off before reopening, so a server
-		// that drops answers is not hammered.
-		if err := sleep(r.ctx, backoff(r.fails)); err != nil {
-			err = r.s.failed("get", r.id, err)
-			r.finish(err)
-			return 0, err
 		}
 	}
 }
@@ -225,7 +178,7 @@ func (r *reader) finish(err error) {
 		_ = r.body.Close()
 		r.body = nil
 	}
-	r.s.release()
+	r.s.pol.Release()
 }
 
 func (r *reader) Close() error {
@@ -259,7 +212,7 @@ func (t budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, fmt.Errorf("%w: %d requests in a row", errNoProgress, k-1)
 		}
 		if k > 1 {
-			if err := sleep(req.Context(), backoff(int(k-1))); err != nil {
+			if err := retry.Sleep(req.Context(), retry.Backoff(int(k-1))); err != nil {
 				return nil, err
 			}
 		}

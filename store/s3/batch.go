@@ -348,7 +348,7 @@ func (b *batch) Commit(ctx context.Context) error {
 func (s *Store) packExists(ctx context.Context, tp *tmpPack) error {
 	key := s.packKey(tp.name, ".pack")
 	var info minio.ObjectInfo
-	err := s.retry(ctx, func(ctx context.Context) (err error) {
+	err := s.pol.Do(ctx, func(ctx context.Context) (err error) {
 		info, err = s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 		return err
 	})
@@ -438,7 +438,7 @@ func (s *Store) uploadPack(ctx context.Context, tp *tmpPack) error {
 	}
 	tp.name, tp.idx = "pack-"+packidx.Checksum(idx).String(), idx
 	key := s.packKey(tp.name, ".pack")
-	err = s.retry(ctx, func(ctx context.Context) error {
+	err = s.pol.Do(ctx, func(ctx context.Context) error {
 		// One PUT, not a multipart upload: a process killed midway then
 		// leaves no parts on the server (a pack is at most packMax plus
 		// an object, far below S3's 5 GB for a PUT).
@@ -458,7 +458,7 @@ func (s *Store) uploadPack(ctx context.Context, tp *tmpPack) error {
 
 // putBytes stores a small object under key.
 func (s *Store) putBytes(ctx context.Context, key string, b []byte) error {
-	err := s.retry(ctx, func(ctx context.Context) error {
+	err := s.pol.Do(ctx, func(ctx context.Context) error {
 		_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{
 			ContentType: "application/octet-stream",
 		})
@@ -477,7 +477,7 @@ func (s *Store) removeKeys(ctx context.Context, keys []string) error {
 		n := min(len(keys), 1000)
 		part := keys[:n]
 		keys = keys[n:]
-		err := s.retry(ctx, func(ctx context.Context) error {
+		err := s.pol.Do(ctx, func(ctx context.Context) error {
 			results, err := s.client.RemoveObjectsWithIter(ctx, s.bucket, func(yield func(minio.ObjectInfo) bool) {
 				for _, k := range part {
 					if !yield(minio.ObjectInfo{Key: k}) {

@@ -21,6 +21,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/miniotest"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
 
 func TestRetryable(t *testing.T) {
@@ -43,7 +44,7 @@ func TestRetryable(t *testing.T) {
 		{urlErr(&net.OpError{Op: "read", Err: syscall.ECONNRESET}), true},
 		{urlErr(errors.New("Connection closed by foreign host http://x/y. Retry again.")), true},
 		{io.ErrUnexpectedEOF, true},
-		{&stallError{errors.New("i/o timeout")}, true},
+		{fmt.Errorf("read: %w", retry.ErrStalled), true},
 		{urlErr(x509.UnknownAuthorityError{}), false},
 		{context.Canceled, false},
 		{errors.New("something else"), false},
@@ -59,7 +60,7 @@ func TestRetryable(t *testing.T) {
 // store itself, however often retried, does not.
 func TestUnavailable(t *testing.T) {
 	urlErr := func(err error) error { return &url.Error{Op: "Get", URL: "http://x/y", Err: err} }
-	s := &Store{opt: Options{Retries: 2, RetryTime: time.Minute}.withDefaults()}
+	pol := retry.New(2, time.Minute, 1, retry.Classifier{Retryable: retryable, Status: status})
 	for _, c := range []struct {
 		err  error
 		want bool
@@ -67,7 +68,7 @@ func TestUnavailable(t *testing.T) {
 		{urlErr(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), true},
 		{urlErr(&net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}), true},
 		{urlErr(context.DeadlineExceeded), true},
-		{&stallError{errors.New("i/o timeout")}, true},
+		{fmt.Errorf("read: %w", retry.ErrStalled), true},
 		{io.ErrUnexpectedEOF, true},
 		{minio.ErrorResponse{Code: "ServiceUnavailable", StatusCode: 503}, true},
 		{minio.ErrorResponse{Code: "Whatever", StatusCode: 504}, true},
@@ -77,23 +78,13 @@ func TestUnavailable(t *testing.T) {
 		{urlErr(x509.UnknownAuthorityError{}), false},
 	} {
 		calls := 0
-		err := s.attempts(t.Context(), noSlot, func(context.Context) error { calls++; return c.err })
+		err := pol.Attempts(t.Context(), retry.NoSlot, func(context.Context) error { calls++; return c.err })
 		if got := errors.Is(err, store.ErrUnavailable); got != c.want {
 			t.Errorf("%v after %d attempts: unavailable %v, want %v (%v)", c.err, calls, got, c.want, err)
 		}
 		if !strings.Contains(err.Error(), c.err.Error()) {
 			t.Errorf("error %q lost %q", err, c.err)
 		}
-	}
-}
-
-func TestBackoff(t *testing.T) {
-	for attempt, lo := 1, backoffBase/2; attempt < 40; attempt++ {
-		d := backoff(attempt)
-		if d < lo || d > backoffCap {
-			t.Errorf("backoff(%d) = %v, want in [%v, %v]", attempt, d, lo, backoffCap)
-		}
-		lo = min(2*lo, backoffCap/2)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
+	"github.com/chunkvc/chunkvc/store/internal/retry"
 	"github.com/chunkvc/chunkvc/store/internal/zcodec"
 )
 
@@ -59,7 +59,7 @@ func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
 // reports whether it stored it.
 func (s *Store) put(ctx context.Context, id hashing.ID, data []byte) (added bool, err error) {
 	key, size := s.key(id), int64(len(data))
-	err = s.retry(ctx, func(ctx context.Context) error {
+	err = s.pol.Do(ctx, func(ctx context.Context) error {
 		info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 		if err == nil && info.Size == size {
 			added = false
@@ -115,7 +115,7 @@ func packedInfo(r packset.Ref) store.Info {
 // statLoose is Stat of the loose object.
 func (s *Store) statLoose(ctx context.Context, id hashing.ID) (store.Info, error) {
 	var info minio.ObjectInfo
-	err := s.retry(ctx, func(ctx context.Context) (err error) {
+	err := s.pol.Do(ctx, func(ctx context.Context) (err error) {
 		info, err = s.client.StatObject(ctx, s.bucket, s.key(id), minio.StatObjectOptions{})
 		return err
 	})
@@ -191,9 +191,9 @@ func (s *Store) getLoose(ctx context.Context, id hashing.ID, off, length int64) 
 }
 
 // getPacked is Get of entry r, with a ranged GET of its pack. When the
-// pack is gone (rewritten by a DeleteMany) and retry is set, it reloads
+// pack is gone (rewritten by a DeleteMany) and reload is set, it reloads
 // the indexes and reads the object from where it is now.
-func (s *Store) getPacked(ctx context.Context, id hashing.ID, r packset.Ref, off, length int64, retry bool) (io.ReadCloser, error) {
+func (s *Store) getPacked(ctx context.Context, id hashing.ID, r packset.Ref, off, length int64, reload bool) (io.ReadCloser, error) {
 	e, key := r.Entry(), s.packKey(r.P.Name, ".pack")
 	if off > e.Size || length > e.Size-off {
 		return nil, s.failedAt("get", id, key, rangeError(off, length, e.Size))
@@ -221,7 +221,7 @@ func (s *Store) getPacked(ctx context.Context, id hashing.ID, r packset.Ref, off
 		return rd, nil
 	}
 	rd.finish(err)
-	if !retry || !errors.Is(err, store.ErrNotFound) {
+	if !reload || !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
 	if ferr := s.refreshPacks(ctx); ferr != nil {
@@ -275,12 +275,12 @@ func (r *reader) open() error {
 	s := r.s
 	key := r.key
 	start := r.off
-	mode := keepSlot
+	mode := retry.KeepSlot
 	if r.holding {
-		mode = noSlot
+		mode = retry.NoSlot
 	}
 	var lastErr error
-	err := s.attempts(r.ctx, mode, func(ctx context.Context) error {
+	err := s.pol.Attempts(r.ctx, mode, func(ctx context.Context) error {
 		var opts minio.GetObjectOptions
 		switch {
 		case r.end > 0:
@@ -317,7 +317,7 @@ func (r *reader) open() error {
 	}
 	// off is at or past the end (or the object is empty): which?
 	var info minio.ObjectInfo
-	err = s.attempts(r.ctx, mode, func(ctx context.Context) (err error) {
+	err = s.pol.Attempts(r.ctx, mode, func(ctx context.Context) (err error) {
 		info, err = s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 		return err
 	})
@@ -395,24 +395,13 @@ func (r *reader) Read(p []byte) (int, error) {
 		} else {
 			r.fails++
 		}
-		if !retryable(err) || r.ctx.Err() != nil || r.fails >= r.s.opt.Retries {
+		if err := r.s.pol.Resume(r.ctx, err, n, r.fails); err != nil {
 			err = r.s.failedAt("get", r.id, r.key, err)
 			r.finish(err)
 			return n, err
 		}
 		if n > 0 {
 			return n, nil // reopen at the next call
-		}
-		// Nothing came through: back off before reopening, so a server
-		// that drops answers is not hammered.
-		t := time.NewTimer(backoff(r.fails))
-		select {
-		case <-t.C:
-		case <-r.ctx.Done():
-			t.Stop()
-			err = r.s.failedAt("get", r.id, r.key, r.ctx.Err())
-			r.finish(err)
-			return 0, err
 		}
 	}
 }
@@ -426,7 +415,7 @@ func (r *reader) finish(err error) {
 	}
 	if r.holding {
 		r.holding = false
-		r.s.release()
+		r.s.pol.Release()
 	}
 }
 
@@ -483,7 +472,7 @@ func (s *Store) listLoose(ctx context.Context, skip map[hashing.ID]bool, fn func
 	after := ""
 	var fnErr error
 	// No slot: fn may use the store while the listing is under way.
-	err := s.attempts(ctx, noSlot, func(ctx context.Context) error {
+	err := s.pol.Attempts(ctx, retry.NoSlot, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		for obj := range s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{

@@ -16,6 +16,7 @@ import (
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
+	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
 
 // packDir is the key segment under the prefix that holds packs and their
@@ -255,7 +256,7 @@ func (s *Store) readIndex(ctx context.Context, name string, size int64, hasPack 
 // getAll reads a whole object of at most limit bytes, with retries.
 func (s *Store) getAll(ctx context.Context, key string, limit int64) ([]byte, error) {
 	var b []byte
-	err := s.retry(ctx, func(ctx context.Context) error {
+	err := s.pol.Do(ctx, func(ctx context.Context) error {
 		obj, _, _, err := minio.Core{Client: s.client}.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 		if err != nil {
 			return err
@@ -280,7 +281,7 @@ func (s *Store) getAll(ctx context.Context, key string, limit int64) ([]byte, er
 func (s *Store) listKeys(ctx context.Context, prefix string, fn func(minio.ObjectInfo) error) error {
 	after := ""
 	var fnErr error
-	err := s.attempts(ctx, noSlot, func(ctx context.Context) error {
+	err := s.pol.Attempts(ctx, retry.NoSlot, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		for obj := range s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
 
 // Defaults for Options.
@@ -86,11 +86,10 @@ type Store struct {
 	endpoint string // scheme://host[:port], for messages
 	client   *minio.Client
 	opt      Options
-	sem      chan struct{}
+	pol      *retry.Policy // retries, connection slots, and their count
 
 	ps       packSet
-	deleting sync.Mutex   // serialises DeleteMany
-	retried  atomic.Int64 // attempts retry made beyond the first (Retries)
+	deleting sync.Mutex // serialises DeleteMany
 }
 
 var (
@@ -216,7 +215,8 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		endpoint: scheme + "://" + host,
 		client:   client,
 		opt:      opt,
-		sem:      make(chan struct{}, opt.Connections),
+		pol: retry.New(opt.Retries, opt.RetryTime, opt.Connections,
+			retry.Classifier{Retryable: retryable, Status: status}),
 	}
 	if prefix != "" {
 		s.url += "/" + prefix
@@ -231,7 +231,7 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 // checkBucket makes sure the bucket exists, creating it if allowed.
 func (s *Store) checkBucket(ctx context.Context, region string) error {
 	var exists bool
-	err := s.retry(ctx, func(ctx context.Context) (err error) {
+	err := s.pol.Do(ctx, func(ctx context.Context) (err error) {
 		exists, err = s.client.BucketExists(ctx, s.bucket)
 		return err
 	})
@@ -244,7 +244,7 @@ func (s *Store) checkBucket(ctx context.Context, region string) error {
 	if !s.opt.CreateBucket {
 		return fmt.Errorf("open s3 store %s at %s: bucket %s does not exist", s.url, s.endpoint, s.bucket)
 	}
-	err = s.retry(ctx, func(ctx context.Context) error {
+	err = s.pol.Do(ctx, func(ctx context.Context) error {
 		err := s.client.MakeBucket(ctx, s.bucket, minio.MakeBucketOptions{Region: region})
 		if code := errorCode(err); code == minio.BucketAlreadyOwnedByYou {
 			return nil // created concurrently, or by an earlier attempt
@@ -273,18 +273,6 @@ func (s *Store) key(id hashing.ID) string {
 	return s.prefix + h[:2] + "/" + h
 }
 
-// acquire takes a connection slot; release gives it back.
-func (s *Store) acquire(ctx context.Context) error {
-	select {
-	case s.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Store) release() { <-s.sem }
-
 // failed wraps err from op on object id, naming the key and the endpoint;
 // a missing object also wraps store.ErrNotFound.
 func (s *Store) failed(op string, id hashing.ID, err error) error {
@@ -305,9 +293,9 @@ var testHookTransport func(http.RoundTripper) http.RoundTripper
 // newTransport is an HTTP transport whose connections fail after
 // opt.Timeout without progress.
 func newTransport(opt Options) *http.Transport {
-	d := &stallDialer{
-		dialer:  net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second},
-		timeout: opt.Timeout,
+	d := &retry.StallDialer{
+		Dialer:  net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second},
+		Timeout: opt.Timeout,
 	}
 	idle := 2*opt.Connections + 8 // multipart uploads use a few connections each
 	return &http.Transport{

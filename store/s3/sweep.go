@@ -41,7 +41,7 @@ func (s *Store) Sweep(ctx context.Context, cutoff time.Time, dryRun bool) (store
 	s.ps.mu.RUnlock()
 	for i, o := range old {
 		idx := s.packKey(names[i], ".idx")
-		err := s.retry(ctx, func(ctx context.Context) error {
+		err := s.pol.Do(ctx, func(ctx context.Context) error {
 			_, err := s.client.StatObject(ctx, s.bucket, idx, minio.StatObjectOptions{})
 			return err
 		})
@@ -77,7 +77,7 @@ func (s *Store) sweepUploads(ctx context.Context, cutoff time.Time, dryRun bool)
 	keyMarker, idMarker := "", ""
 	for {
 		var res minio.ListMultipartUploadsResult
-		err := s.retry(ctx, func(ctx context.Context) (err error) {
+		err := s.pol.Do(ctx, func(ctx context.Context) (err error) {
 			res, err = core.ListMultipartUploads(ctx, s.bucket, "", keyMarker, idMarker, "", 1000)
 			return err
 		})
@@ -96,7 +96,7 @@ func (s *Store) sweepUploads(ctx context.Context, cutoff time.Time, dryRun bool)
 	}
 	for _, u := range old {
 		var parts minio.ListObjectPartsResult
-		err := s.retry(ctx, func(ctx context.Context) (err error) {
+		err := s.pol.Do(ctx, func(ctx context.Context) (err error) {
 			parts, err = core.ListObjectParts(ctx, s.bucket, u.Key, u.UploadID, 0, 10000)
 			return err
 		})
@@ -104,7 +104,7 @@ func (s *Store) sweepUploads(ctx context.Context, cutoff time.Time, dryRun bool)
 			return d, fmt.Errorf("list parts of upload %s/%s: %w", s.bucket, u.Key, err)
 		}
 		if !dryRun {
-			err := s.retry(ctx, func(ctx context.Context) error {
+			err := s.pol.Do(ctx, func(ctx context.Context) error {
 				err := core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID)
 				if errorCode(err) == "NoSuchUpload" {
 					return nil // completed or aborted meanwhile
