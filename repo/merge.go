@@ -49,10 +49,13 @@ type MergeConflict struct {
 
 // MergeResult is what MergeDriver did with one manifest.
 type MergeResult struct {
-	Path       string          `json:"path"` // the data file (or the manifest file, if it is no manifest)
-	Outcome    string          `json:"outcome"`
-	FromTheirs int             `json:"chunks_from_theirs,omitempty"`
-	Conflicts  []MergeConflict `json:"conflicts,omitempty"`
+	Path       string `json:"path"` // the data file (or the manifest file, if it is no manifest)
+	Outcome    string `json:"outcome"`
+	FromTheirs int    `json:"chunks_from_theirs,omitempty"`
+	// Regenerated counts the overview tiles both sides changed that GDAL
+	// computed anew from the merged full-resolution tiles.
+	Regenerated int             `json:"overview_tiles_regenerated,omitempty"`
+	Conflicts   []MergeConflict `json:"conflicts,omitempty"`
 }
 
 // MergeDriver merges the manifest file name (Git's %P) three ways: base,
@@ -94,13 +97,14 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 	}
 	res.Path = ms[1].Path
 	mr, conflicts := mergeChunks(res, ms, nil)
+	regen, conflicts := r.overviewPlan(ms, &mr, conflicts)
 	if len(conflicts) == 0 {
 		// Both sides changed the file: what is not in its chunks (tags,
 		// metadata) must be the same on both, whatever tiles merge.
 		conflicts, err = r.sameSkeleton(ctx, ms[1], ms[2])
-		if len(conflicts) == 0 && err == nil && res.FromTheirs > 0 {
-			res.Outcome = MergedChunks
-			conflicts, err = r.writeMerged(ctx, ms, mr, ours)
+		if len(conflicts) == 0 && err == nil && (res.FromTheirs > 0 || len(regen) > 0) {
+			res.Outcome, res.Regenerated = MergedChunks, len(regen)
+			conflicts, err = r.writeMerged(ctx, ms, mr, regen, ours)
 		}
 		if err != nil {
 			// Git takes any exit but 0 as a conflict and keeps the result
@@ -163,7 +167,15 @@ func mergeChunks(res *MergeResult, ms [3]*manifest.Manifest, take func(string) m
 			res.FromTheirs++
 		}
 	}
-	if len(mr.Chunks) != len(ours.Chunks) {
+	// A key both sides changed is in ours: counted as one of our tiles,
+	// whichever way it is settled.
+	n := len(mr.Chunks)
+	for _, c := range mr.Conflicts {
+		if !c.Ours.IsZero() {
+			n++
+		}
+	}
+	if n != len(ours.Chunks) {
 		out = append(out, MergeConflict{Reason: "the merge adds or removes tiles: the sides' IFD structures differ"})
 	}
 	return mr, out
@@ -173,7 +185,7 @@ func mergeChunks(res *MergeResult, ms [3]*manifest.Manifest, take func(string) m
 func keyConflictReason(c merge3.Conflict) string {
 	k := strings.TrimPrefix(c.Key, "mask/")
 	if lv, _, ok := strings.Cut(k, "/"); ok && strings.HasPrefix(lv, "z") && lv != "z0" {
-		return fmt.Sprintf("overview level %s tile changed on both sides (overviews are not regenerated yet)", strings.TrimPrefix(lv, "z"))
+		return fmt.Sprintf("overview level %s tile changed on both sides", strings.TrimPrefix(lv, "z"))
 	}
 	switch {
 	case c.Ours.IsZero():
@@ -202,7 +214,7 @@ func sameProfile(a, b *manifest.Manifest) string {
 
 // conflict writes the conflicts above our manifest into the result file.
 func (r *Repo) conflict(res *MergeResult, result string, oursText []byte, cs []MergeConflict) (*MergeResult, error) {
-	res.Outcome, res.Conflicts, res.FromTheirs = MergedConflict, cs, 0
+	res.Outcome, res.Conflicts, res.FromTheirs, res.Regenerated = MergedConflict, cs, 0, 0
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "<<<<<<< chunkvc merge conflict in %s\n", res.Path)
 	for _, c := range cs {

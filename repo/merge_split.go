@@ -181,11 +181,14 @@ func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string, tak
 		ch, cs, err = r.mergeDataset(ctx, ms, take)
 	} else {
 		var mr merge3.Result
-		if mr, cs = mergeChunks(res, ms, take); len(cs) == 0 {
+		var regen []string
+		mr, cs = mergeChunks(res, ms, take)
+		if regen, cs = r.overviewPlan(ms, &mr, cs); len(cs) == 0 {
 			cs, err = r.sameSkeleton(ctx, ms[1], ms[2])
 		}
 		if len(cs) == 0 && err == nil {
-			ch, cs, err = r.spliceMerged(ctx, ms, mr)
+			res.Regenerated = len(regen)
+			ch, cs, err = r.spliceMerged(ctx, ms, mr, regen)
 		}
 	}
 	if err != nil || len(cs) > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,8 +24,8 @@ import (
 // the working file, chunked and stored like a commit does, and checked to
 // hold exactly the merged chunks; its manifest goes to result. What
 // cannot be spliced is returned as conflicts, the working file untouched.
-func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr merge3.Result, result string) ([]MergeConflict, error) {
-	ch, cs, err := r.spliceMerged(ctx, ms, mr)
+func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr merge3.Result, regen []string, result string) ([]MergeConflict, error) {
+	ch, cs, err := r.spliceMerged(ctx, ms, mr, regen)
 	if err != nil || len(cs) > 0 {
 		return cs, err
 	}
@@ -35,8 +36,9 @@ func (r *Repo) writeMerged(ctx context.Context, ms [3]*manifest.Manifest, mr mer
 }
 
 // spliceMerged is writeMerged's work: the merged file in the work tree,
-// its chunks and layout stored, and its manifest (split or not).
-func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr merge3.Result) (*chunked, []MergeConflict, error) {
+// its chunks and layout stored, and its manifest (split or not). The
+// overview tiles in regen (ours in mr) are regenerated with GDAL.
+func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr merge3.Result, regen []string) (*chunked, []MergeConflict, error) {
 	unlock, err := r.lock()
 	if err != nil {
 		return nil, nil, err
@@ -48,9 +50,17 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 		return nil, cs, err
 	}
 	defer a.Close()
-	repl, cs, err := r.replacements(ctx, a, ours, mr)
+	repl, segs, cs, err := r.replacements(ctx, a, ours, mr)
 	if err != nil || len(cs) > 0 {
 		return nil, cs, err
+	}
+	var rg *regenerated
+	if len(regen) > 0 {
+		mr.Chunks = slices.Clone(mr.Chunks)
+		if rg, repl, err = r.withOverviews(ctx, a, ours, repl, segs, regen, &mr); err != nil {
+			return nil, []MergeConflict{{Reason: "the overview tiles both sides changed cannot be regenerated: " + manifest.SanitizeValue(err.Error())}}, nil
+		}
+		defer rg.close()
 	}
 	wt := r.workTree()
 	defer wt.Close()
@@ -65,7 +75,13 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 	if err := errors.Join(f.Sync(), f.Commit(true)); err != nil {
 		return nil, nil, err
 	}
-	ch, err := r.chunkMerged(ctx, ours, mr)
+	if rg != nil {
+		err = rg.verify(ctx, r.Overviews, r.abs(ours.Path))
+	}
+	var ch *chunked
+	if err == nil {
+		ch, err = r.chunkMerged(ctx, ours, mr)
+	}
 	if err == nil {
 		// As a commit does: the next status, or the post-merge
 		// checkout, need not read the merged file again.
@@ -143,13 +159,13 @@ func (r *Repo) sameSkeleton(ctx context.Context, ours, theirs *manifest.Manifest
 // file a, as the TIFF adapter lays it out, and their chunk's bytes, read
 // (verified) from the stores; the tiles held are those their side
 // changed.
-func (r *Repo) replacements(ctx context.Context, a io.ReaderAt, ours *manifest.Manifest, mr merge3.Result) ([]tiff.Replacement, []MergeConflict, error) {
+func (r *Repo) replacements(ctx context.Context, a io.ReaderAt, ours *manifest.Manifest, mr merge3.Result) ([]tiff.Replacement, map[string]formats.Segment, []MergeConflict, error) {
 	la, err := r.formats.Enumerate(ctx, a, ours.Size)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if la.Format != "tiff" {
-		return nil, []MergeConflict{{Reason: "our file is not read as a TIFF any more"}}, nil
+		return nil, nil, []MergeConflict{{Reason: "our file is not read as a TIFF any more"}}, nil
 	}
 	sa := chunkSegments(la)
 	var repl []tiff.Replacement
@@ -165,11 +181,11 @@ func (r *Repo) replacements(ctx context.Context, a io.ReaderAt, ours *manifest.M
 		}
 		b, _, err := r.read.Get(ctx, c.ID)
 		if err != nil {
-			return nil, nil, fmt.Errorf("their tile %s (%s): %w", c.Key, c.ID.Short(), err)
+			return nil, nil, nil, fmt.Errorf("their tile %s (%s): %w", c.Key, c.ID.Short(), err)
 		}
 		repl = append(repl, tiff.Replacement{Off: x.Off, Src: bytes.NewReader(b), N: int64(len(b))})
 	}
-	return repl, cs, nil
+	return repl, sa, cs, nil
 }
 
 // skeletonReader reads a file from its layout alone: inline pieces as

@@ -51,6 +51,9 @@ type Repo struct {
 	git       *gitRepo
 	formats   formats.Set
 	read      *readpath.Path
+	// Overviews regenerates a COG's overview tiles for merges (GDAL's
+	// work); nil without GDAL.
+	Overviews OverviewRegenerator
 }
 
 // Adapters is the format set Open uses; cmd/chunkvc passes the native

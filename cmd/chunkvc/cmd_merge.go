@@ -46,6 +46,7 @@ outcome, chunks_from_theirs, conflicts}]}.`,
 			if err != nil {
 				return err
 			}
+			r.Overviews = overviewRegenerator()
 			merge := func() (*repo.MergeRun, error) { return r.Merge(c.Context(), args, message) }
 			if cont {
 				merge = func() (*repo.MergeRun, error) { return r.MergeContinue(c.Context()) }

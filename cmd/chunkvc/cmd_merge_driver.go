@@ -16,9 +16,11 @@ are files holding the merge base's, our and their version (Git's %O %A %B),
 PATH the manifest's path in the repository (%P). The result replaces OURS.
 A COG both sides changed in different full-resolution tiles is spliced
 into a new file in the work tree and stored; the same tile changed on both
-sides, an overview tile changed on both sides, different profiles, or any
-other file both sides changed is a conflict, listed in the result above
-our manifest.
+sides, different profiles, or any other file both sides changed is a
+conflict, listed in the result above our manifest. Overview tiles both
+sides changed are regenerated from the merged full-resolution tiles with
+GDAL (this build's, or chunkvc-gdal's) when they are the only conflicts;
+without GDAL they are conflicts naming the level and bbox.
 
 Exit status: 0 merged; 1 conflict (git then stops the merge, and
 git merge --abort undoes it); other codes as for any command.`,
@@ -29,6 +31,7 @@ git merge --abort undoes it); other codes as for any command.`,
 			if err != nil {
 				return err
 			}
+			r.Overviews = overviewRegenerator()
 			res, err := r.MergeDriver(c.Context(), args[0], args[1], args[2], args[3])
 			if res != nil {
 				for _, cf := range res.Conflicts {
@@ -36,6 +39,9 @@ git merge --abort undoes it); other codes as for any command.`,
 				}
 				if res.Outcome == repo.MergedChunks {
 					g.say("merged %s: %d chunks from theirs\n", res.Path, res.FromTheirs)
+				}
+				if res.Regenerated > 0 {
+					g.say("merged %s: %d overview tiles regenerated from the merged pixels\n", res.Path, res.Regenerated)
 				}
 			}
 			return err

@@ -3,9 +3,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
+
+	"github.com/chunkvc/chunkvc/repo"
 )
 
 // delegateToGDAL hands a command that needs GDAL (normalize; diff --png,
@@ -35,4 +43,48 @@ func delegateToGDAL(args []string) {
 		return // run here: normalize explains, diff draws outlines only
 	}
 	_ = syscall.Exec(bin, append([]string{bin}, args[1:]...), os.Environ())
+}
+
+// overviewRegenerator is chunkvc-gdal, run for each step of an overview
+// regeneration (merge-overviews), when it is installed; else nil, and
+// merges leave overview tiles both sides changed as conflicts.
+func overviewRegenerator() repo.OverviewRegenerator {
+	if bin := companion("chunkvc-gdal"); bin != "" {
+		return companionOverviews{bin}
+	}
+	return nil
+}
+
+// localOverviews: this build has no GDAL.
+func localOverviews() repo.OverviewRegenerator { return nil }
+
+// companionOverviews runs chunkvc-gdal merge-overviews.
+type companionOverviews struct{ bin string }
+
+func (c companionOverviews) Regenerate(ctx context.Context, src, dir string, spec repo.OverviewSpec) (*repo.RegeneratedOverviews, error) {
+	var out repo.RegeneratedOverviews
+	return &out, c.run(ctx, &out, "regenerate", src, dir, spec)
+}
+
+func (c companionOverviews) Differ(ctx context.Context, path string, reg *repo.RegeneratedOverviews) ([]string, error) {
+	var out []string
+	return out, c.run(ctx, &out, "differ", path, "", reg)
+}
+
+// run runs merge-overviews STEP A B JSON(arg) and decodes its output.
+func (c companionOverviews) run(ctx context.Context, out any, step, a, b string, arg any) error {
+	js, err := json.Marshal(arg)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, c.bin, "merge-overviews", step, a, b, string(js))
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s merge-overviews %s: %w: %s", c.bin, step, err, strings.TrimSpace(se.String()))
+	}
+	if err := json.Unmarshal(so.Bytes(), out); err != nil {
+		return fmt.Errorf("%s merge-overviews %s: %w", c.bin, step, err)
+	}
+	return nil
 }

@@ -13,7 +13,10 @@ import (
 // bindings: 1024² bytes in 256² DEFLATE tiles with one overview level
 // (2×2 tiles), so that edits in opposite corners touch different tiles at
 // every level; arguments opt:size=4096 opt:block=128 make a COG of 4096²
-// in 128² tiles instead (1,280 of them: a split manifest).
+// in 128² tiles instead (1,280 of them: a split manifest);
+// opt:overviews=all makes overviews down to one tile (the COG driver's
+// default), opt:compress=LZW and opt:resampling=CUBIC change the profile.
+// check compares every overview level.
 const cogTool = `
 import os, sys
 import numpy as np
@@ -35,7 +38,10 @@ def write(a, out, meta={}):
     for k, v in meta.items():
         mem.SetMetadataItem(k, v)
     tmp = out + '.tmp'
-    gdal.GetDriverByName('COG').CreateCopy(tmp, mem, options=['BLOCKSIZE=%d' % block, 'COMPRESS=DEFLATE', 'OVERVIEW_COUNT=1', 'RESAMPLING=AVERAGE'])
+    co = ['BLOCKSIZE=%d' % block, 'COMPRESS=' + opts.get('compress', 'DEFLATE'), 'RESAMPLING=' + opts.get('resampling', 'AVERAGE')]
+    if opts.get('overviews') != 'all':
+        co.append('OVERVIEW_COUNT=1')
+    gdal.GetDriverByName('COG').CreateCopy(tmp, mem, options=co)
     os.replace(tmp, out)
 
 def apply(a, edits):
@@ -55,12 +61,15 @@ elif cmd == 'edit':
     write(apply(a, edits), path, meta)
 elif cmd == 'check':
     # The file must hold exactly the base with the edits, at full
-    # resolution and in its overview (as GDAL would compute it).
+    # resolution and in its overviews (as GDAL would compute them).
     want = path + '.want.tif'
     write(apply(base(), edits), want)
     got, exp = gdal.Open(path), gdal.Open(want)
     bad = int((got.ReadAsArray() != exp.ReadAsArray()).sum())
-    ovr = int((got.GetRasterBand(1).GetOverview(0).ReadAsArray() != exp.GetRasterBand(1).GetOverview(0).ReadAsArray()).sum())
+    gb, eb = got.GetRasterBand(1), exp.GetRasterBand(1)
+    if gb.GetOverviewCount() != eb.GetOverviewCount():
+        sys.exit('%d overviews, want %d' % (gb.GetOverviewCount(), eb.GetOverviewCount()))
+    ovr = sum(int((gb.GetOverview(i).ReadAsArray() != eb.GetOverview(i).ReadAsArray()).sum()) for i in range(gb.GetOverviewCount()))
     os.remove(want)
     print('full-res pixels wrong: %d, overview pixels wrong: %d' % (bad, ovr))
 `

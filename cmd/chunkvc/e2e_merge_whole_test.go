@@ -27,15 +27,23 @@ func splitMergeRepo(t *testing.T, ourEdit, theirEdit string) *runner {
 	if shards := r.git("ls-tree", "-r", "--name-only", "HEAD", "--", ".chunkvc/shards/"); strings.Count(shards, "\n") < 8 {
 		t.Fatalf("the test COG has no split manifest:\n%s", shards)
 	}
+	editOnBranches(t, r, append(strings.Fields(theirEdit), splitCOG...), append([]string{ourEdit}, splitCOG...))
+	return r
+}
+
+// editOnBranches commits cogTool's edit of dem.tif with theirArgs on a
+// new branch "theirs", and with ourArgs on the current branch, which is
+// checked out again first.
+func editOnBranches(t *testing.T, r *runner, theirArgs, ourArgs []string) {
+	t.Helper()
 	main := strings.TrimSpace(r.git("symbolic-ref", "--short", "HEAD"))
 	r.git("checkout", "-q", "-b", "theirs")
-	cog(t, append(append([]string{"edit", r.path("dem.tif")}, strings.Fields(theirEdit)...), splitCOG...)...)
+	cog(t, append([]string{"edit", r.path("dem.tif")}, theirArgs...)...)
 	r.cv("commit", "-q", "-m", "theirs")
 	r.git("checkout", "-q", main)
 	r.cv("checkout", "--force")
-	cog(t, append([]string{"edit", r.path("dem.tif"), ourEdit}, splitCOG...)...)
+	cog(t, append([]string{"edit", r.path("dem.tif")}, ourArgs...)...)
 	r.cv("commit", "-q", "-m", "ours")
-	return r
 }
 
 // checkMerged requires the merged COG to hold both edits (GDAL reads it)

@@ -79,6 +79,7 @@ of diff.
 		newDiffCmd(g),
 		newDiffTextconvCmd(g),
 		newMergeDriverCmd(g),
+		newMergeOverviewsCmd(g),
 		newServeCmd(g),
 		newStoreCmd(g),
 	)
