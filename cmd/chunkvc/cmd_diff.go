@@ -63,7 +63,8 @@ PATTERN" line or a detected id column, decoding only the changed row
 groups and blocks; geojson then writes their before/after geometries.
 --stats (also on with --features given, and for html) decodes each changed
 raster tile in both versions: changed pixels and per-band min, max and
-mean of new − old.
+mean of new − old; for a Zarr dataset, each changed chunk of an array whose
+codecs chunkvc decodes: changed elements and min, max and mean of new − old.
 --png draws the file's extent with the changed tiles or blocks outlined, over
 a low-resolution rendering of the raster when built with GDAL.
 
@@ -88,7 +89,7 @@ is 1 when there are.`,
 	c.Flags().BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences")
 	c.Flags().BoolVar(&o.features, "features", true, "compare FlatGeobuf files feature by feature; given, list the rows and features that changed (GeoParquet, Parquet, FlatGeobuf)")
 	c.Flags().StringVar(&o.key, "key", "", "with --features, pair rows by `COLUMN` (default: the config's key line, else a detected id column)")
-	c.Flags().BoolVar(&o.stats, "stats", false, "measure changed raster tiles (pixels, band min/max/mean)")
+	c.Flags().BoolVar(&o.stats, "stats", false, "measure changed raster tiles and Zarr chunks (changed values, min/max/mean of new − old)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the output to `FILE` instead of stdout")
 	addJSON(c, g)
 	return c
@@ -154,6 +155,9 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, rows bool, revs,
 	}
 	if o.stats {
 		if err := r.RasterStats(ctx, res, diffWindows()); err != nil {
+			return err
+		}
+		if err := r.ZarrStats(ctx, res); err != nil {
 			return err
 		}
 	}
