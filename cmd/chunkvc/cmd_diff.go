@@ -60,7 +60,8 @@ opens offline. -o FILE writes the output there instead of stdout.
 and FlatGeobuf files added, removed, modified (old -> new values) or moved
 between the files of a lake, paired by --key, a config "key = COLUMN
 PATTERN" line or a detected id column, decoding only the changed row
-groups and blocks; geojson then writes their before/after geometries.
+groups and blocks; geojson then writes their before/after geometries,
+in EPSG:4326 when built with GDAL (else in the files' own CRS).
 --stats (also on with --features given, and for html) decodes each changed
 raster tile in both versions: changed pixels and per-band min, max and
 mean of new − old; for a Zarr dataset, each changed chunk of an array whose
@@ -181,12 +182,14 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, rows bool, revs,
 			err = featurediff.Markdown(out, res.Features)
 		}
 	case "geojson":
-		if res.Features != nil {
-			err = featurediff.GeoJSON(out, res.Features)
-			break
-		}
 		var note string
-		note, err = diffview.GeoJSON(out, res, diffToLonLat())
+		if res.Features != nil {
+			if note, err = diffview.FeaturesToLonLat(res, diffToLonLat()); err == nil {
+				err = featurediff.GeoJSON(out, res.Features)
+			}
+		} else {
+			note, err = diffview.GeoJSON(out, res, diffToLonLat())
+		}
 		if note != "" {
 			fmt.Fprintf(g.stderr, "chunkvc: %s\n", note)
 		}
