@@ -25,4 +25,9 @@
 //     ParseSummaryArray); its chunks are the keys under that prefix, placed
 //     in its grid by formats/zarr ParseKey. Drift is a change of dtype,
 //     chunk shape, order, codecs or fill value: a re-chunk or re-encode.
+//   - value statistics (ZarrChunkStats, diff --stats): a changed chunk of
+//     an array decoded in both versions (repo reads them, formats/zarr/codec
+//     decodes) and compared element by element by CompareZarr; elements
+//     "changed" differ (two NaNs do not), "numeric" ones differ by a finite
+//     new − old, the only ones min, max and mean describe.
 package diff

@@ -47,6 +47,11 @@ type ZarrArray struct {
 	// "chunks 1x4x4 → 2x4x4" or "codecs zlib → zstd" (dtype, chunks,
 	// inner, order, codecs, fill).
 	Drift []string `json:"drift,omitempty"`
+	// Stats and Chunks are set by diff --stats (repo decodes the changed
+	// chunks in both versions, when its codecs allow): the totals over
+	// the measured chunks, and each changed chunk in change order.
+	Stats  *ZarrStats       `json:"stats,omitempty"`
+	Chunks []ZarrChunkStats `json:"chunk_stats,omitempty"`
 }
 
 // ZarrDimRange is the range of one dimension that a change touched.

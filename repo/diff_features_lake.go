@@ -2,7 +2,9 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -11,16 +13,19 @@ import (
 	"github.com/chunkvc/chunkvc/diff"
 	"github.com/chunkvc/chunkvc/diff/featurediff"
 	"github.com/chunkvc/chunkvc/formats"
+	"github.com/chunkvc/chunkvc/formats/flatgeobuf"
 	"github.com/chunkvc/chunkvc/formats/parquet/rows"
 	"github.com/chunkvc/chunkvc/manifest"
 )
 
 // lakeDuplicates looks for the keys that rows arrived under (added,
-// moved in) elsewhere in the new revision's lake: the Parquet files that
-// share a top directory with a changed one. Row groups already decoded
-// are skipped; of the others, only those whose key statistics cover one
-// of the keys have their key column read (nothing else). A key found is
-// a duplicate. The working tree is not searched.
+// moved in) elsewhere in the new revision's lake: the Parquet and
+// FlatGeobuf files that share a top directory with a changed one. Of a
+// Parquet file, row groups already decoded are skipped; of the others,
+// only those whose key statistics cover one of the keys have their key
+// column read (nothing else). A FlatGeobuf file has no statistics: its
+// records are decoded. A key found is a duplicate. The working tree is
+// not searched.
 func (r *Repo) lakeDuplicates(ctx context.Context, cr *ChunkReader, res *diff.Result, f *featurediff.Features) error {
 	if res.ToCommit == "" {
 		return nil
@@ -64,10 +69,19 @@ func (r *Repo) lakeDuplicates(ctx context.Context, cr *ChunkReader, res *diff.Re
 	sort.Strings(paths)
 	for _, p := range paths {
 		m, ok, err := s.Manifest(p)
-		if err != nil || !ok || m.Format != formats.Parquet {
+		if err != nil || !ok {
 			continue
 		}
-		found, n, err := r.keysIn(ctx, cr, m, res.ToCommit, col, arrived, decoded[p])
+		var found []string
+		var n int64
+		switch m.Format {
+		case formats.Parquet:
+			found, n, err = r.keysIn(ctx, cr, m, res.ToCommit, col, arrived, decoded[p])
+		case formats.FlatGeobuf:
+			found, n, err = r.featureKeysIn(ctx, cr, m, res.ToCommit, col, arrived)
+		default:
+			continue
+		}
 		f.BytesRead += n
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
@@ -115,6 +129,49 @@ func (r *Repo) keysIn(ctx context.Context, cr *ChunkReader, m *manifest.Manifest
 			}
 		}
 	}
+	return found, src.read(), nil
+}
+
+// featureKeysIn returns the keys of want that property col of FlatGeobuf
+// file m holds, and the bytes read to know: every record is decoded. In
+// the file a key arrived in (want[key]), it must be there twice.
+func (r *Repo) featureKeysIn(ctx context.Context, cr *ChunkReader, m *manifest.Manifest, commit, col string, want map[string]string) ([]string, int64, error) {
+	src, err := r.openSide(ctx, cr, m, commit)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer src.close()
+	s, err := flatgeobuf.ReadSchema(src, src.size)
+	if err != nil {
+		return nil, src.read(), err
+	}
+	at := slices.Index(s.Columns, col)
+	if at < 0 {
+		return nil, src.read(), nil
+	}
+	b := make([]byte, src.size-s.Records)
+	if _, err := src.ReadAt(b, s.Records); err != nil && !errors.Is(err, io.EOF) {
+		return nil, src.read(), err
+	}
+	seen := map[string]int{}
+	err = s.Decode(b, func(_ int, vals []any, _ []byte) error {
+		if vals[at] != nil {
+			if k := fmt.Sprint(vals[at]); want[k] != "" {
+				seen[k]++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, src.read(), err
+	}
+	var found []string
+	for k, n := range seen {
+		if want[k] != m.Path || n > 1 {
+			found = append(found, k)
+		}
+	}
+	sort.Strings(found)
 	return found, src.read(), nil
 }
 

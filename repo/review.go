@@ -97,6 +97,9 @@ func (r *Repo) WriteReview(ctx context.Context, w io.Writer, from, to string) er
 	if err := r.RasterStats(ctx, res, nil); err != nil {
 		return err
 	}
+	if err := r.ZarrStats(ctx, res); err != nil {
+		return err
+	}
 	if res.Features, err = r.DiffFeatures(ctx, res, FeatureOptions{}); err != nil {
 		return err
 	}

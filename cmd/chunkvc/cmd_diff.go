@@ -60,10 +60,12 @@ opens offline. -o FILE writes the output there instead of stdout.
 and FlatGeobuf files added, removed, modified (old -> new values) or moved
 between the files of a lake, paired by --key, a config "key = COLUMN
 PATTERN" line or a detected id column, decoding only the changed row
-groups and blocks; geojson then writes their before/after geometries.
+groups and blocks; geojson then writes their before/after geometries,
+in EPSG:4326 when built with GDAL (else in the files' own CRS).
 --stats (also on with --features given, and for html) decodes each changed
 raster tile in both versions: changed pixels and per-band min, max and
-mean of new − old.
+mean of new − old; for a Zarr dataset, each changed chunk of an array whose
+codecs chunkvc decodes: changed elements and min, max and mean of new − old.
 --png draws the file's extent with the changed tiles or blocks outlined, over
 a low-resolution rendering of the raster when built with GDAL.
 
@@ -88,7 +90,7 @@ is 1 when there are.`,
 	c.Flags().BoolVar(&o.exitCode, "exit-code", false, "exit 1 when there are differences")
 	c.Flags().BoolVar(&o.features, "features", true, "compare FlatGeobuf files feature by feature; given, list the rows and features that changed (GeoParquet, Parquet, FlatGeobuf)")
 	c.Flags().StringVar(&o.key, "key", "", "with --features, pair rows by `COLUMN` (default: the config's key line, else a detected id column)")
-	c.Flags().BoolVar(&o.stats, "stats", false, "measure changed raster tiles (pixels, band min/max/mean)")
+	c.Flags().BoolVar(&o.stats, "stats", false, "measure changed raster tiles and Zarr chunks (changed values, min/max/mean of new − old)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the output to `FILE` instead of stdout")
 	addJSON(c, g)
 	return c
@@ -156,6 +158,9 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, rows bool, revs,
 		if err := r.RasterStats(ctx, res, diffWindows()); err != nil {
 			return err
 		}
+		if err := r.ZarrStats(ctx, res); err != nil {
+			return err
+		}
 	}
 	if rows {
 		if res.Features, err = r.DiffFeatures(ctx, res, repo.FeatureOptions{Key: o.key}); err != nil {
@@ -177,12 +182,14 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, rows bool, revs,
 			err = featurediff.Markdown(out, res.Features)
 		}
 	case "geojson":
-		if res.Features != nil {
-			err = featurediff.GeoJSON(out, res.Features)
-			break
-		}
 		var note string
-		note, err = diffview.GeoJSON(out, res, diffToLonLat())
+		if res.Features != nil {
+			if note, err = diffview.FeaturesToLonLat(res, diffToLonLat()); err == nil {
+				err = featurediff.GeoJSON(out, res.Features)
+			}
+		} else {
+			note, err = diffview.GeoJSON(out, res, diffToLonLat())
+		}
 		if note != "" {
 			fmt.Fprintf(g.stderr, "chunkvc: %s\n", note)
 		}

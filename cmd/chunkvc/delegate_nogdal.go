@@ -27,12 +27,11 @@ func delegateToGDAL(args []string) {
 		return
 	}
 	png := func(a string) bool { return a == "--png" || len(a) > 6 && a[:6] == "--png=" }
-	// diff --features --format geojson writes the files' own coordinates,
-	// in pure Go: only --png needs GDAL then.
-	features := slices.Contains(args[2:], "--features") || slices.Contains(args[2:], "--features=true")
+	// geojson, of chunk footprints or of --features geometries, is
+	// reprojected to lon/lat with GDAL.
 	needs := args[1] == "normalize" ||
 		args[1] == "diff" && slices.ContainsFunc(args[2:], func(a string) bool {
-			return png(a) || !features && (a == "geojson" || a == "--format=geojson") ||
+			return png(a) || a == "geojson" || a == "--format=geojson" ||
 				a == "--stats" // tiles chunkvc cannot decode (JPEG, WebP…) are read with GDAL
 		})
 	if !needs {

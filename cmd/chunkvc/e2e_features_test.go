@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -265,31 +266,37 @@ func TestDiffFeaturesReadsChangedRowGroup(t *testing.T) {
 func writeFGBLake(t *testing.T, r *runner, v int) {
 	t.Helper()
 	for c := range lakeCells {
-		var b strings.Builder
-		b.WriteString(`{"type":"FeatureCollection","features":[`)
-		n := 0
-		for _, g := range lakeGroups(c, v) {
-			for _, row := range g {
-				if n > 0 {
-					b.WriteByte(',')
-				}
-				n++
-				fmt.Fprintf(&b, `{"type":"Feature","properties":{"id":%d,"name":%q,"value":%s},"geometry":{"type":"Point","coordinates":[%s,%s]}}`,
-					row.ID, row.Name, ftoa(row.Value), ftoa(row.BBox.XMin), ftoa(row.BBox.YMin))
-			}
-		}
-		b.WriteString("]}")
-		src := filepath.Join(t.TempDir(), "in.geojson")
-		if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		dst := r.path(fmt.Sprintf("lake/cell=%d.fgb", c))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(dst)
-		formattest.Run1(t, "ogr2ogr", "-f", "FlatGeobuf", "-lco", "SPATIAL_INDEX=NO", "-nln", "lake", dst, src)
+		writeFGBCell(t, r, c, lakeGroups(c, v))
 	}
+}
+
+// writeFGBCell writes the rows of groups as lake/cell=<c>.fgb.
+func writeFGBCell(t *testing.T, r *runner, c int, groups [][]pqgen.Row) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"type":"FeatureCollection","features":[`)
+	n := 0
+	for _, g := range groups {
+		for _, row := range g {
+			if n > 0 {
+				b.WriteByte(',')
+			}
+			n++
+			fmt.Fprintf(&b, `{"type":"Feature","properties":{"id":%d,"name":%q,"value":%s},"geometry":{"type":"Point","coordinates":[%s,%s]}}`,
+				row.ID, row.Name, ftoa(row.Value), ftoa(row.BBox.XMin), ftoa(row.BBox.YMin))
+		}
+	}
+	b.WriteString("]}")
+	src := filepath.Join(t.TempDir(), "in.geojson")
+	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := r.path(fmt.Sprintf("lake/cell=%d.fgb", c))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(dst)
+	formattest.Run1(t, "ogr2ogr", "-f", "FlatGeobuf", "-lco", "SPATIAL_INDEX=NO", "-nln", "lake", dst, src)
 }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -552,5 +559,42 @@ func TestDiffFeaturesLakeDuplicate(t *testing.T) {
 	t.Logf("lake check read %d bytes of the other partitions' %d", extra, others)
 	if extra >= others {
 		t.Errorf("lake check read %d bytes of the other partitions' %d", extra, others)
+	}
+}
+
+// Issue 31: as in a Parquet lake, a key that arrives in one FlatGeobuf
+// partition while an unchanged one still holds it is a duplicate, and a
+// warning; the feature that merely moved between partitions is not.
+func TestDiffFeaturesFlatGeobufLakeDuplicate(t *testing.T) {
+	formattest.RequireTool(t, "ogr2ogr")
+	r := newRunner(t)
+	r.cv("init")
+	r.cv("track", "lake/*.fgb")
+	writeFGBLake(t, r, 2)
+	r.cv("commit", "-m", "v2")
+	groups := lakeGroups(2, 2)
+	last := len(groups) - 1
+	groups[last] = append(groups[last], lakeRow(3, 450)) // id 3450, still in cell=3
+	writeFGBCell(t, r, 2, groups)
+	r.cv("commit", "-m", "v3")
+	var out featuresOut
+	r.jsonOf(&out, "diff", "HEAD~1", "HEAD", "--features")
+	f := out.Features
+	if f.Totals != (featurediff.Totals{Added: 1}) {
+		t.Fatalf("totals %+v; warnings %q", f.Totals, f.Warnings)
+	}
+	want := `[{3450 [lake/cell=2.fgb lake/cell=3.fgb]}]`
+	if got := fmt.Sprint(f.Duplicates); got != want || len(f.Warnings) != 1 ||
+		f.Warnings[0] != "duplicate key 3450 in the new revision: lake/cell=2.fgb, lake/cell=3.fgb" {
+		t.Errorf("duplicates %s, want %s; warnings %q", got, want, f.Warnings)
+	}
+	// Once the old copy is removed the key is no duplicate.
+	groups = lakeGroups(3, 2)
+	groups[4] = slices.DeleteFunc(groups[4], func(row pqgen.Row) bool { return row.ID == 3450 })
+	writeFGBCell(t, r, 3, groups)
+	r.cv("commit", "-m", "v4")
+	r.jsonOf(&out, "diff", "HEAD~1", "HEAD", "--features")
+	if f := out.Features; f.Totals != (featurediff.Totals{Removed: 1}) || len(f.Duplicates) != 0 {
+		t.Errorf("after removing the first copy: totals %+v, duplicates %v", f.Totals, f.Duplicates)
 	}
 }

@@ -313,3 +313,29 @@ func wktCoords(c any) string {
 	}
 	return ""
 }
+
+// Project transforms g's positions in place: fn gets every x and every
+// y (in position order) and rewrites them, as a CRS transformation does;
+// z is kept.
+func (g *Geometry) Project(fn func(x, y []float64) error) error {
+	var xs, ys []float64
+	g.walk(func(p []float64) {
+		if len(p) >= 2 {
+			xs, ys = append(xs, p[0]), append(ys, p[1])
+		}
+	})
+	if len(xs) == 0 {
+		return nil
+	}
+	if err := fn(xs, ys); err != nil {
+		return err
+	}
+	i := 0
+	g.walk(func(p []float64) {
+		if len(p) >= 2 {
+			p[0], p[1] = xs[i], ys[i]
+			i++
+		}
+	})
+	return nil
+}

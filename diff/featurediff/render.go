@@ -163,7 +163,8 @@ type geoFeature struct {
 // change, "before" with the old geometry and "after" with the new one,
 // properties change, side, key, path (from_path for moves) and, for
 // modified and moved ones, the names of the changed columns. Coordinates
-// are the files' own (not reprojected).
+// are written as f holds them: the files' own, unless the caller
+// reprojected them (Geometry.Project).
 func GeoJSON(w io.Writer, f *Features) error {
 	feats := []geoFeature{}
 	for _, ch := range f.Changes {

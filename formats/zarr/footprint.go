@@ -277,10 +277,16 @@ func fillValue(raw json.RawMessage) (float64, error) {
 	return math.NaN(), nil
 }
 
-// pipeline is the decoder of a's chunks (package codec).
+// pipeline is the decoder of a's chunk (shard) files (package codec).
 func (a *Array) pipeline() (*codec.Pipeline, error) {
-	shape := make([]int, len(a.ChunkShape))
-	for i, n := range a.ChunkShape {
+	return a.pipelineOf(a.ChunkShape, a.Codecs)
+}
+
+// pipelineOf is the decoder of chunks of shape chunk: v2's compressor and
+// filters, or the v3 codecs given.
+func (a *Array) pipelineOf(chunk []int64, v3codecs []Codec) (*codec.Pipeline, error) {
+	shape := make([]int, len(chunk))
+	for i, n := range chunk {
 		if n > math.MaxInt32 {
 			return nil, fmt.Errorf("chunk side %d is too long", n)
 		}
@@ -305,8 +311,8 @@ func (a *Array) pipeline() (*codec.Pipeline, error) {
 		Name   string          `json:"name"`
 		Config json.RawMessage `json:"configuration,omitempty"`
 	}
-	list := make([]v3codec, len(a.Codecs))
-	for i, c := range a.Codecs {
+	list := make([]v3codec, len(v3codecs))
+	for i, c := range v3codecs {
 		list[i] = v3codec(c)
 	}
 	codecs, err := json.Marshal(list)

@@ -24,7 +24,36 @@ func zarrLines(z *diff.ZarrDiff, add func(k, v string)) {
 		for _, d := range a.Drift {
 			add("drift", arrayName(a.Array)+": "+d)
 		}
+		zarrStatLines(a, add)
 	}
+}
+
+// zarrStatLines are an array's value statistics (diff --stats): its
+// totals, "t2m: 37 elements changed in 3 chunks, new − old -2..4 mean
+// 0.5", then one line per measured chunk, up to maxArrays.
+func zarrStatLines(a diff.ZarrArray, add func(k, v string)) {
+	if t := a.Stats; t != nil {
+		add("values", fmt.Sprintf("%s: %d elements changed in %d chunks measured%s", arrayName(a.Array), t.Changed, t.Chunks, diffWords(t.Numeric, t.Min, t.Max, t.Mean)))
+	}
+	for j, c := range a.Chunks {
+		if j == maxArrays {
+			add("chunks", fmt.Sprintf("… and %d more measured (--format json lists all)", len(a.Chunks)-maxArrays))
+			return
+		}
+		if c.Error != "" {
+			add("chunk", c.Key+" "+c.Error)
+			continue
+		}
+		add("chunk", fmt.Sprintf("%s %s: %d of %d elements changed%s", c.Key, c.Change, c.Changed, c.Elements, diffWords(c.Numeric, c.Min, c.Max, c.Mean)))
+	}
+}
+
+// diffWords spells the statistics of numeric differences new − old.
+func diffWords(numeric int64, lo, hi, mean float64) string {
+	if numeric == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", new − old %s..%s mean %s", fmtNum(lo), fmtNum(hi), fmtNum(mean))
 }
 
 func arrayName(p string) string {

@@ -243,3 +243,17 @@ func (ms *Members) Check(size int64) (hashing.ID, error) {
 	}
 	return d.Sum(), nil
 }
+
+// Array returns the version's array whose chunks' keys begin with prefix
+// (zarr.KeyPrefix of its path), nil when none has it.
+func (ms *Members) Array(prefix string) *zarr.Array {
+	if a := ms.arrays[prefix]; a != nil && zarr.KeyPrefix(a.Path) == prefix {
+		return a
+	}
+	for _, a := range ms.arrays {
+		if zarr.KeyPrefix(a.Path) == prefix {
+			return a
+		}
+	}
+	return nil
+}
