@@ -25,6 +25,7 @@ type diffOptions struct {
 	stats    bool
 	output   string
 	key      string // --key: feature-level diff by this column
+	conflict bool   // --conflicts: what a stopped merge left conflicted
 }
 
 // diffFormats are the values --format takes.
@@ -68,9 +69,14 @@ mean of new − old; for a Zarr dataset, each changed chunk of an array whose
 codecs chunkvc decodes: changed elements and min, max and mean of new − old.
 --png draws the file's extent with the changed tiles or blocks outlined, over
 a low-resolution rendering of the raster when built with GDAL.
+--conflicts (no revisions) lists what a stopped merge, cherry-pick or
+rebase left conflicted in the data files: per file the chunk keys, their
+bboxes and the reasons, as text, markdown, json or geojson (a map of the
+conflicted tiles, blocks and chunks for QGIS); --png draws them. It is
+empty, and exits 0, when nothing is stopped.
 
 Exit status is 0 whether or not there are differences; with --exit-code it
-is 1 when there are.`,
+is 1 when there are (with --conflicts: when anything is conflicted).`,
 		Args: argsUsage(cobra.ArbitraryArgs),
 		RunE: func(c *cobra.Command, args []string) error {
 			revs, paths := args, []string(nil)
@@ -79,6 +85,9 @@ is 1 when there are.`,
 			}
 			if g.json {
 				o.format = "json"
+			}
+			if o.conflict {
+				return runDiffConflicts(c, g, o, revs, paths)
 			}
 			o.stats = o.stats || o.format == "html" || c.Flags().Changed("features") && o.features
 			rowsAsked := c.Flags().Changed("features") && o.features || o.key != "" || o.format == "html"
@@ -92,6 +101,7 @@ is 1 when there are.`,
 	c.Flags().StringVar(&o.key, "key", "", "with --features, pair rows by `COLUMN` (default: the config's key line, else a detected id column)")
 	c.Flags().BoolVar(&o.stats, "stats", false, "measure changed raster tiles and Zarr chunks (changed values, min/max/mean of new − old)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the output to `FILE` instead of stdout")
+	c.Flags().BoolVar(&o.conflict, "conflicts", false, "list what the stopped merge left conflicted: keys, bboxes, reasons")
 	addJSON(c, g)
 	return c
 }
@@ -210,6 +220,59 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, rows bool, revs,
 		g.say("--png: %s; wrote %s\n", note, o.png)
 	}
 	if o.exitCode && len(res.Files) > 0 {
+		return silentError{errDifferences}
+	}
+	return nil
+}
+
+// runDiffConflicts is diff --conflicts: the stopped merge's conflicts.
+func runDiffConflicts(c *cobra.Command, g *globalOptions, o diffOptions, revs, paths []string) error {
+	switch {
+	case len(revs) > 0 || len(paths) > 0:
+		return usageError{errors.New("--conflicts takes no revisions or paths: it reads the stopped merge")}
+	case c.Flags().Changed("features") || o.stats || o.key != "":
+		return usageError{errors.New("--conflicts cannot be combined with --features, --stats or --key")}
+	case o.format != "text" && o.format != "markdown" && o.format != "json" && o.format != "geojson":
+		return usageError{fmt.Errorf("--conflicts --format %q: want one of text, markdown, json, geojson", o.format)}
+	}
+	r, err := g.open()
+	if err != nil {
+		return err
+	}
+	ctx := c.Context()
+	rep, m, err := r.Conflicts(ctx)
+	if err != nil {
+		return err
+	}
+	out, done, err := diffOutput(g, o.output)
+	if err != nil {
+		return err
+	}
+	switch o.format {
+	case "json":
+		err = writeJSON(out, rep)
+	case "markdown":
+		err = diffview.ConflictMarkdown(out, rep)
+	case "geojson":
+		var note string
+		note, err = diffview.ConflictGeoJSON(out, rep, m, diffToLonLat())
+		if note != "" {
+			fmt.Fprintf(g.stderr, "chunkvc: %s\n", note)
+		}
+	default:
+		err = diffview.ConflictText(out, rep)
+	}
+	if err = done(err); err != nil {
+		return err
+	}
+	if o.png != "" && len(m.Files) > 0 {
+		note, err := writeDiffPNG(ctx, o.png, m, diffRasters(r))
+		if err != nil {
+			return err
+		}
+		g.say("--png: %s; wrote %s\n", note, o.png)
+	}
+	if o.exitCode && rep.Count() > 0 {
 		return silentError{errDifferences}
 	}
 	return nil

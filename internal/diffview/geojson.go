@@ -91,6 +91,13 @@ type Reprojector func(crs string) (project func(x, y []float64) error, release f
 // written in their own CRS with a (pre-RFC 7946) "crs" member instead,
 // and the returned note says so.
 func GeoJSON(w io.Writer, res *diff.Result, toLonLat Reprojector) (note string, err error) {
+	return geoJSON(w, res, toLonLat, func(f *diff.FileDiff, c diff.ChunkChange) map[string]any {
+		return map[string]any{"path": f.Path, "key": c.Key, "change": c.Change, "bytes": c.Bytes}
+	})
+}
+
+// geoJSON is GeoJSON with each feature's properties from props.
+func geoJSON(w io.Writer, res *diff.Result, toLonLat Reprojector, props func(*diff.FileDiff, diff.ChunkChange) map[string]any) (note string, err error) {
 	type fc struct {
 		Type     string         `json:"type"`
 		CRS      map[string]any `json:"crs,omitempty"`
@@ -141,7 +148,7 @@ func GeoJSON(w io.Writer, res *diff.Result, toLonLat Reprojector) (note string, 
 				pts[k] = [2]float64{round7(xs[k]), round7(ys[k])}
 			}
 			out.Features = append(out.Features, geoFeature{Type: "Feature",
-				Properties: map[string]any{"path": f.Path, "key": c.Key, "change": c.Change, "bytes": c.Bytes},
+				Properties: props(f, c),
 				Geometry:   geoPolygon{Type: "Polygon", Coordinates: [][][2]float64{pts}}})
 		}
 	}

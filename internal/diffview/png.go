@@ -22,6 +22,7 @@ var (
 	colExtent     = color.RGBA{90, 90, 90, 255}
 	colGrid       = color.RGBA{170, 170, 170, 255}
 	colChanged    = color.RGBA{230, 30, 30, 255}
+	colConflict   = color.RGBA{200, 0, 200, 255}
 	colAdded      = color.RGBA{20, 170, 40, 255}
 	colRemoved    = color.RGBA{40, 80, 230, 255}
 	colArea       = color.RGBA{255, 200, 0, 255}
@@ -212,6 +213,8 @@ func drawChanges(cv *canvas, f *diff.FileDiff) {
 			col = colAdded
 		case diff.ChunkRemoved:
 			col = colRemoved
+		case diff.ChunkConflict:
+			col = colConflict
 		}
 		cv.tint(rr, col, 0.3)
 		cv.outline(rr, col, 2)
