@@ -81,7 +81,7 @@ lint:
 	@tmp=$$(mktemp -d) && (cd hashing && $(GO) run ./internal/x16gen -out $$tmp/x16_amd64.s) && \
 	  cmp -s $$tmp/x16_amd64.s hashing/x16_amd64.s; rc=$$?; rm -rf $$tmp; \
 	  [ $$rc -eq 0 ] || { echo "hashing/x16_amd64.s differs from what go generate ./hashing writes" >&2; exit 1; }
-	"$$(scripts/ensure-golangci.sh)" run --build-tags '$(TAGS)' --timeout 15m ./...
+	"$$(scripts/ensure-golangci.sh)" run --allow-parallel-runners --build-tags '$(TAGS)' --timeout 15m ./...
 
 # Commands killed at random for longer than make test does (CHUNKVC_SOAK
 # per store: a local folder and MinIO).
