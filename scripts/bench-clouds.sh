@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # bench-s3.sh's row for the other clouds: `chunkvc commit` to a gs:// store
 # on fake-gcs-server against `rclone copy` of the same files to the same
-# emulator, in one run. Writes docs/BENCHMARKS_CLOUDS.md. BENCH_CLOUD_MB
-# sets the data size (default 256); BENCH_CLOUDS picks the clouds (default
-# and only one so far: gcs; Debian's rclone 1.60 reaches Azurite only as
-# its fixed "emulator", which hung here, so Azure has no row yet).
+# emulator, and the same to an az:// store on Azurite, in one run. Writes
+# docs/BENCHMARKS_CLOUDS.md. BENCH_CLOUD_MB sets the data size (default
+# 256); BENCH_CLOUDS picks the clouds (default "gcs azure"). Debian's
+# rclone 1.60 takes an Azure endpoint only as a domain suffix of
+# https://ACCOUNT., so it reaches Azurite's loopback port through an
+# account SAS URL, signed here with Azurite's published development key.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cv="$top/bin/chunkvc"
 [[ -x $cv && -x $cv-gcs ]] || { echo "bench-clouds: build first (make build)" >&2; exit 1; }
+py=/usr/bin/python3  # Debian's, for the SAS signature (standard library only)
 command -v rclone >/dev/null || { echo "bench-clouds: rclone missing (scripts/ensure-deps.sh --bench)" >&2; exit 1; }
 mb=${BENCH_CLOUD_MB:-256}
 tmp=$(mktemp -d)
@@ -44,7 +47,21 @@ rows=()
 row() { rows+=("| $1 | chunkvc commit | $(printf %.2f "$2") | $(mbs "$2") | $(printf %.2f "$(echo "$2 / $3" | bc -l)")× |"
   "| $1 | rclone copy | $(printf %.2f "$3") | $(mbs "$3") | 1.00× |"); }
 
-for cloud in ${BENCH_CLOUDS:-gcs}; do
+# azsas ACCOUNT KEY: an account SAS query (blob service; service, container
+# and object resources; read, write, delete, list, add, create) valid a day.
+azsas() {
+  "$py" - "$1" "$2" <<'PY'
+import base64, datetime, hashlib, hmac, sys, urllib.parse
+acct, key = sys.argv[1], base64.b64decode(sys.argv[2])
+q = {'sv': '2018-11-09', 'ss': 'b', 'srt': 'sco', 'sp': 'rwdlac', 'spr': 'http,https',
+     'se': (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime('%Y-%m-%dT%H:%M:%SZ')}
+sts = '\n'.join([acct, q['sp'], q['ss'], q['srt'], '', q['se'], '', q['spr'], q['sv'], ''])
+q['sig'] = base64.b64encode(hmac.new(key, sts.encode(), hashlib.sha256).digest()).decode()
+print(urllib.parse.urlencode(q))
+PY
+}
+
+for cloud in ${BENCH_CLOUDS:-gcs azure}; do
   port=$((20000 + RANDOM % 20000))
   case $cloud in
     gcs)
@@ -57,6 +74,18 @@ for cloud in ${BENCH_CLOUDS:-gcs}; do
         RCLONE_CONFIG_G_ENDPOINT="http://127.0.0.1:$port/storage/v1/" RCLONE_CONFIG_G_PROJECT_NUMBER=bench
       run gcs gs://bench-chunkvc/repo g:bench-rclone
       row "GCS (fake-gcs-server)" "$cvs" "$rcs" ;;
+    azure)
+      server=$("$top/scripts/ensure-azurite.sh")
+      "$server" --blobHost 127.0.0.1 --blobPort "$port" --location "$tmp/azurite" --skipApiVersionCheck --loose \
+        >"$tmp/azurite.log" 2>&1 &
+      pids+=($!); waitport "$port"
+      # Azurite's well-known development account (docs.microsoft.com: "Use Azurite").
+      acct=devstoreaccount1
+      key=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==
+      export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=$acct;AccountKey=$key;BlobEndpoint=http://127.0.0.1:$port/$acct;"
+      export RCLONE_CONFIG_A_TYPE=azureblob RCLONE_CONFIG_A_SAS_URL="http://127.0.0.1:$port/$acct?$(azsas "$acct" "$key")"
+      run azure az://bench-chunkvc/repo a:bench-rclone
+      row "Azure (Azurite)" "$cvs" "$rcs" ;;
     *) echo "bench-clouds: unknown cloud $cloud" >&2; exit 2 ;;
   esac
 done
@@ -67,7 +96,7 @@ mkdir -p "$top/docs"
   echo "# Upload to loopback cloud emulators: chunkvc vs rclone"
   echo
   echo "$(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), each emulator on the same machine; $((bytes >> 20)) MiB of random data in 32 MiB files, the same files for every row."
-  echo "chunkvc cuts them into ~64 KiB content-defined chunks, hashes, uploads (one object per chunk on these stores: no packs yet), verifies and commits; rclone copies whole files. Emulators are not the services: these rows compare the two clients against the same server, not the clouds."
+  echo "chunkvc cuts them into ~64 KiB content-defined chunks, hashes, uploads (one object per chunk on these stores unless they pack), verifies and commits; rclone copies whole files. Emulators are not the services: these rows compare the two clients against the same server, not the clouds."
   echo
   echo "| store | tool | seconds | MiB/s | time vs rclone |"
   echo "|---|---|---|---|---|"
