@@ -23,6 +23,7 @@ prints them under "merged".`,
 			if err != nil {
 				return err
 			}
+			r.Overviews = overviewRegenerator() // a diverged branch is merged as chunkvc merge does
 			co, err := r.Pull(c.Context(), optArg(args), g.progress())
 			if co != nil && co.Merged != nil && !g.json {
 				printMerge(g, co.Merged)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -43,11 +42,7 @@ func ovrMergeRepo(t *testing.T, gdalDir string, theirOpts ...string) *runner {
 	formattest.RequireTool(t, "git")
 	r := newRunner(t)
 	if gdalDir != "" {
-		for i, e := range r.env {
-			if strings.HasPrefix(e, "PATH=") {
-				r.env[i] = "PATH=" + gdalDir + string(os.PathListSeparator) + e[5:]
-			}
-		}
+		onPath(r, gdalDir)
 	}
 	r.cv("init")
 	r.cv("install")
