@@ -50,6 +50,7 @@ conflicts are left (listed), --json prints {"path", "outcome",
 			if err != nil {
 				return err
 			}
+			r.Overviews = overviewRegenerator() // the keys not named merge as chunkvc merge does
 			opt := repo.ResolveOptions{Path: args[0], Theirs: theirs || take == "theirs", Keys: args[1:]}
 			res, err := r.Resolve(c.Context(), opt)
 			if res != nil {

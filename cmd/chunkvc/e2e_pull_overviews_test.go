@@ -67,3 +67,45 @@ func TestPullRegeneratesOverviewsOfSplitCOG(t *testing.T) {
 	b.cv("push", "-q")
 	b.cv("fsck", "--remote")
 }
+
+// chunkvc resolve --take settles the full-resolution tile both sides
+// changed and merges the rest as chunkvc merge does: the overview tiles
+// both sides changed are regenerated from the merged pixels. Their
+// window plus a spot inside ours (tile z0/r0/c0) conflict; taking theirs
+// for that tile leaves ours only where it reaches into z0/r1/c0.
+func TestResolveTakeRegeneratesOverviews(t *testing.T) {
+	const spot = "110,130,20,20,77" // inside ovrEditOurs, in z0/r0/c0
+	r := ovrMergeRepo(t, gdalBuild(t), spot)
+	if res := r.run("git", "merge", "--no-edit", "theirs"); res.code == 0 {
+		t.Fatal("git merge of a tile changed on both sides went through")
+	}
+	var rep struct {
+		Files []struct {
+			Conflicts []struct{ Key string } `json:"conflicts"`
+		} `json:"files"`
+	}
+	r.jsonOf(&rep, "diff", "--conflicts")
+	var keys []string
+	for _, f := range rep.Files {
+		for _, c := range f.Conflicts {
+			if strings.HasPrefix(c.Key, "z0/") {
+				keys = append(keys, c.Key)
+			}
+		}
+	}
+	if strings.Join(keys, " ") != "z0/r0/c0" {
+		t.Fatalf("full-resolution conflicts %v, want z0/r0/c0", keys)
+	}
+	if res := r.run(binary, "resolve", "dem.tif", "--take", "theirs", "z0/r0/c0"); res.code != 0 {
+		t.Fatalf("resolve --take theirs z0/r0/c0: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	r.git("commit", "-q", "--no-edit")
+	oursInR1 := "100,256,150,14,0" // ovrEditOurs below row 256
+	if got := cog(t, append([]string{"check", r.path("dem.tif"), oursInR1, ovrEditTheirs, spot}, ovrCOG...)...); got != "full-res pixels wrong: 0, overview pixels wrong: 0" {
+		t.Fatalf("resolved COG: %s", got)
+	}
+	if string(r.read("dem.tif")) != r.cv("cat", "HEAD:dem.tif") {
+		t.Fatal("chunkvc cat HEAD:dem.tif differs from the resolved work file")
+	}
+	r.cv("fsck")
+}
