@@ -29,7 +29,7 @@ type diffOptions struct {
 }
 
 // diffFormats are the values --format takes.
-var diffFormats = []string{"text", "markdown", "json", "geojson", "html"}
+var diffFormats = []string{"text", "markdown", "json", "geojson", "html", "png"}
 
 // errDifferences makes --exit-code exit 1 without a message.
 var errDifferences = errors.New("differences found")
@@ -68,7 +68,8 @@ raster tile in both versions: changed pixels and per-band min, max and
 mean of new − old; for a Zarr dataset, each changed chunk of an array whose
 codecs chunkvc decodes: changed elements and min, max and mean of new − old.
 --png draws the file's extent with the changed tiles or blocks outlined, over
-a low-resolution rendering of the raster when built with GDAL.
+a low-resolution rendering of the raster when built with GDAL; --format png
+-o FILE writes that picture alone.
 --conflicts (no revisions) lists what a stopped merge, cherry-pick or
 rebase left conflicted in the data files: per file the chunk keys, their
 bboxes and the reasons, as text, markdown, json or geojson (a map of the
@@ -85,6 +86,12 @@ is 1 when there are (with --conflicts: when anything is conflicted).`,
 			}
 			if g.json {
 				o.format = "json"
+			}
+			if o.format == "png" { // the map alone, into -o FILE
+				if o.output == "" || o.png != "" {
+					return usageError{errors.New("--format png writes the map to -o FILE (--png FILE draws it beside another format)")}
+				}
+				o.png, o.output = o.output, ""
 			}
 			if o.conflict {
 				return runDiffConflicts(c, g, o, revs, paths)
@@ -177,6 +184,26 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, rows bool, revs,
 			return err
 		}
 	}
+	if o.format != "png" {
+		if err := writeDiffResult(ctx, g, r, o, res); err != nil {
+			return err
+		}
+	}
+	if o.png != "" {
+		note, err := writeDiffPNG(ctx, o.png, res, diffRasters(r))
+		if err != nil {
+			return err
+		}
+		g.say("--png: %s; wrote %s\n", note, o.png)
+	}
+	if o.exitCode && len(res.Files) > 0 {
+		return silentError{errDifferences}
+	}
+	return nil
+}
+
+// writeDiffResult writes res in o.format to o.output (or stdout).
+func writeDiffResult(ctx context.Context, g *globalOptions, r *repo.Repo, o diffOptions, res *diff.Result) error {
 	out, done, err := diffOutput(g, o.output)
 	if err != nil {
 		return err
@@ -209,20 +236,7 @@ func runDiff(c *cobra.Command, g *globalOptions, o diffOptions, rows bool, revs,
 			err = featurediff.Text(out, res.Features)
 		}
 	}
-	if err = done(err); err != nil {
-		return err
-	}
-	if o.png != "" {
-		note, err := writeDiffPNG(ctx, o.png, res, diffRasters(r))
-		if err != nil {
-			return err
-		}
-		g.say("--png: %s; wrote %s\n", note, o.png)
-	}
-	if o.exitCode && len(res.Files) > 0 {
-		return silentError{errDifferences}
-	}
-	return nil
+	return done(err)
 }
 
 // runDiffConflicts is diff --conflicts: the stopped merge's conflicts.
@@ -232,8 +246,8 @@ func runDiffConflicts(c *cobra.Command, g *globalOptions, o diffOptions, revs, p
 		return usageError{errors.New("--conflicts takes no revisions or paths: it reads the stopped merge")}
 	case c.Flags().Changed("features") || o.stats || o.key != "":
 		return usageError{errors.New("--conflicts cannot be combined with --features, --stats or --key")}
-	case o.format != "text" && o.format != "markdown" && o.format != "json" && o.format != "geojson":
-		return usageError{fmt.Errorf("--conflicts --format %q: want one of text, markdown, json, geojson", o.format)}
+	case o.format == "html":
+		return usageError{errors.New("--conflicts --format html: want one of text, markdown, json, geojson, png")}
 	}
 	r, err := g.open()
 	if err != nil {
@@ -244,6 +258,29 @@ func runDiffConflicts(c *cobra.Command, g *globalOptions, o diffOptions, revs, p
 	if err != nil {
 		return err
 	}
+	if o.format != "png" {
+		if err := writeConflicts(g, o, rep, m); err != nil {
+			return err
+		}
+	}
+	if o.png != "" && len(m.Files) == 0 {
+		g.say("nothing is conflicted: %s not written\n", o.png)
+	}
+	if o.png != "" && len(m.Files) > 0 {
+		note, err := writeDiffPNG(ctx, o.png, m, diffRasters(r))
+		if err != nil {
+			return err
+		}
+		g.say("--png: %s; wrote %s\n", note, o.png)
+	}
+	if o.exitCode && rep.Count() > 0 {
+		return silentError{errDifferences}
+	}
+	return nil
+}
+
+// writeConflicts writes rep (m its map) in o.format to o.output.
+func writeConflicts(g *globalOptions, o diffOptions, rep *diff.ConflictReport, m *diff.Result) error {
 	out, done, err := diffOutput(g, o.output)
 	if err != nil {
 		return err
@@ -262,20 +299,7 @@ func runDiffConflicts(c *cobra.Command, g *globalOptions, o diffOptions, revs, p
 	default:
 		err = diffview.ConflictText(out, rep)
 	}
-	if err = done(err); err != nil {
-		return err
-	}
-	if o.png != "" && len(m.Files) > 0 {
-		note, err := writeDiffPNG(ctx, o.png, m, diffRasters(r))
-		if err != nil {
-			return err
-		}
-		g.say("--png: %s; wrote %s\n", note, o.png)
-	}
-	if o.exitCode && rep.Count() > 0 {
-		return silentError{errDifferences}
-	}
-	return nil
+	return done(err)
 }
 
 // writeDiffPNG draws res into the PNG file name (see diffview.PNG).

@@ -31,7 +31,7 @@ func delegateToGDAL(args []string) {
 	// reprojected to lon/lat with GDAL.
 	needs := args[1] == "normalize" ||
 		args[1] == "diff" && slices.ContainsFunc(args[2:], func(a string) bool {
-			return png(a) || a == "geojson" || a == "--format=geojson" ||
+			return png(a) || a == "geojson" || a == "--format=geojson" || a == "png" || a == "--format=png" ||
 				a == "--stats" // tiles chunkvc cannot decode (JPEG, WebP…) are read with GDAL
 		})
 	if !needs {

@@ -86,6 +86,16 @@ func TestDiffConflicts(t *testing.T) {
 	if n := magentaPixels(t, pngFile); n == 0 {
 		t.Fatal("--png drew no conflicted tile in magenta")
 	}
+	alone := r.path("alone.png")
+	if res := r.run(binary, "diff", "--conflicts", "--format", "png", "-o", alone); res.code != 0 || res.stdout != "" {
+		t.Fatalf("diff --conflicts --format png: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if n := magentaPixels(t, alone); n == 0 {
+		t.Fatal("--format png drew no conflicted tile in magenta")
+	}
+	if res := r.run(binary, "diff", "--conflicts", "--format", "png"); res.code != exitUsage {
+		t.Fatalf("--format png without -o: exit %d, want a usage error", res.code)
+	}
 	if res := r.run(binary, "diff", "--conflicts", "HEAD"); res.code != exitUsage {
 		t.Fatalf("diff --conflicts HEAD: exit %d, want a usage error\n%s", res.code, res.stderr)
 	}

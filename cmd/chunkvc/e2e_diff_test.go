@@ -476,6 +476,15 @@ func TestDiffCOGEdit(t *testing.T) {
 	if n := markedPixels(img, image.Rect(440, 440, 520, 520)); n < 200 {
 		t.Fatalf("%d marked pixels on the changed tile", n)
 	}
+	alone := filepath.Join(t.TempDir(), "alone.png")
+	if out := r.dv(bin, 0, "diff", "HEAD~1", "HEAD", "--format", "png", "-o", alone, "-q"); out != "" {
+		t.Fatalf("--format png printed %q", out)
+	}
+	want, errA := os.ReadFile(pngName)
+	got, errB := os.ReadFile(alone)
+	if errA != nil || errB != nil || !bytes.Equal(want, got) {
+		t.Fatalf("--format png -o wrote %d bytes, --png %d: not the same picture", len(got), len(want))
+	}
 
 	raw := r.git("diff", "--no-textconv", "HEAD~1", "HEAD", "--", ".chunkvc/manifests/dem.tif")
 	lines := strings.Count(raw, "\n")
