@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -186,6 +187,17 @@ func TestMergeCommandZarrDataset(t *testing.T) {
 	res := r.run(binary, "merge", "clash")
 	if res.code != exitFailure || !strings.Contains(res.stdout, "t2m/0.0.0") {
 		t.Fatalf("merge of the same chunk: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	conflicts := r.cv("diff", "--conflicts", "--json")
+	var rep struct {
+		Files []struct {
+			Path      string                 `json:"path"`
+			Conflicts []struct{ Key string } `json:"conflicts"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(conflicts), &rep); err != nil || len(rep.Files) != 1 || rep.Files[0].Path != "cube.zarr" ||
+		len(rep.Files[0].Conflicts) != 1 || rep.Files[0].Conflicts[0].Key != "t2m/0.0.0" {
+		t.Fatalf("diff --conflicts of the dataset: %v\n%s", err, conflicts)
 	}
 	r.git("merge", "--abort")
 	sameTree(t, "store after git merge --abort", listing(t, want), listing(t, cube))
