@@ -82,7 +82,7 @@ type Store struct {
 	client    *container.Client
 	opt       Options
 	pol       *retry.Policy // retries, connection slots, and their count
-	packs     *packstore.Packs
+	*packstore.Packs
 }
 
 var (
@@ -189,8 +189,8 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("open azure store %s: %w", s.url, err)
 	}
 	s.client, s.endpoint = client, endpoint
-	s.packs = packstore.New(packstore.Config{
-		Backend: backend{s}, Loose: loose{s}, Prefix: s.prefix,
+	s.Packs = packstore.New(packstore.Config{
+		Backend: backend{s}, Loose: packstore.Loose{Put: s.putLoose, Stat: s.statLoose, Get: s.getLoose, List: s.listLoose, Key: s.key}, Prefix: s.prefix,
 		Name: "azure store " + s.url + " at " + endpoint, Connections: opt.Connections, RetryTime: opt.RetryTime,
 	})
 	if err := s.checkContainer(ctx); err != nil {

@@ -32,7 +32,7 @@ var octets = blob.HTTPHeaders{BlobContentType: to.Ptr("application/octet-stream"
 // its bytes. The blob is visible only once complete. An object the Store
 // knows to be packed is not stored again.
 func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
-	return s.packs.Put(ctx, id, data)
+	return s.Packs.Put(ctx, id, data)
 }
 
 // putLoose is Put of a loose object; it reports whether it stored it.
@@ -119,7 +119,7 @@ func blockID(i int) string {
 // Stat returns the size and age of object id: from the pack indexes if it
 // is packed (Modified is then its pack's), else from its loose blob.
 func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
-	return s.packs.Stat(ctx, id)
+	return s.Packs.Stat(ctx, id)
 }
 
 // statLoose is Stat of the loose object.
@@ -171,10 +171,10 @@ func deref[T any](p *T) T {
 // which the service counts as a change (Last-Modified); the bytes stay. A
 // packed object's pack is touched, all its objects with it.
 func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
-	if _, err := s.packs.Stat(ctx, id); err != nil {
+	if _, err := s.Packs.Stat(ctx, id); err != nil {
 		return fmt.Errorf("touch: %w", err)
 	}
-	key, packed := s.packs.PackOf(id)
+	key, packed := s.Packs.PackOf(id)
 	if !packed {
 		key = s.key(id)
 	}
@@ -192,7 +192,7 @@ func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
 		if err != nil {
 			return s.failedAt("touch", id, key, err)
 		}
-		s.packs.Touched(id, info.Modified)
+		s.Packs.Touched(id, info.Modified)
 	}
 	return nil
 }
@@ -220,7 +220,7 @@ func (s *Store) deleteKey(ctx context.Context, key string) error {
 // paged; a page that fails is fetched again, so every object is reported
 // once. It fails, naming them, while a pack index cannot be used.
 func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
-	return s.packs.List(ctx, fn)
+	return s.Packs.List(ctx, fn)
 }
 
 // listLoose is List of the loose objects.

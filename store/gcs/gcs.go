@@ -90,7 +90,7 @@ type Store struct {
 	bkt      *storage.BucketHandle
 	opt      Options
 	pol      *retry.Policy // connection slots, the retries of reads and their count (the SDK retries its other requests itself)
-	packs    *packstore.Packs
+	*packstore.Packs
 }
 
 // Retries is store.RetryCounter: the reads this store resumed (the SDK's
@@ -252,8 +252,8 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	if prefix != "" {
 		s.prefix = prefix + "/"
 	}
-	s.packs = packstore.New(packstore.Config{
-		Backend: backend{s}, Loose: loose{s}, Prefix: s.prefix,
+	s.Packs = packstore.New(packstore.Config{
+		Backend: backend{s}, Loose: packstore.Loose{Put: s.putLoose, Stat: s.statLoose, Get: s.getLoose, List: s.listLoose, Key: s.key}, Prefix: s.prefix,
 		Name: "gcs store " + url + " at " + endpoint, Connections: opt.Connections, RetryTime: opt.RetryTime,
 	})
 	if err := s.checkBucket(ctx, project); err != nil {

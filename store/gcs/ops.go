@@ -26,7 +26,7 @@ func rangeError(off, length, size int64) error {
 // after it returns. An object the Store knows to be packed is not stored
 // again.
 func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
-	return s.packs.Put(ctx, id, data)
+	return s.Packs.Put(ctx, id, data)
 }
 
 // putLoose is Put of a loose object; it reports whether it stored it.
@@ -118,7 +118,7 @@ func (s *Store) writeOnce(ctx context.Context, key string, cond storage.Conditio
 // Stat returns the size and age of object id: from the pack indexes if it
 // is packed (Modified is then its pack's), else from its loose object.
 func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
-	return s.packs.Stat(ctx, id)
+	return s.Packs.Stat(ctx, id)
 }
 
 // statLoose is Stat of the loose object.
@@ -146,7 +146,7 @@ func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
 // SDK retries a failed page, so every object is reported once. It fails,
 // naming them, while a pack index cannot be used.
 func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
-	return s.packs.List(ctx, fn)
+	return s.Packs.List(ctx, fn)
 }
 
 // listLoose is List of the loose objects.

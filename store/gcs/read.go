@@ -28,7 +28,7 @@ import (
 // neither packed nor loose is looked for in packs committed since the
 // indexes were loaded.
 func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
-	return s.packs.Get(ctx, id, off, length)
+	return s.Packs.Get(ctx, id, off, length)
 }
 
 // getLoose is Get of the loose object.

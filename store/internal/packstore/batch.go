@@ -16,13 +16,21 @@ import (
 	"github.com/chunkvc/chunkvc/store/internal/zcodec"
 )
 
-// Pack limits; variables so that tests can shrink them.
-var (
-	// packMax: a batch starts a new pack once one reaches this size.
-	packMax int64 = 64 << 20
+// Pack limits.
+const (
+	// DefaultPackMax: a batch starts a new pack once one reaches this size.
+	DefaultPackMax = 64 << 20
 	// packMaxObject: larger objects are stored loose.
 	packMaxObject = 4 << 20
 )
+
+// packMax is the size at which a batch starts a new pack.
+func (s *Packs) packMax() int64 {
+	if s.cfg.PackMax != nil {
+		return s.cfg.PackMax()
+	}
+	return DefaultPackMax
+}
 
 // Batch starts a batch that appends objects to temp pack files in
 // os.TempDir() and uploads and indexes each pack, in the background, once
@@ -92,7 +100,7 @@ var errTooMany = errors.New("too many loose objects")
 // else nil.
 func (s *Packs) looseIDs(ctx context.Context, max int) (map[hashing.ID]bool, error) {
 	ids := make(map[hashing.ID]bool)
-	err := s.cfg.Loose.ListLoose(ctx, func(info store.Info) error {
+	err := s.cfg.Loose.List(ctx, func(info store.Info) error {
 		if len(ids) >= max {
 			ids = nil
 			return errTooMany
@@ -123,7 +131,7 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.I
 		return false, nil
 	}
 	if len(data) > packMaxObject {
-		added, err := b.s.cfg.Loose.PutLoose(ctx, id, data)
+		added, err := b.s.cfg.Loose.Put(ctx, id, data)
 		if err != nil {
 			return false, b.fail(err)
 		}
@@ -183,7 +191,7 @@ func (b *batch) fail(err error) error {
 // many packs are still to be uploaded). It returns where to write the
 // bytes; the caller calls tp.writes.Done once they are written.
 func (b *batch) reserve(ctx context.Context, e packidx.Entry) (*tmpPack, int64, error) {
-	n := e.Stored
+	n, packMax := e.Stored, b.s.packMax()
 	for {
 		b.mu.Lock()
 		if b.done {

@@ -37,7 +37,7 @@ func (s *Packs) Put(ctx context.Context, id hashing.ID, data []byte) error {
 	if s.Has(id) {
 		return nil
 	}
-	_, err := s.cfg.Loose.PutLoose(ctx, id, data)
+	_, err := s.cfg.Loose.Put(ctx, id, data)
 	return err
 }
 
@@ -53,7 +53,7 @@ func (s *Packs) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 	if ok {
 		return s.info(r), nil
 	}
-	info, err := s.cfg.Loose.StatLoose(ctx, id)
+	info, err := s.cfg.Loose.Stat(ctx, id)
 	if !errors.Is(err, store.ErrNotFound) {
 		return info, err
 	}
@@ -90,7 +90,7 @@ func (s *Packs) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 	if ok {
 		return s.getPacked(ctx, id, r, off, length, true)
 	}
-	rc, err := s.cfg.Loose.GetLoose(ctx, id, off, length)
+	rc, err := s.cfg.Loose.Get(ctx, id, off, length)
 	if !errors.Is(err, store.ErrNotFound) {
 		return rc, err
 	}
@@ -143,7 +143,7 @@ func (s *Packs) getPacked(ctx context.Context, id hashing.ID, r packset.Ref, off
 	if r, _, ok := s.lookup(id); ok {
 		return s.getPacked(ctx, id, r, off, length, false)
 	}
-	return s.cfg.Loose.GetLoose(ctx, id, off, length)
+	return s.cfg.Loose.Get(ctx, id, off, length)
 }
 
 // decoded reads compressed entry e from rd and returns bytes off..off+n of
@@ -182,7 +182,7 @@ func (s *Packs) List(ctx context.Context, fn func(store.Info) error) error {
 			packed[e.ID] = true
 		}
 	}
-	err := s.cfg.Loose.ListLoose(ctx, func(info store.Info) error {
+	err := s.cfg.Loose.List(ctx, func(info store.Info) error {
 		if packed[info.ID] {
 			return nil
 		}
@@ -270,7 +270,7 @@ func (s *Packs) StatMany(ctx context.Context, ids []hashing.ID, fn func(id hashi
 				if r, _, ok := s.lookup(ids[i]); ok {
 					res.info = s.info(r)
 				} else {
-					res.info, res.err = s.cfg.Loose.StatLoose(ctx, ids[i])
+					res.info, res.err = s.cfg.Loose.Stat(ctx, ids[i])
 				}
 				select {
 				case results <- res:

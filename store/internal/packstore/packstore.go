@@ -50,18 +50,18 @@ type Backend interface {
 }
 
 // Loose is the store's own one-object-per-chunk operations.
-type Loose interface {
-	// PutLoose stores data under id unless an object of its size is
-	// there; it reports whether it stored it.
-	PutLoose(ctx context.Context, id hashing.ID, data []byte) (bool, error)
-	// StatLoose is store.Store's Stat of the loose object.
-	StatLoose(ctx context.Context, id hashing.ID) (store.Info, error)
-	// GetLoose is store.Store's Get of the loose object.
-	GetLoose(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error)
-	// ListLoose is store.Store's List of the loose objects.
-	ListLoose(ctx context.Context, fn func(store.Info) error) error
-	// LooseKey is the key of id's loose object.
-	LooseKey(id hashing.ID) string
+type Loose struct {
+	// Put stores data under id unless an object of its size is there; it
+	// reports whether it stored it.
+	Put func(ctx context.Context, id hashing.ID, data []byte) (bool, error)
+	// Stat is store.Store's Stat of the loose object.
+	Stat func(ctx context.Context, id hashing.ID) (store.Info, error)
+	// Get is store.Store's Get of the loose object.
+	Get func(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error)
+	// List is store.Store's List of the loose objects.
+	List func(ctx context.Context, fn func(store.Info) error) error
+	// Key is the key of id's loose object.
+	Key func(id hashing.ID) string
 }
 
 // Config describes a store to New.
@@ -76,6 +76,9 @@ type Config struct {
 	Connections int
 	// RetryTime bounds the clean-up after a failed batch.
 	RetryTime time.Duration
+	// PackMax, when set, returns the size at which a batch starts a new
+	// pack (default DefaultPackMax); tests shrink it.
+	PackMax func() int64
 }
 
 // packDir is the key segment under the prefix that holds packs and their
@@ -86,7 +89,9 @@ const packDir = "packs/"
 const maxIndexObject = 256 << 20
 
 // Packs is what a store knows of the packs under its prefix. It is safe
-// for concurrent use.
+// for concurrent use. A store embeds it, which gives the store Batch,
+// DeleteMany, Sweep, StatMany and HasMany; its Put, Stat, Get and List
+// are the store's, loose and packed objects alike.
 type Packs struct {
 	cfg Config
 	b   Backend
@@ -130,6 +135,22 @@ func (s *Packs) lookup(id hashing.ID) (packset.Ref, uint64, bool) {
 	defer s.mu.RUnlock()
 	r, ok := s.set.Lookup(id)
 	return r, s.started, ok
+}
+
+// Lookup returns where id is packed, as far as s knows without a request.
+func (s *Packs) Lookup(id hashing.ID) (packset.Ref, bool) {
+	r, _, ok := s.lookup(id)
+	return r, ok
+}
+
+// Load loads the pack indexes unless that was done already.
+func (s *Packs) Load(ctx context.Context) error { return s.load(ctx) }
+
+// Loaded reports whether s has loaded the pack indexes at least once.
+func (s *Packs) Loaded() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.done > 0
 }
 
 // Has reports whether id is packed, as far as s knows without a request.

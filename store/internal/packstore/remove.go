@@ -76,7 +76,7 @@ func (s *Packs) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 	}
 	keys := make([]string, 0, len(ids))
 	for _, id := range ids {
-		keys = append(keys, s.cfg.Loose.LooseKey(id))
+		keys = append(keys, s.cfg.Loose.Key(id))
 	}
 	if err := s.b.Delete(ctx, keys); err != nil {
 		return fmt.Errorf("delete objects: %w", err)
