@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store/internal/packstore"
@@ -47,17 +46,12 @@ func (b backend) Stat(ctx context.Context, key string) (packstore.Object, error)
 
 // Delete removes blobs, up to Connections() at once.
 func (b backend) Delete(ctx context.Context, keys []string) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(b.s.opt.Connections)
-	for _, k := range keys {
-		g.Go(func() error {
-			if err := b.s.deleteKey(gctx, k); err != nil {
-				return fmt.Errorf("delete blob %s/%s at %s: %w", b.s.container, k, b.s.endpoint, explain(err))
-			}
-			return nil
-		})
-	}
-	return g.Wait()
+	return packstore.DeleteEach(ctx, keys, b.s.opt.Connections, func(ctx context.Context, k string) error {
+		if err := b.s.deleteKey(ctx, k); err != nil {
+			return fmt.Errorf("delete blob %s/%s at %s: %w", b.s.container, k, b.s.endpoint, explain(err))
+		}
+		return nil
+	})
 }
 
 func (b backend) IsNotFound(err error) bool { return isNotFound(err) }

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"cloud.google.com/go/storage"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/api/iterator"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -87,22 +86,17 @@ func (b backend) Stat(ctx context.Context, key string) (packstore.Object, error)
 
 // Delete removes objects, up to Connections() at once.
 func (b backend) Delete(ctx context.Context, keys []string) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(b.s.opt.Connections)
-	for _, k := range keys {
-		g.Go(func() error {
-			if err := b.s.pol.Acquire(gctx); err != nil {
-				return err
-			}
-			defer b.s.pol.Release()
-			err := b.s.bkt.Object(k).Delete(gctx)
-			if err != nil && !isNotFound(err) {
-				return fmt.Errorf("delete gs://%s/%s at %s: %w", b.s.bucket, k, b.s.endpoint, b.s.pol.GiveUp(err))
-			}
-			return nil
-		})
-	}
-	return g.Wait()
+	return packstore.DeleteEach(ctx, keys, b.s.opt.Connections, func(ctx context.Context, k string) error {
+		if err := b.s.pol.Acquire(ctx); err != nil {
+			return err
+		}
+		defer b.s.pol.Release()
+		err := b.s.bkt.Object(k).Delete(ctx)
+		if err != nil && !isNotFound(err) {
+			return fmt.Errorf("delete gs://%s/%s at %s: %w", b.s.bucket, k, b.s.endpoint, b.s.pol.GiveUp(err))
+		}
+		return nil
+	})
 }
 
 func (b backend) IsNotFound(err error) bool { return isNotFound(err) }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
@@ -386,4 +388,15 @@ func (s *Packs) snapshot() ([]*packset.Pack, [][]bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.set.Snapshot()
+}
+
+// DeleteEach deletes keys one request each, up to n at once, for a
+// Backend whose service has no bulk delete; the first error is returned.
+func DeleteEach(ctx context.Context, keys []string, n int, del func(ctx context.Context, key string) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(n, 1))
+	for _, k := range keys {
+		g.Go(func() error { return del(gctx, k) })
+	}
+	return g.Wait()
 }
