@@ -96,7 +96,7 @@ mkdir -p "$top/docs"
   echo "# Upload to loopback cloud emulators: chunkvc vs rclone"
   echo
   echo "$(date -u +%F), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), each emulator on the same machine; $((bytes >> 20)) MiB of random data in 32 MiB files, the same files for every row."
-  echo "chunkvc cuts them into ~64 KiB content-defined chunks, hashes, uploads (one object per chunk on these stores unless they pack), verifies and commits; rclone copies whole files. Emulators are not the services: these rows compare the two clients against the same server, not the clouds."
+  echo "chunkvc cuts them into ~64 KiB content-defined chunks, hashes, packs them into ~64 MiB pack objects (store/internal/packstore), uploads, verifies and commits; rclone copies whole files. Emulators are not the services: these rows compare the two clients against the same server, not the clouds."
   echo
   echo "| store | tool | seconds | MiB/s | time vs rclone |"
   echo "|---|---|---|---|---|"

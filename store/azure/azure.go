@@ -19,6 +19,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/packstore"
 	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
 
@@ -81,6 +82,7 @@ type Store struct {
 	client    *container.Client
 	opt       Options
 	pol       *retry.Policy // retries, connection slots, and their count
+	*packstore.Packs
 }
 
 var (
@@ -90,6 +92,9 @@ var (
 	_ store.Toucher      = (*Store)(nil)
 	_ store.RetryCounter = (*Store)(nil)
 	_ store.Registry     = (*Store)(nil)
+	_ store.Batcher      = (*Store)(nil)
+	_ store.BulkRemover  = (*Store)(nil)
+	_ store.Sweeper      = (*Store)(nil)
 )
 
 // Schemes are the URL schemes of the store.
@@ -184,6 +189,10 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("open azure store %s: %w", s.url, err)
 	}
 	s.client, s.endpoint = client, endpoint
+	s.Packs = packstore.New(packstore.Config{
+		Backend: backend{s}, Loose: packstore.Loose{Put: s.putLoose, Stat: s.statLoose, Get: s.getLoose, List: s.listLoose, Key: s.key}, Prefix: s.prefix,
+		Name: "azure store " + s.url + " at " + endpoint, Connections: opt.Connections, RetryTime: opt.RetryTime,
+	})
 	if err := s.checkContainer(ctx); err != nil {
 		return nil, err
 	}
@@ -306,10 +315,15 @@ func (s *Store) key(id hashing.ID) string {
 // failed wraps err from op on object id, naming the blob and the endpoint;
 // a missing object also wraps store.ErrNotFound.
 func (s *Store) failed(op string, id hashing.ID, err error) error {
+	return s.failedAt(op, id, s.key(id), err)
+}
+
+// failedAt is failed for an object read from blob key (its pack's).
+func (s *Store) failedAt(op string, id hashing.ID, key string, err error) error {
 	if isNotFound(err) {
-		return fmt.Errorf("%s object %s: %w: no blob %s/%s", op, id.Short(), store.ErrNotFound, s.container, s.key(id))
+		return fmt.Errorf("%s object %s: %w: no blob %s/%s", op, id.Short(), store.ErrNotFound, s.container, key)
 	}
-	return fmt.Errorf("%s object %s (%s/%s at %s): %w", op, id.Short(), s.container, s.key(id), s.endpoint, explain(err))
+	return fmt.Errorf("%s object %s (%s/%s at %s): %w", op, id.Short(), s.container, key, s.endpoint, explain(err))
 }
 
 // newHTTPClient is the HTTP client of a store: connections and answers

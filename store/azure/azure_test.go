@@ -194,3 +194,15 @@ func TestBlocks(t *testing.T) {
 		t.Errorf("get of a missing object: %v", err)
 	}
 }
+
+// The batch, DeleteMany and Sweep cases, on packs of the shared pack
+// layer (store/internal/packstore).
+func TestBatchConformance(t *testing.T) {
+	startAzurite(t)
+	var n atomic.Int64
+	// Packed objects are stored raw or zstd: no footprint, whose checks
+	// expect deltas.
+	storetest.RunBatch(t, func(t *testing.T) store.Store {
+		return open(t, fmt.Sprintf("az://batch/run/%d", n.Add(1)), azure.Options{CreateContainer: true})
+	}, nil)
+}

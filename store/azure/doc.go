@@ -8,6 +8,8 @@
 //
 //	<prefix>/<first two hex digits>/<64 hex digits>   one block blob per object
 //	<prefix>/named/<name>                              named objects (store.Registry)
+//	<prefix>/packs/pack-<hex>.pack and .idx            objects put through a Batch,
+//	                                                   and their index (store/internal/packstore)
 //
 // Objects up to Options.BlockSize go in one Put Blob request; larger ones
 // are staged as blocks of that size and committed with one Put Block List,
@@ -15,7 +17,10 @@
 // Every upload carries the MD5 of its bytes, which the service checks.
 // Reads are ranged GETs that resume where a dropped connection stopped.
 // Blocks staged by an upload that never committed are not blobs: List does
-// not see them and the service discards them after a week.
+// not see them and the service discards them after a week, so Sweep has
+// only packs without an index to remove. Packs, batch existence checks,
+// DeleteMany and Sweep are store/internal/packstore's, over this package's
+// blob operations.
 //
 // Credentials come from the environment, never from the repository, in
 // this order: AZURE_STORAGE_CONNECTION_STRING (its BlobEndpoint, when

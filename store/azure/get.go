@@ -28,7 +28,16 @@ func rangeError(off, length, size int64) error {
 // connection fails or stalls while reading, the reader asks again from
 // where it stopped (with the usual retries); it returns
 // io.ErrUnexpectedEOF rather than fewer bytes than the range holds.
+//
+// A packed object is read with a ranged read of its pack. An object that
+// is neither packed nor loose is looked for in packs committed since the
+// indexes were loaded.
 func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
+	return s.Packs.Get(ctx, id, off, length)
+}
+
+// getLoose is Get of the loose object.
+func (s *Store) getLoose(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
 	if off < 0 {
 		return nil, s.failed("get", id, fmt.Errorf("negative offset %d", off))
 	}
@@ -43,13 +52,20 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 		}
 		return io.NopCloser(strings.NewReader("")), nil
 	}
-	if err := s.pol.Acquire(ctx); err != nil {
-		return nil, s.failed("get", id, err)
-	}
-	r := &reader{s: s, ctx: ctx, id: id, blob: s.client.NewBlobClient(s.key(id)), off: off, end: -1, holding: true}
+	end := int64(-1)
 	if length > 0 {
-		r.end = off + length
+		end = off + length
 	}
+	return s.openRange(ctx, id, s.key(id), off, end)
+}
+
+// openRange returns a reader of [off, end) of blob key (end < 0: to its
+// end), which holds object id; it holds a connection slot.
+func (s *Store) openRange(ctx context.Context, id hashing.ID, key string, off, end int64) (io.ReadCloser, error) {
+	if err := s.pol.Acquire(ctx); err != nil {
+		return nil, s.failedAt("get", id, key, err)
+	}
+	r := &reader{s: s, ctx: ctx, id: id, key: key, blob: s.client.NewBlobClient(key), off: off, end: end, holding: true}
 	if err := r.open(); err != nil {
 		r.finish(err)
 		return nil, err
@@ -63,6 +79,7 @@ type reader struct {
 	s       *Store
 	ctx     context.Context
 	id      hashing.ID
+	key     string // the loose object's blob, or its pack's
 	blob    *blob.Client
 	off     int64 // next byte to read
 	end     int64
@@ -89,20 +106,20 @@ func (r *reader) open() error {
 		return nil
 	}
 	if !isBadRange(lastErr) {
-		return r.s.failed("get", r.id, err)
+		return r.s.failedAt("get", r.id, r.key, err)
 	}
 	// off is at or past the end (or the blob is empty): which?
-	info, err := r.s.statKey(r.ctx, r.s.key(r.id))
+	info, err := r.s.statKey(r.ctx, r.key)
 	switch {
 	case err != nil:
-		return r.s.failed("get", r.id, err)
+		return r.s.failedAt("get", r.id, r.key, err)
 	case r.end < 0 && r.off == info.Size:
 		r.end = r.off // at exactly the end: nothing to read
 		return nil
 	case r.end < 0:
-		return r.s.failed("get", r.id, rangeError(r.off, -1, info.Size))
+		return r.s.failedAt("get", r.id, r.key, rangeError(r.off, -1, info.Size))
 	default:
-		return r.s.failed("get", r.id, rangeError(start, r.end-start, info.Size))
+		return r.s.failedAt("get", r.id, r.key, rangeError(start, r.end-start, info.Size))
 	}
 }
 
@@ -188,7 +205,7 @@ func (r *reader) Read(p []byte) (int, error) {
 			r.fails++
 		}
 		if err := r.s.pol.Resume(r.ctx, err, n, r.fails); err != nil {
-			err = r.s.failed("get", r.id, err)
+			err = r.s.failedAt("get", r.id, r.key, err)
 			r.finish(err)
 			return n, err
 		}

@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -25,7 +26,7 @@ func (s *Store) PutNamed(ctx context.Context, name string, data []byte) error {
 	if len(data) > store.MaxNamed {
 		return fmt.Errorf("put %s in %s: %d bytes is more than %d", name, s.url, len(data), store.MaxNamed)
 	}
-	if err := s.upload(ctx, s.namedKey(name), data); err != nil {
+	if err := s.upload(ctx, s.namedKey(name), bytes.NewReader(data), int64(len(data))); err != nil {
 		return fmt.Errorf("put %s/%s (at %s): %w", s.container, s.namedKey(name), s.endpoint, explain(err))
 	}
 	return nil

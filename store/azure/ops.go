@@ -29,31 +29,41 @@ var octets = blob.HTTPHeaders{BlobContentType: to.Ptr("application/octet-stream"
 // kept as it is (nothing is sent); one of another size is replaced.
 // Objects up to Options.BlockSize go in one Put Blob, larger ones as staged
 // blocks committed by one Put Block List; each request carries the MD5 of
-// its bytes. The blob is visible only once complete.
+// its bytes. The blob is visible only once complete. An object the Store
+// knows to be packed is not stored again.
 func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
+	return s.Packs.Put(ctx, id, data)
+}
+
+// putLoose is Put of a loose object; it reports whether it stored it.
+func (s *Store) putLoose(ctx context.Context, id hashing.ID, data []byte) (bool, error) {
 	key := s.key(id)
 	info, err := s.statKey(ctx, key)
 	if err == nil && info.Size == int64(len(data)) {
-		return nil
+		return false, nil
 	}
 	if err != nil && !isNotFound(err) {
-		return s.failed("put", id, err)
+		return false, s.failed("put", id, err)
 	}
-	if err := s.upload(ctx, key, data); err != nil {
-		return s.failed("put", id, err)
+	if err := s.upload(ctx, key, bytes.NewReader(data), int64(len(data))); err != nil {
+		return false, s.failed("put", id, err)
 	}
-	return nil
+	return true, nil
 }
 
-// upload writes data to blob key, in one request or as staged blocks.
-func (s *Store) upload(ctx context.Context, key string, data []byte) error {
+// upload writes size bytes of r to blob key, in one request or as staged
+// blocks.
+func (s *Store) upload(ctx context.Context, key string, r io.ReaderAt, size int64) error {
 	bc := s.client.NewBlockBlobClient(key)
-	if int64(len(data)) <= s.opt.BlockSize {
-		sum := md5.Sum(data)
+	if size <= s.opt.BlockSize {
+		sum, err := md5Of(r, 0, size)
+		if err != nil {
+			return err
+		}
 		return s.pol.Do(ctx, func(ctx context.Context) error {
-			_, err := bc.Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
+			_, err := bc.Upload(ctx, streaming.NopCloser(io.NewSectionReader(r, 0, size)), &blockblob.UploadOptions{
 				HTTPHeaders:             &octets,
-				TransactionalValidation: blob.TransferValidationTypeMD5(sum[:]),
+				TransactionalValidation: blob.TransferValidationTypeMD5(sum),
 			})
 			return err
 		})
@@ -61,15 +71,18 @@ func (s *Store) upload(ctx context.Context, key string, data []byte) error {
 	var ids []string
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, min(4, s.opt.Connections/2))) // one object leaves slots for others
-	for i, off := 0, int64(0); off < int64(len(data)); i, off = i+1, off+s.opt.BlockSize {
-		block := data[off:min(off+s.opt.BlockSize, int64(len(data)))]
+	for i, off := 0, int64(0); off < size; i, off = i+1, off+s.opt.BlockSize {
+		n := min(s.opt.BlockSize, size-off)
 		bid := blockID(i)
 		ids = append(ids, bid)
 		g.Go(func() error {
-			sum := md5.Sum(block)
-			err := s.pol.Do(gctx, func(ctx context.Context) error {
-				_, err := bc.StageBlock(ctx, bid, streaming.NopCloser(bytes.NewReader(block)), &blockblob.StageBlockOptions{
-					TransactionalValidation: blob.TransferValidationTypeMD5(sum[:]),
+			sum, err := md5Of(r, off, n)
+			if err != nil {
+				return fmt.Errorf("read block %d: %w", i, err)
+			}
+			err = s.pol.Do(gctx, func(ctx context.Context) error {
+				_, err := bc.StageBlock(ctx, bid, streaming.NopCloser(io.NewSectionReader(r, off, n)), &blockblob.StageBlockOptions{
+					TransactionalValidation: blob.TransferValidationTypeMD5(sum),
 				})
 				return err
 			})
@@ -88,14 +101,29 @@ func (s *Store) upload(ctx context.Context, key string, data []byte) error {
 	})
 }
 
+// md5Of returns the MD5 of n bytes of r from off.
+func md5Of(r io.ReaderAt, off, n int64) ([]byte, error) {
+	h := md5.New()
+	if _, err := io.Copy(h, io.NewSectionReader(r, off, n)); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
 // blockID is the ID of block i of a blob: the same length for every block,
 // as the service requires.
 func blockID(i int) string {
 	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "chunkvc-block-%08d", i))
 }
 
-// Stat returns the size and age of object id.
+// Stat returns the size and age of object id: from the pack indexes if it
+// is packed (Modified is then its pack's), else from its loose blob.
 func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
+	return s.Packs.Stat(ctx, id)
+}
+
+// statLoose is Stat of the loose object.
+func (s *Store) statLoose(ctx context.Context, id hashing.ID) (store.Info, error) {
 	info, err := s.statKey(ctx, s.key(id))
 	if err != nil {
 		return store.Info{}, s.failed("stat", id, err)
@@ -139,27 +167,40 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// Touch refreshes the age of object id by setting its metadata, which
-// the service counts as a change (Last-Modified); the bytes stay.
+// Touch refreshes the age of object id by setting its blob's metadata,
+// which the service counts as a change (Last-Modified); the bytes stay. A
+// packed object's pack is touched, all its objects with it.
 func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
-	bc := s.client.NewBlobClient(s.key(id))
+	if _, err := s.Packs.Stat(ctx, id); err != nil {
+		return fmt.Errorf("touch: %w", err)
+	}
+	key, packed := s.Packs.PackOf(id)
+	if !packed {
+		key = s.key(id)
+	}
+	bc := s.client.NewBlobClient(key)
 	stamp := time.Now().UTC().Format(time.RFC3339Nano)
 	err := s.pol.Do(ctx, func(ctx context.Context) error {
 		_, err := bc.SetMetadata(ctx, map[string]*string{"touched": &stamp}, nil)
 		return err
 	})
 	if err != nil {
-		return s.failed("touch", id, err)
+		return s.failedAt("touch", id, key, err)
+	}
+	if packed {
+		info, err := s.statKey(ctx, key)
+		if err != nil {
+			return s.failedAt("touch", id, key, err)
+		}
+		s.Packs.Touched(id, info.Modified)
 	}
 	return nil
 }
 
-// Delete removes object id; a missing object is not an error.
+// Delete removes object id, loose or packed; a missing object is not an
+// error. It is DeleteMany of one object.
 func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
-	if err := s.deleteKey(ctx, s.key(id)); err != nil {
-		return s.failed("delete", id, err)
-	}
-	return nil
+	return s.DeleteMany(ctx, []hashing.ID{id})
 }
 
 // deleteKey removes blob key; a missing blob is not an error.
@@ -174,9 +215,16 @@ func (s *Store) deleteKey(ctx context.Context, key string) error {
 }
 
 // List calls fn for every object under the prefix whose blob name has the
-// <2 hex>/<64 hex> form, skipping other blobs. The listing is paged; a
-// page that fails is fetched again, so every object is reported once.
+// <2 hex>/<64 hex> form, skipping other blobs, then for every packed
+// object (one both loose and packed is reported once). The listing is
+// paged; a page that fails is fetched again, so every object is reported
+// once. It fails, naming them, while a pack index cannot be used.
 func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
+	return s.Packs.List(ctx, fn)
+}
+
+// listLoose is List of the loose objects.
+func (s *Store) listLoose(ctx context.Context, fn func(store.Info) error) error {
 	err := s.listPrefix(ctx, s.prefix, func(b *container.BlobItem) error {
 		id, ok := s.parseKey(deref(b.Name))
 		if !ok {
@@ -237,32 +285,6 @@ func (s *Store) parseKey(key string) (hashing.ID, bool) {
 		return hashing.ID{}, false
 	}
 	return id, true
-}
-
-// HasMany reports which of ids the store holds, with up to Connections()
-// Stats at once. Any failure other than a missing object fails the whole
-// call: an object is never reported missing, or present, by mistake.
-func (s *Store) HasMany(ctx context.Context, ids []hashing.ID) (map[hashing.ID]bool, error) {
-	has := make([]bool, len(ids))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opt.Connections)
-	for i, id := range ids {
-		g.Go(func() (err error) {
-			has[i], err = store.Has(gctx, s, id)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	out := make(map[hashing.ID]bool, len(ids))
-	for i, id := range ids {
-		out[id] = has[i]
-	}
-	return out, nil
 }
 
 // getAll reads blob key whole, failing when it is larger than limit.

@@ -7,8 +7,14 @@
 //
 //	<prefix>/<first two hex digits>/<64 hex digits>   one object per chunk
 //	<prefix>/named/<name>                             named objects (store.Registry)
+//	<prefix>/packs/pack-<hex>.pack and .idx           objects put through a Batch,
+//	                                                  and their index (store/internal/packstore)
 //
-// Listing skips every other key under the prefix. Credentials are Google's
+// Packs, batch existence checks, DeleteMany and Sweep are
+// store/internal/packstore's, over this package's object operations;
+// resumable uploads never finished expire on the service, so Sweep has
+// only packs without an index to remove. Listing skips every other key
+// under the prefix. Credentials are Google's
 // Application Default Credentials: the service-account key file named by
 // GOOGLE_APPLICATION_CREDENTIALS, else gcloud's application-default login,
 // else the metadata server of a Google Cloud machine. When

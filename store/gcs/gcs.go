@@ -18,6 +18,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/packstore"
 	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
 
@@ -89,6 +90,7 @@ type Store struct {
 	bkt      *storage.BucketHandle
 	opt      Options
 	pol      *retry.Policy // connection slots, the retries of reads and their count (the SDK retries its other requests itself)
+	*packstore.Packs
 }
 
 // Retries is store.RetryCounter: the reads this store resumed (the SDK's
@@ -99,6 +101,9 @@ var (
 	_ store.Store        = (*Store)(nil)
 	_ store.BatchStater  = (*Store)(nil)
 	_ store.Connectioner = (*Store)(nil)
+	_ store.Batcher      = (*Store)(nil)
+	_ store.BulkRemover  = (*Store)(nil)
+	_ store.Sweeper      = (*Store)(nil)
 )
 
 // validBucket applies GCS's naming rules: 3-63 bytes (222 with dots, for
@@ -247,6 +252,10 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	if prefix != "" {
 		s.prefix = prefix + "/"
 	}
+	s.Packs = packstore.New(packstore.Config{
+		Backend: backend{s}, Loose: packstore.Loose{Put: s.putLoose, Stat: s.statLoose, Get: s.getLoose, List: s.listLoose, Key: s.key}, Prefix: s.prefix,
+		Name: "gcs store " + url + " at " + endpoint, Connections: opt.Connections, RetryTime: opt.RetryTime,
+	})
 	if err := s.checkBucket(ctx, project); err != nil {
 		_ = client.Close()
 		return nil, err
@@ -305,10 +314,15 @@ func (s *Store) key(id hashing.ID) string {
 // failed wraps err from op on object id, naming the key and the endpoint;
 // a missing object also wraps store.ErrNotFound.
 func (s *Store) failed(op string, id hashing.ID, err error) error {
+	return s.failedAt(op, id, s.key(id), err)
+}
+
+// failedAt is failed for an object read from key (its pack's).
+func (s *Store) failedAt(op string, id hashing.ID, key string, err error) error {
 	if isNotFound(err) {
-		return fmt.Errorf("%s object %s: %w: no gs://%s/%s", op, id.Short(), store.ErrNotFound, s.bucket, s.key(id))
+		return fmt.Errorf("%s object %s: %w: no gs://%s/%s", op, id.Short(), store.ErrNotFound, s.bucket, key)
 	}
-	return fmt.Errorf("%s object %s (gs://%s/%s at %s): %w", op, id.Short(), s.bucket, s.key(id), s.endpoint, s.pol.GiveUp(err))
+	return fmt.Errorf("%s object %s (gs://%s/%s at %s): %w", op, id.Short(), s.bucket, key, s.endpoint, s.pol.GiveUp(err))
 }
 
 // testHookTransport, when set by a test, wraps every new store's transport.

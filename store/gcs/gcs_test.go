@@ -51,3 +51,15 @@ func TestConformance(t *testing.T) {
 		return open(t, url, gcs.Options{CreateBucket: true})
 	})
 }
+
+// The batch, DeleteMany and Sweep cases, on packs of the shared pack
+// layer (store/internal/packstore).
+func TestBatchConformance(t *testing.T) {
+	startEmulator(t)
+	var n atomic.Int64
+	// Packed objects are stored raw or zstd: no footprint, whose checks
+	// expect deltas.
+	storetest.RunBatch(t, func(t *testing.T) store.Store {
+		return open(t, fmt.Sprintf("gs://batch/run/%d", n.Add(1)), gcs.Options{CreateBucket: true})
+	}, nil)
+}

@@ -1,6 +1,7 @@
 package gcs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/crc32"
@@ -21,8 +22,14 @@ var _ store.Registry = (*Store)(nil)
 
 func (s *Store) namedKey(name string) string { return s.prefix + namedDir + name }
 
-// crc32c is the checksum GCS verifies on upload.
-func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+// crc32cOf returns the CRC32C of size bytes of r.
+func crc32cOf(r io.ReaderAt, size int64) (uint32, error) {
+	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	if _, err := io.Copy(h, io.NewSectionReader(r, 0, size)); err != nil {
+		return 0, err
+	}
+	return h.Sum32(), nil
+}
 
 // PutNamed stores data under name with one upload, which GCS makes
 // visible whole.
@@ -38,7 +45,7 @@ func (s *Store) PutNamed(ctx context.Context, name string, data []byte) error {
 	}
 	defer s.pol.Release()
 	// No precondition: a replace that is retried writes the same bytes.
-	if err := s.write(ctx, s.namedKey(name), storage.Conditions{}, data); err != nil {
+	if err := s.write(ctx, s.namedKey(name), storage.Conditions{}, bytes.NewReader(data), int64(len(data))); err != nil {
 		return fmt.Errorf("put gs://%s/%s (at %s): %w", s.bucket, s.namedKey(name), s.endpoint, s.pol.GiveUp(err))
 	}
 	return nil

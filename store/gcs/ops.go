@@ -1,14 +1,14 @@
 package gcs
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
-	"sync"
 
 	"cloud.google.com/go/storage"
-	"golang.org/x/sync/errgroup"
 	"google.golang.org/api/iterator"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -23,28 +23,34 @@ func rangeError(off, length, size int64) error {
 // Put stores data under id. An object already there with the same size is
 // kept as it is (nothing is sent); one of another size is replaced. The
 // object becomes visible only once complete, and Put does not keep data
-// after it returns.
+// after it returns. An object the Store knows to be packed is not stored
+// again.
 func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
+	return s.Packs.Put(ctx, id, data)
+}
+
+// putLoose is Put of a loose object; it reports whether it stored it.
+func (s *Store) putLoose(ctx context.Context, id hashing.ID, data []byte) (bool, error) {
 	if err := s.pol.Acquire(ctx); err != nil {
-		return s.failed("put", id, err)
+		return false, s.failed("put", id, err)
 	}
 	defer s.pol.Release()
 	key := s.key(id)
 	attrs, err := s.bkt.Object(key).Attrs(ctx)
 	switch {
 	case err == nil && attrs.Size == int64(len(data)):
-		return nil
+		return false, nil
 	case err != nil && !isNotFound(err):
-		return s.failed("put", id, err)
+		return false, s.failed("put", id, err)
 	}
 	cond := storage.Conditions{DoesNotExist: true}
 	if err == nil {
 		cond = storage.Conditions{GenerationMatch: attrs.Generation}
 	}
-	if err := s.write(ctx, key, cond, data); err != nil {
-		return s.failed("put", id, err)
+	if err := s.write(ctx, key, cond, bytes.NewReader(data), int64(len(data))); err != nil {
+		return false, s.failed("put", id, err)
 	}
-	return nil
+	return true, nil
 }
 
 // write uploads data to key under cond: one request up to ChunkSize, a
@@ -54,15 +60,18 @@ func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
 // server says it stored is checked against data (size and CRC32C): a
 // server that took a resent chunk twice (fake-gcs-server does, when the
 // answer to a chunk was lost) has its object deleted and written again.
-func (s *Store) write(ctx context.Context, key string, cond storage.Conditions, data []byte) error {
-	want := crc32c(data)
+func (s *Store) write(ctx context.Context, key string, cond storage.Conditions, data io.ReaderAt, size int64) error {
+	want, err := crc32cOf(data, size)
+	if err != nil {
+		return err
+	}
 	for attempt := 1; ; attempt++ {
-		attrs, err := s.writeOnce(ctx, key, cond, data, want)
-		if err != nil || attrs == nil || attrs.Size == int64(len(data)) && attrs.CRC32C == want {
+		attrs, err := s.writeOnce(ctx, key, cond, data, size, want)
+		if err != nil || attrs == nil || attrs.Size == size && attrs.CRC32C == want {
 			return err
 		}
 		bad := fmt.Errorf("%w: server stored %d bytes with crc32c %08x, sent %d bytes with %08x",
-			store.ErrCorrupt, attrs.Size, attrs.CRC32C, len(data), want)
+			store.ErrCorrupt, attrs.Size, attrs.CRC32C, size, want)
 		derr := s.bkt.Object(key).If(storage.Conditions{GenerationMatch: attrs.Generation}).Delete(ctx)
 		if derr != nil && !isNotFound(derr) && code(derr) != http.StatusPreconditionFailed {
 			return fmt.Errorf("%w; deleting it: %w", bad, derr)
@@ -78,7 +87,7 @@ func (s *Store) write(ctx context.Context, key string, cond storage.Conditions, 
 
 // writeOnce is one upload of write; it returns the stored object's
 // attributes, nil when a DoesNotExist precondition failed.
-func (s *Store) writeOnce(ctx context.Context, key string, cond storage.Conditions, data []byte, crc uint32) (*storage.ObjectAttrs, error) {
+func (s *Store) writeOnce(ctx context.Context, key string, cond storage.Conditions, data io.ReaderAt, size int64, crc uint32) (*storage.ObjectAttrs, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // a Writer not closed is aborted by its context
 	obj := s.bkt.Object(key)
@@ -87,12 +96,12 @@ func (s *Store) writeOnce(ctx context.Context, key string, cond storage.Conditio
 	}
 	w := obj.NewWriter(ctx)
 	// A chunk as large as the object, not more: the Writer buffers a chunk.
-	w.ChunkSize = min(s.opt.ChunkSize, roundChunk(len(data)))
+	w.ChunkSize = int(min(int64(s.opt.ChunkSize), int64(roundChunk(int(size)))))
 	w.ChunkRetryDeadline = s.opt.RetryTime
 	w.ContentType = "application/octet-stream"
 	w.SendCRC32C = true
 	w.CRC32C = crc
-	if _, err := w.Write(data); err != nil {
+	if _, err := io.Copy(w, io.NewSectionReader(data, 0, size)); err != nil {
 		_ = w.Close()
 		return nil, err
 	}
@@ -106,8 +115,14 @@ func (s *Store) writeOnce(ctx context.Context, key string, cond storage.Conditio
 	return w.Attrs(), nil
 }
 
-// Stat returns the size and age of object id.
+// Stat returns the size and age of object id: from the pack indexes if it
+// is packed (Modified is then its pack's), else from its loose object.
 func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
+	return s.Packs.Stat(ctx, id)
+}
+
+// statLoose is Stat of the loose object.
+func (s *Store) statLoose(ctx context.Context, id hashing.ID) (store.Info, error) {
 	if err := s.pol.Acquire(ctx); err != nil {
 		return store.Info{}, s.failed("stat", id, err)
 	}
@@ -119,23 +134,23 @@ func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
 	return store.Info{ID: id, Size: attrs.Size, Modified: attrs.Updated}, nil
 }
 
-// Delete removes object id; a missing object is not an error.
+// Delete removes object id, loose or packed; a missing object is not an
+// error. It is DeleteMany of one object.
 func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
-	if err := s.pol.Acquire(ctx); err != nil {
-		return s.failed("delete", id, err)
-	}
-	defer s.pol.Release()
-	err := s.bkt.Object(s.key(id)).Delete(ctx)
-	if err != nil && !isNotFound(err) {
-		return s.failed("delete", id, err)
-	}
-	return nil
+	return s.DeleteMany(ctx, []hashing.ID{id})
 }
 
 // List calls fn for every object under the prefix whose key has the
-// <2 hex>/<64 hex> form, skipping other keys. The listing is paged; the
-// SDK retries a failed page, so every object is reported once.
+// <2 hex>/<64 hex> form, skipping other keys, then for every packed object
+// (one both loose and packed is reported once). The listing is paged; the
+// SDK retries a failed page, so every object is reported once. It fails,
+// naming them, while a pack index cannot be used.
 func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
+	return s.Packs.List(ctx, fn)
+}
+
+// listLoose is List of the loose objects.
+func (s *Store) listLoose(ctx context.Context, fn func(store.Info) error) error {
 	q := &storage.Query{Prefix: s.prefix}
 	if err := q.SetAttrSelection([]string{"Name", "Size", "Updated"}); err != nil {
 		return fmt.Errorf("list gcs store %s: %w", s.url, err)
@@ -170,39 +185,4 @@ func (s *Store) parseKey(key string) (hashing.ID, bool) {
 		return hashing.ID{}, false
 	}
 	return id, true
-}
-
-// HasMany reports which of ids the store holds, with one metadata request
-// per distinct id, Connections() at a time. Any failure other than a
-// missing object fails the call.
-func (s *Store) HasMany(ctx context.Context, ids []hashing.ID) (map[hashing.ID]bool, error) {
-	out := make(map[hashing.ID]bool, len(ids))
-	distinct := make([]hashing.ID, 0, len(ids))
-	for _, id := range ids {
-		if _, dup := out[id]; !dup {
-			out[id] = false
-			distinct = append(distinct, id)
-		}
-	}
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opt.Connections)
-	for _, id := range distinct {
-		g.Go(func() error {
-			ok, err := store.Has(gctx, s, id)
-			if ok {
-				mu.Lock()
-				out[id] = true
-				mu.Unlock()
-			}
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

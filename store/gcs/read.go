@@ -23,33 +23,50 @@ import (
 // stopped, with backoff, until Options.Retries reopenings in a row brought
 // nothing; the reader returns an error rather than fewer bytes than the
 // range holds.
+//
+// A packed object is read with a ranged GET of its pack. An object that is
+// neither packed nor loose is looked for in packs committed since the
+// indexes were loaded.
 func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
+	return s.Packs.Get(ctx, id, off, length)
+}
+
+// getLoose is Get of the loose object.
+func (s *Store) getLoose(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
+	end := int64(-1)
+	if length > 0 {
+		end = off + length
+	}
+	return s.openRange(ctx, id, s.key(id), off, end, length)
+}
+
+// openRange returns a reader of [off, end) of object key (end < 0: to its
+// end), which holds object id; length is what the caller asked for (0:
+// nothing, the object must exist and off be within it).
+func (s *Store) openRange(ctx context.Context, id hashing.ID, key string, off, end, length int64) (io.ReadCloser, error) {
 	if off < 0 {
-		return nil, s.failed("get", id, fmt.Errorf("negative offset %d", off))
+		return nil, s.failedAt("get", id, key, fmt.Errorf("negative offset %d", off))
 	}
 	if err := s.pol.Acquire(ctx); err != nil {
-		return nil, s.failed("get", id, err)
+		return nil, s.failedAt("get", id, key, err)
 	}
 	if length == 0 {
 		// Nothing to read; the object must exist and off be within it.
-		return s.emptyRange(ctx, id, off, length)
+		return s.emptyRange(ctx, id, key, off, length)
 	}
 	// The SDK reopens a broken read by itself, without backoff or bound
 	// (a server that cuts every answer short is asked again at once,
 	// forever): the reader does it instead.
 	budget := &readBudget{limit: int64(s.opt.Retries)}
-	r := &reader{s: s, ctx: context.WithValue(ctx, budgetKey{}, budget), budget: budget, id: id, off: off, end: -1,
-		obj: s.bkt.Object(s.key(id)).Retryer(storage.WithPolicy(storage.RetryNever))}
-	if length > 0 {
-		r.end = off + length
-	}
+	r := &reader{s: s, ctx: context.WithValue(ctx, budgetKey{}, budget), budget: budget, id: id, key: key, off: off, end: end,
+		obj: s.bkt.Object(key).Retryer(storage.WithPolicy(storage.RetryNever))}
 	err := r.open()
 	if code(err) == http.StatusRequestedRangeNotSatisfiable {
-		return s.emptyRange(ctx, id, off, length)
+		return s.emptyRange(ctx, id, key, off, length)
 	}
 	if err != nil {
 		s.pol.Release()
-		return nil, s.failed("get", id, err)
+		return nil, s.failedAt("get", id, key, err)
 	}
 	return r, nil
 }
@@ -58,14 +75,14 @@ func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.R
 // that asks for nothing: an empty reader when off is at most the object's
 // size (a length < 0 to the end, or 0), else a range error. It releases
 // the caller's connection slot.
-func (s *Store) emptyRange(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
+func (s *Store) emptyRange(ctx context.Context, id hashing.ID, key string, off, length int64) (io.ReadCloser, error) {
 	defer s.pol.Release()
-	attrs, err := s.bkt.Object(s.key(id)).Attrs(ctx)
+	attrs, err := s.bkt.Object(key).Attrs(ctx)
 	switch {
 	case err != nil:
-		return nil, s.failed("get", id, err)
+		return nil, s.failedAt("get", id, key, err)
 	case off > attrs.Size || length > 0:
-		return nil, s.failed("get", id, rangeError(off, length, attrs.Size))
+		return nil, s.failedAt("get", id, key, rangeError(off, length, attrs.Size))
 	}
 	return io.NopCloser(strings.NewReader("")), nil
 }
@@ -78,6 +95,7 @@ type reader struct {
 	ctx    context.Context // carries budget
 	budget *readBudget
 	id     hashing.ID
+	key    string                // the loose object's, or its pack's
 	obj    *storage.ObjectHandle // without SDK retries
 	off    int64                 // next byte to read
 	end    int64
@@ -131,7 +149,7 @@ func (r *reader) Read(p []byte) (int, error) {
 		}
 		if r.body == nil {
 			if err := r.open(); err != nil {
-				err = r.s.failed("get", r.id, err)
+				err = r.s.failedAt("get", r.id, r.key, err)
 				r.finish(err)
 				return 0, err
 			}
@@ -158,7 +176,7 @@ func (r *reader) Read(p []byte) (int, error) {
 			r.fails++
 		}
 		if err := r.s.pol.Resume(r.ctx, err, n, r.fails); err != nil {
-			err = r.s.failed("get", r.id, err)
+			err = r.s.failedAt("get", r.id, r.key, err)
 			r.finish(err)
 			return n, err
 		}

@@ -223,7 +223,7 @@ func TestGetResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Load the pack indexes (a LIST, itself a GET) before breaking answers.
-	if err := s.loadPacks(ctx); err != nil {
+	if err := s.Packs.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
 	br.left.Store(2)

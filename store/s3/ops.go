@@ -15,10 +15,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
-	"github.com/chunkvc/chunkvc/store/internal/packidx"
-	"github.com/chunkvc/chunkvc/store/internal/packset"
 	"github.com/chunkvc/chunkvc/store/internal/retry"
-	"github.com/chunkvc/chunkvc/store/internal/zcodec"
 )
 
 // isNotFound reports whether err is S3's answer for a missing object.
@@ -48,11 +45,7 @@ func rangeError(off, length, size int64) error {
 // An object the Store knows to be packed is not stored again; Put does not
 // load the pack indexes to find out.
 func (s *Store) Put(ctx context.Context, id hashing.ID, data []byte) error {
-	if _, _, ok := s.packed(id); ok {
-		return nil
-	}
-	_, err := s.put(ctx, id, data)
-	return err
+	return s.Packs.Put(ctx, id, data)
 }
 
 // put stores data as a loose object unless one of its size is there; it
@@ -86,30 +79,7 @@ func (s *Store) put(ctx context.Context, id hashing.ID, data []byte) (added bool
 // it is neither, packs committed since the indexes were loaded are loaded
 // (one listing) and looked at before Stat reports it missing.
 func (s *Store) Stat(ctx context.Context, id hashing.ID) (store.Info, error) {
-	if err := s.loadPacks(ctx); err != nil {
-		return store.Info{}, s.failed("stat", id, err)
-	}
-	r, seen, ok := s.packed(id)
-	if ok {
-		return packedInfo(r), nil
-	}
-	info, err := s.statLoose(ctx, id)
-	if !errors.Is(err, store.ErrNotFound) {
-		return info, err
-	}
-	r, ok, ferr := s.findPacked(ctx, id, seen)
-	if ferr != nil {
-		return store.Info{}, s.failed("stat", id, ferr)
-	}
-	if !ok {
-		return store.Info{}, err
-	}
-	return packedInfo(r), nil
-}
-
-func packedInfo(r packset.Ref) store.Info {
-	e := r.Entry()
-	return store.Info{ID: e.ID, Size: e.Size, Modified: r.P.Mod}
+	return s.Packs.Stat(ctx, id)
 }
 
 // statLoose is Stat of the loose object.
@@ -142,28 +112,7 @@ func (s *Store) Delete(ctx context.Context, id hashing.ID) error {
 // neither packed nor loose is looked for in packs committed since the
 // indexes were loaded, as by Stat.
 func (s *Store) Get(ctx context.Context, id hashing.ID, off, length int64) (io.ReadCloser, error) {
-	if off < 0 {
-		return nil, s.failed("get", id, fmt.Errorf("negative offset %d", off))
-	}
-	if err := s.loadPacks(ctx); err != nil {
-		return nil, s.failed("get", id, err)
-	}
-	r, seen, ok := s.packed(id)
-	if ok {
-		return s.getPacked(ctx, id, r, off, length, true)
-	}
-	rc, err := s.getLoose(ctx, id, off, length)
-	if !errors.Is(err, store.ErrNotFound) {
-		return rc, err
-	}
-	r, ok, ferr := s.findPacked(ctx, id, seen)
-	if ferr != nil {
-		return nil, s.failed("get", id, ferr)
-	}
-	if !ok {
-		return nil, err
-	}
-	return s.getPacked(ctx, id, r, off, length, true)
+	return s.Packs.Get(ctx, id, off, length)
 }
 
 // getLoose is Get of the loose object.
@@ -188,67 +137,6 @@ func (s *Store) getLoose(ctx context.Context, id hashing.ID, off, length int64) 
 		return nil, err
 	}
 	return r, nil
-}
-
-// getPacked is Get of entry r, with a ranged GET of its pack. When the
-// pack is gone (rewritten by a DeleteMany) and reload is set, it reloads
-// the indexes and reads the object from where it is now.
-func (s *Store) getPacked(ctx context.Context, id hashing.ID, r packset.Ref, off, length int64, reload bool) (io.ReadCloser, error) {
-	e, key := r.Entry(), s.packKey(r.P.Name, ".pack")
-	if off > e.Size || length > e.Size-off {
-		return nil, s.failedAt("get", id, key, rangeError(off, length, e.Size))
-	}
-	n := length
-	if n < 0 {
-		n = e.Size - off
-	}
-	if n == 0 {
-		return io.NopCloser(strings.NewReader("")), nil
-	}
-	var rd *reader
-	if e.Encoding == packidx.Zstd {
-		// A compressed entry is fetched whole and decoded; the range is
-		// cut from the result.
-		rd = &reader{s: s, ctx: ctx, id: id, key: key, off: e.Offset, end: e.Offset + e.Stored}
-	} else {
-		rd = &reader{s: s, ctx: ctx, id: id, key: key, off: e.Offset + off, end: e.Offset + off + n}
-	}
-	err := rd.open()
-	if err == nil && e.Encoding == packidx.Zstd {
-		return s.decoded(id, key, rd, e, off, n)
-	}
-	if err == nil {
-		return rd, nil
-	}
-	rd.finish(err)
-	if !reload || !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	if ferr := s.refreshPacks(ctx); ferr != nil {
-		return nil, s.failedAt("get", id, key, ferr)
-	}
-	if r, _, ok := s.packed(id); ok {
-		return s.getPacked(ctx, id, r, off, length, false)
-	}
-	return s.getLoose(ctx, id, off, length)
-}
-
-// decoded reads compressed entry e from rd and returns bytes off..off+n of
-// its decoded content.
-func (s *Store) decoded(id hashing.ID, key string, rd *reader, e packidx.Entry, off, n int64) (io.ReadCloser, error) {
-	stored, err := io.ReadAll(rd)
-	_ = rd.Close()
-	if err == nil && int64(len(stored)) != e.Stored {
-		err = fmt.Errorf("read %d bytes of a %d-byte entry", len(stored), e.Stored)
-	}
-	if err != nil {
-		return nil, s.failedAt("get", id, key, err)
-	}
-	raw, err := zcodec.Decompress(stored, e.Size)
-	if err != nil {
-		return nil, s.failedAt("get", id, key, fmt.Errorf("%w: zstd entry: %w", store.ErrCorrupt, err))
-	}
-	return io.NopCloser(bytes.NewReader(raw[off : off+n])), nil
 }
 
 // reader reads [off, end) of an object (end < 0: to the object's end,
@@ -435,40 +323,11 @@ func (r *reader) Close() error {
 // The listing is paged and, on transient failures, resumed after the last
 // key seen, so every object is reported once.
 func (s *Store) List(ctx context.Context, fn func(store.Info) error) error {
-	if err := s.refreshPacks(ctx); err != nil {
-		return fmt.Errorf("list s3 store %s: %w", s.url, err)
-	}
-	if err := s.damagedIndexes(); err != nil {
-		return fmt.Errorf("list s3 store %s at %s: %w", s.url, s.endpoint, err)
-	}
-	packs, masks := s.snapshot()
-	packed := make(map[hashing.ID]bool)
-	for _, p := range packs {
-		for _, e := range p.All() {
-			packed[e.ID] = true
-		}
-	}
-	if err := s.listLoose(ctx, packed, fn); err != nil {
-		return err
-	}
-	for k, p := range packs {
-		for i, e := range p.All() {
-			if !masks[k][i] {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("list s3 store %s: %w", s.url, err)
-			}
-			if err := fn(store.Info{ID: e.ID, Size: e.Size, Modified: p.Mod}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return s.Packs.List(ctx, fn)
 }
 
-// listLoose is List of the loose objects not in skip.
-func (s *Store) listLoose(ctx context.Context, skip map[hashing.ID]bool, fn func(store.Info) error) error {
+// listLoose is List of the loose objects.
+func (s *Store) listLoose(ctx context.Context, fn func(store.Info) error) error {
 	after := ""
 	var fnErr error
 	// No slot: fn may use the store while the listing is under way.
@@ -483,7 +342,7 @@ func (s *Store) listLoose(ctx context.Context, skip map[hashing.ID]bool, fn func
 			}
 			after = obj.Key
 			id, ok := s.parseKey(obj.Key)
-			if !ok || skip[id] {
+			if !ok {
 				continue
 			}
 			if err := fn(store.Info{ID: id, Size: obj.Size, Modified: obj.LastModified}); err != nil {

@@ -135,7 +135,7 @@ func TestPackRangedGet(t *testing.T) {
 	s, _ := testStore(t, "s3://ranged/p", Options{})
 	objs := randomObjects(1, 50, 10<<10)
 	ids := commit(t, s, objs)
-	r, _, ok := s.packed(ids[7])
+	r, ok := s.Packs.Lookup(ids[7])
 	if !ok {
 		t.Fatal("a committed object is not in the pack index")
 	}
@@ -186,7 +186,7 @@ func TestPackOtherProcess(t *testing.T) {
 			t.Fatalf("second store reads object %d of the first's batch wrong", i)
 		}
 	}
-	if s2.ps.done == 0 {
+	if !s2.Packs.Loaded() {
 		t.Fatal("the second store has not loaded its indexes")
 	}
 	b := randomObjects(3, 20, 3000)
@@ -230,7 +230,7 @@ func TestPackDamagedIndex(t *testing.T) {
 	if err := store.Put(t.Context(), s1, hashing.Sum(loose), loose); err != nil {
 		t.Fatal(err)
 	}
-	r, _, _ := s1.packed(aIDs[0])
+	r, _ := s1.Packs.Lookup(aIDs[0])
 	key := s1.packKey(r.P.Name, ".idx")
 	idx, err := s1.getAll(t.Context(), key, 1<<20)
 	if err != nil {
@@ -581,11 +581,11 @@ func TestPackZstd(t *testing.T) {
 		t.Fatalf("%d bytes of objects (%d of them random) in %d bytes of packs; want compression", raw, 4*20000, packBytes)
 	}
 	other := openAgain(t, s)
-	if err := other.loadPacks(t.Context()); err != nil {
+	if err := other.Packs.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range ids {
-		r, _, ok := other.packed(id)
+		r, ok := other.Packs.Lookup(id)
 		if !ok {
 			t.Fatalf("object %d not packed", i)
 		}

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
+	"github.com/chunkvc/chunkvc/store/internal/packstore"
 	"github.com/chunkvc/chunkvc/store/internal/retry"
 )
 
@@ -88,8 +88,7 @@ type Store struct {
 	opt      Options
 	pol      *retry.Policy // retries, connection slots, and their count
 
-	ps       packSet
-	deleting sync.Mutex // serialises DeleteMany
+	*packstore.Packs
 }
 
 var (
@@ -222,6 +221,7 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		s.url += "/" + prefix
 		s.prefix = prefix + "/"
 	}
+	s.Packs = s.newPacks()
 	if err := s.checkBucket(ctx, region); err != nil {
 		return nil, err
 	}

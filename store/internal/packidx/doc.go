@@ -1,5 +1,6 @@
 // Package packidx encodes and decodes the index files of the packs of
-// store/local and store/s3 (which stores raw objects only). All integers
+// store/local and store/internal/packstore (the cloud stores', raw and zstd
+// objects only). All integers
 // are little-endian.
 //
 // A pack file is an 8-byte header followed by stored objects, back to back:

@@ -1,4 +1,4 @@
-package s3
+package packstore
 
 import (
 	"cmp"
@@ -8,17 +8,14 @@ import (
 	"slices"
 
 	"github.com/chunkvc/chunkvc/hashing"
-	"github.com/chunkvc/chunkvc/store"
 	"github.com/chunkvc/chunkvc/store/internal/packidx"
 	"github.com/chunkvc/chunkvc/store/internal/packset"
 )
 
-var _ store.BulkRemover = (*Store)(nil)
-
 // DeleteMany removes objects; missing ones are not an error. Their loose
 // objects are deleted (up to 1000 per request). A pack left without
 // objects loses its index, then its pack object; a pack that keeps some is
-// rewritten: its kept objects are copied with ranged GETs into a new pack,
+// rewritten: its kept objects are copied with ranged reads into a new pack,
 // which is stored with its index before the old index, then the old pack,
 // are deleted. Readers thus find every kept object at every moment. A
 // rewritten pack counts as new for Modified. DeleteMany first reloads the
@@ -27,14 +24,14 @@ var _ store.BulkRemover = (*Store)(nil)
 //
 // Calls are serialised within a Store; across processes the caller must
 // hold the repository's lock.
-func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
+func (s *Packs) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 	s.deleting.Lock()
 	defer s.deleting.Unlock()
-	if err := s.refreshPacks(ctx); err != nil {
-		return fmt.Errorf("delete objects in %s: %w", s.url, err)
+	if err := s.refresh(ctx); err != nil {
+		return fmt.Errorf("delete objects in %s: %w", s.cfg.Name, err)
 	}
 	if err := s.damagedIndexes(); err != nil {
-		return fmt.Errorf("delete objects in %s: not while a pack index is unusable: %w", s.url, err)
+		return fmt.Errorf("delete objects in %s: not while a pack index is unusable: %w", s.cfg.Name, err)
 	}
 	del := make(map[hashing.ID]bool, len(ids))
 	for _, id := range ids {
@@ -56,7 +53,7 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 		}
 		if keep {
 			if err := s.rewrite(ctx, p, del); err != nil {
-				return fmt.Errorf("delete objects: rewrite %s/%s: %w", s.bucket, s.packKey(p.Name, ".pack"), err)
+				return fmt.Errorf("delete objects: rewrite %s: %w", s.key(p.Name, ".pack"), err)
 			}
 		}
 		old = append(old, p)
@@ -66,22 +63,22 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 		// missing pack.
 		var idx, packKeys []string
 		for _, p := range old {
-			idx = append(idx, s.packKey(p.Name, ".idx"))
-			packKeys = append(packKeys, s.packKey(p.Name, ".pack"))
+			idx = append(idx, s.key(p.Name, ".idx"))
+			packKeys = append(packKeys, s.key(p.Name, ".pack"))
 		}
-		if err := s.removeKeys(ctx, idx); err != nil {
+		if err := s.b.Delete(ctx, idx); err != nil {
 			return fmt.Errorf("delete objects: %w", err)
 		}
-		s.unpublishPacks(old)
-		if err := s.removeKeys(ctx, packKeys); err != nil {
+		s.unpublish(old)
+		if err := s.b.Delete(ctx, packKeys); err != nil {
 			return fmt.Errorf("delete objects: %w", err)
 		}
 	}
 	keys := make([]string, 0, len(ids))
 	for _, id := range ids {
-		keys = append(keys, s.key(id))
+		keys = append(keys, s.cfg.Loose.Key(id))
 	}
-	if err := s.removeKeys(ctx, keys); err != nil {
+	if err := s.b.Delete(ctx, keys); err != nil {
 		return fmt.Errorf("delete objects: %w", err)
 	}
 	return nil
@@ -89,8 +86,8 @@ func (s *Store) DeleteMany(ctx context.Context, ids []hashing.ID) error {
 
 // rewrite stores a new pack, with its index, of p's objects not in del.
 // Each run of kept objects that lie back to back is copied with one
-// ranged GET.
-func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID]bool) error {
+// ranged read.
+func (s *Packs) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID]bool) error {
 	var kept []packidx.Entry
 	for _, e := range p.All() {
 		if !del[e.ID] {
@@ -103,7 +100,7 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 		return err
 	}
 	defer tp.discard()
-	key := s.packKey(p.Name, ".pack")
+	key := s.key(p.Name, ".pack")
 	for i := 0; i < len(kept); {
 		// kept[i:j] is a run: each entry starts where the one before ends.
 		j, start, end := i+1, kept[i].Offset, kept[i].Offset+kept[i].Stored
@@ -113,9 +110,8 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 		}
 		at := tp.size
 		if end > start {
-			rd := &reader{s: s, ctx: ctx, id: kept[i].ID, key: key, off: start, end: end}
-			if err := rd.open(); err != nil {
-				rd.finish(err)
+			rd, err := s.b.OpenRange(ctx, kept[i].ID, key, start, end)
+			if err != nil {
 				return err
 			}
 			n, err := io.Copy(io.NewOffsetWriter(tp.f, at), rd)
@@ -137,10 +133,10 @@ func (s *Store) rewrite(ctx context.Context, p *packset.Pack, del map[hashing.ID
 	if err := s.uploadPack(ctx, tp); err != nil {
 		return err
 	}
-	if err := s.putBytes(ctx, s.packKey(tp.name, ".idx"), tp.idx); err != nil {
+	if err := s.putBytes(ctx, s.key(tp.name, ".idx"), tp.idx); err != nil {
 		// The index may be stored all the same: keep the pack it names.
 		return err
 	}
-	s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Table: packidx.Index{PackSize: tp.size, Entries: tp.entries}.Table()})
+	s.publish(&packset.Pack{Name: tp.name, Mod: tp.mod, Table: packidx.Index{PackSize: tp.size, Entries: tp.entries}.Table()})
 	return nil
 }

@@ -1,17 +1,13 @@
-package s3
+package packstore
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/minio/minio-go/v7"
 
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/store"
@@ -20,40 +16,46 @@ import (
 	"github.com/chunkvc/chunkvc/store/internal/zcodec"
 )
 
-// Pack limits; variables so that tests can shrink them.
-var (
-	// packMax: a batch starts a new pack once one reaches this size.
-	packMax int64 = 64 << 20
+// Pack limits.
+const (
+	// DefaultPackMax: a batch starts a new pack once one reaches this size.
+	DefaultPackMax = 64 << 20
 	// packMaxObject: larger objects are stored loose.
 	packMaxObject = 4 << 20
 )
 
-var _ store.Batcher = (*Store)(nil)
+// packMax is the size at which a batch starts a new pack.
+func (s *Packs) packMax() int64 {
+	if s.cfg.PackMax != nil {
+		return s.cfg.PackMax()
+	}
+	return DefaultPackMax
+}
 
 // Batch starts a batch that appends objects to temp pack files in
 // os.TempDir() and uploads and indexes each pack, in the background, once
 // it is full (storePack); Commit does the last one. Objects above 4 MiB
 // are stored loose at once. The like hint is not used: packed objects are
 // stored raw. See store.Batch for the contract.
-func (s *Store) Batch(ctx context.Context) (store.Batch, error) {
-	if err := s.loadPacks(ctx); err != nil {
-		return nil, fmt.Errorf("start batch in %s: %w", s.url, err)
+func (s *Packs) Batch(ctx context.Context) (store.Batch, error) {
+	if err := s.load(ctx); err != nil {
+		return nil, fmt.Errorf("start batch in %s: %w", s.cfg.Name, err)
 	}
 	loose, err := s.looseIDs(ctx, looseListMax)
 	if err != nil {
-		return nil, fmt.Errorf("start batch in %s: %w", s.url, err)
+		return nil, fmt.Errorf("start batch in %s: %w", s.cfg.Name, err)
 	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	// Temp packs not yet uploaded, the one being filled included: enough
 	// to keep a few uploads running while Puts continue, few enough to
 	// bound the temp space when the uploads are slower than the Puts.
-	room := min(max(s.opt.Connections/4+1, 2), 8)
+	room := min(max(s.cfg.Connections/4+1, 2), 8)
 	return &batch{s: s, ctx: bctx, cancel: cancel, room: make(chan struct{}, room),
 		loose: loose, ids: make(map[hashing.ID]struct{})}, nil
 }
 
 type batch struct {
-	s       *Store
+	s       *Packs
 	ctx     context.Context // of the background uploads
 	cancel  context.CancelFunc
 	room    chan struct{} // a token per temp pack not yet uploaded
@@ -96,23 +98,18 @@ var errTooMany = errors.New("too many loose objects")
 
 // looseIDs returns the loose objects if there are at most max of them,
 // else nil.
-func (s *Store) looseIDs(ctx context.Context, max int) (map[hashing.ID]bool, error) {
+func (s *Packs) looseIDs(ctx context.Context, max int) (map[hashing.ID]bool, error) {
 	ids := make(map[hashing.ID]bool)
-	err := s.listKeys(ctx, s.prefix, func(obj minio.ObjectInfo) error {
-		if strings.HasPrefix(obj.Key, s.prefix+packDir) {
-			return errTooMany // fan-out folders sort before packs/: done
-		}
+	err := s.cfg.Loose.List(ctx, func(info store.Info) error {
 		if len(ids) >= max {
 			ids = nil
 			return errTooMany
 		}
-		if id, ok := s.parseKey(obj.Key); ok {
-			ids[id] = true
-		}
+		ids[info.ID] = true
 		return nil
 	})
 	if err != nil && !errors.Is(err, errTooMany) {
-		return nil, fmt.Errorf("list s3 store %s at %s: %w", s.url, s.endpoint, err)
+		return nil, err
 	}
 	return ids, nil
 }
@@ -130,11 +127,11 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.I
 	if claimed, err := b.claim(id); err != nil || !claimed {
 		return false, err
 	}
-	if _, _, ok := b.s.packed(id); ok || b.loose[id] {
+	if _, _, ok := b.s.lookup(id); ok || b.loose[id] {
 		return false, nil
 	}
 	if len(data) > packMaxObject {
-		added, err := b.s.put(ctx, id, data)
+		added, err := b.s.cfg.Loose.Put(ctx, id, data)
 		if err != nil {
 			return false, b.fail(err)
 		}
@@ -194,7 +191,7 @@ func (b *batch) fail(err error) error {
 // many packs are still to be uploaded). It returns where to write the
 // bytes; the caller calls tp.writes.Done once they are written.
 func (b *batch) reserve(ctx context.Context, e packidx.Entry) (*tmpPack, int64, error) {
-	n := e.Stored
+	n, packMax := e.Stored, b.s.packMax()
 	for {
 		b.mu.Lock()
 		if b.done {
@@ -267,7 +264,7 @@ func (b *batch) seal(tp *tmpPack) {
 // references them and they are older than its grace period — and at most
 // the packs in flight as debris (Sweep). Once its index is stored, a pack
 // is never removed by the batch: another process may already rely on it.
-func (s *Store) storePack(ctx context.Context, tp *tmpPack) error {
+func (s *Packs) storePack(ctx context.Context, tp *tmpPack) error {
 	if err := s.uploadPack(ctx, tp); err != nil {
 		return err
 	}
@@ -275,10 +272,10 @@ func (s *Store) storePack(ctx context.Context, tp *tmpPack) error {
 		return err
 	}
 	tp.indexTried = true
-	if err := s.putBytes(ctx, s.packKey(tp.name, ".idx"), tp.idx); err != nil {
+	if err := s.putBytes(ctx, s.key(tp.name, ".idx"), tp.idx); err != nil {
 		return err
 	}
-	s.publishPack(&packset.Pack{Name: tp.name, Mod: tp.mod, Table: packidx.Index{PackSize: tp.size, Entries: tp.entries}.Table()})
+	s.publish(&packset.Pack{Name: tp.name, Mod: tp.mod, Table: packidx.Index{PackSize: tp.size, Entries: tp.entries}.Table()})
 	return nil
 }
 
@@ -321,14 +318,14 @@ func (b *batch) Commit(ctx context.Context) error {
 	start := time.Now()
 	packs, err := b.finish(true)
 	if errors.Is(err, errFinished) {
-		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
+		return fmt.Errorf("commit batch to %s: %w", b.s.cfg.Name, err)
 	}
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
 		_ = b.cleanup(packs) // best effort: Sweep removes what stays
-		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
+		return fmt.Errorf("commit batch to %s: %w", b.s.cfg.Name, err)
 	}
 	errs := make([]error, len(packs))
 	var wg sync.WaitGroup
@@ -339,24 +336,20 @@ func (b *batch) Commit(ctx context.Context) error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("commit batch to %s: %w", b.s.url, err)
+		return fmt.Errorf("commit batch to %s: %w", b.s.cfg.Name, err)
 	}
 	return nil
 }
 
 // packExists checks that tp's pack object is stored, at its full size.
-func (s *Store) packExists(ctx context.Context, tp *tmpPack) error {
-	key := s.packKey(tp.name, ".pack")
-	var info minio.ObjectInfo
-	err := s.pol.Do(ctx, func(ctx context.Context) (err error) {
-		info, err = s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
-		return err
-	})
+func (s *Packs) packExists(ctx context.Context, tp *tmpPack) error {
+	key := s.key(tp.name, ".pack")
+	obj, err := s.b.Stat(ctx, key)
 	if err != nil {
 		return fmt.Errorf("pack %s: %w", key, err)
 	}
-	if info.Size != tp.size {
-		return fmt.Errorf("pack %s: %w: %d bytes stored, %d written", key, store.ErrCorrupt, info.Size, tp.size)
+	if obj.Size != tp.size {
+		return fmt.Errorf("pack %s: %w: %d bytes stored, %d written", key, store.ErrCorrupt, obj.Size, tp.size)
 	}
 	return nil
 }
@@ -369,10 +362,10 @@ func (b *batch) Abort() error {
 	b.cancel()
 	packs, err := b.finish(false)
 	if errors.Is(err, errFinished) {
-		return fmt.Errorf("abort batch to %s: %w", b.s.url, err)
+		return fmt.Errorf("abort batch to %s: %w", b.s.cfg.Name, err)
 	}
 	if err := b.cleanup(packs); err != nil {
-		return fmt.Errorf("abort batch to %s: %w", b.s.url, err)
+		return fmt.Errorf("abort batch to %s: %w", b.s.cfg.Name, err)
 	}
 	return nil
 }
@@ -388,15 +381,15 @@ func (b *batch) cleanup(packs []*tmpPack) error {
 	for _, tp := range packs {
 		tp.discard()
 		if tp.name != "" && !tp.indexTried {
-			keys = append(keys, b.s.packKey(tp.name, ".pack"))
+			keys = append(keys, b.s.key(tp.name, ".pack"))
 		}
 	}
 	if len(keys) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), b.s.opt.RetryTime)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), b.s.cfg.RetryTime)
 	defer cancel()
-	return b.s.removeKeys(ctx, keys)
+	return b.s.b.Delete(ctx, keys)
 }
 
 // newTmpPack creates a temp pack file in os.TempDir() and writes its
@@ -431,25 +424,15 @@ func (tp *tmpPack) discard() {
 
 // uploadPack encodes tp's index, which names the pack, and stores the pack
 // object (not the index). The temp file is removed once it is stored.
-func (s *Store) uploadPack(ctx context.Context, tp *tmpPack) error {
+func (s *Packs) uploadPack(ctx context.Context, tp *tmpPack) error {
 	idx, err := packidx.Encode(packidx.Index{PackSize: tp.size, Entries: tp.entries})
 	if err != nil {
 		return err
 	}
 	tp.name, tp.idx = "pack-"+packidx.Checksum(idx).String(), idx
-	key := s.packKey(tp.name, ".pack")
-	err = s.pol.Do(ctx, func(ctx context.Context) error {
-		// One PUT, not a multipart upload: a process killed midway then
-		// leaves no parts on the server (a pack is at most packMax plus
-		// an object, far below S3's 5 GB for a PUT).
-		_, err := s.client.PutObject(ctx, s.bucket, key, io.NewSectionReader(tp.f, 0, tp.size), tp.size, minio.PutObjectOptions{
-			ContentType:      "application/octet-stream",
-			DisableMultipart: true,
-		})
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("put pack %s/%s (at %s): %w", s.bucket, key, s.endpoint, err)
+	key := s.key(tp.name, ".pack")
+	if err := s.b.Upload(ctx, key, tp.f, tp.size); err != nil {
+		return fmt.Errorf("put pack %s in %s: %w", key, s.cfg.Name, err)
 	}
 	tp.uploaded, tp.mod = true, time.Now()
 	tp.discard()
@@ -457,48 +440,9 @@ func (s *Store) uploadPack(ctx context.Context, tp *tmpPack) error {
 }
 
 // putBytes stores a small object under key.
-func (s *Store) putBytes(ctx context.Context, key string, b []byte) error {
-	err := s.pol.Do(ctx, func(ctx context.Context) error {
-		_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{
-			ContentType: "application/octet-stream",
-		})
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("put %s/%s (at %s): %w", s.bucket, key, s.endpoint, err)
-	}
-	return nil
-}
-
-// removeKeys deletes keys, up to 1000 per request; missing keys are not
-// an error.
-func (s *Store) removeKeys(ctx context.Context, keys []string) error {
-	for len(keys) > 0 {
-		n := min(len(keys), 1000)
-		part := keys[:n]
-		keys = keys[n:]
-		err := s.pol.Do(ctx, func(ctx context.Context) error {
-			results, err := s.client.RemoveObjectsWithIter(ctx, s.bucket, func(yield func(minio.ObjectInfo) bool) {
-				for _, k := range part {
-					if !yield(minio.ObjectInfo{Key: k}) {
-						return
-					}
-				}
-			}, minio.RemoveObjectsOptions{})
-			if err != nil {
-				return err
-			}
-			var first error
-			for r := range results {
-				if r.Err != nil && !isNotFound(r.Err) && first == nil {
-					first = fmt.Errorf("%s: %w", r.ObjectName, r.Err)
-				}
-			}
-			return first
-		})
-		if err != nil {
-			return fmt.Errorf("delete from s3 store %s at %s: %w", s.url, s.endpoint, err)
-		}
+func (s *Packs) putBytes(ctx context.Context, key string, b []byte) error {
+	if err := s.b.Upload(ctx, key, bytes.NewReader(b), int64(len(b))); err != nil {
+		return fmt.Errorf("put %s in %s: %w", key, s.cfg.Name, err)
 	}
 	return nil
 }
