@@ -21,7 +21,9 @@
 #                     (scripts/bench-zarr.sh; default 100000, quick 10000)
 #   BENCH_MERGE_SIZE  pixels on a side of the merge row's COG (scripts/bench-merge.sh;
 #                     default 30000, ~1 GB; quick 8192)
-#   BENCH_ONLY=zarr|merge  only the machine header and that section (a run of
+#   BENCH_FEATURES_MB megabytes of the GeoParquet of issue 31's feature-diff row
+#                     (scripts/bench-features.sh; default 1000, quick 100)
+#   BENCH_ONLY=zarr|merge|features  only the machine header and that section (a run of
 #                     its own; unset: every section)
 #
 # Needs bin/chunkvc (make build), Go, GDAL tools and jq; the peers come from
@@ -42,16 +44,16 @@ if [[ $quick == 1 ]]; then
   mode="quick (BENCH_QUICK=1)"
   : "${BENCH_COG_SIZE:=2750}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=4096}" "${BENCH_RUNS:=2}" "${BENCH_HASH_MB:=256}"
   : "${BENCH_GOTIME:=0.3s}" "${BENCH_PQ_ROWS:=200000}" "${BENCH_FGB_POINTS:=100000}" "${BENCH_FGB_BIG_POINTS:=300000}" "${BENCH_TILES_SIZE:=8000}" "${BENCH_TILES_BIG_SIZE:=12000}" "${BENCH_CSV_POINTS:=50000}" "${BENCH_TREE_FILES:=2000}" "${BENCH_TREE_BIG_FILES:=20000}" "${BENCH_TREE_BIG_RUNS:=1}"
-  : "${BENCH_ZARR_CHUNKS:=10000}" "${BENCH_MERGE_SIZE:=8192}"
+  : "${BENCH_ZARR_CHUNKS:=10000}" "${BENCH_MERGE_SIZE:=8192}" "${BENCH_FEATURES_MB:=100}"
 else
   mode="default"
   : "${BENCH_COG_SIZE:=9900}" "${BENCH_COG_FILES:=12}" "${BENCH_COG_ROW_SIZE:=8192}" "${BENCH_RUNS:=3}" "${BENCH_HASH_MB:=1024}"
   : "${BENCH_GOTIME:=1s}" "${BENCH_PQ_ROWS:=1000000}" "${BENCH_FGB_POINTS:=200000}" "${BENCH_FGB_BIG_POINTS:=1000000}" "${BENCH_TILES_SIZE:=20000}" "${BENCH_TILES_BIG_SIZE:=40000}" "${BENCH_CSV_POINTS:=100000}" "${BENCH_TREE_FILES:=20000}" "${BENCH_TREE_BIG_FILES:=200000}" "${BENCH_TREE_BIG_RUNS:=2}"
-  : "${BENCH_ZARR_CHUNKS:=100000}" "${BENCH_MERGE_SIZE:=30000}"
+  : "${BENCH_ZARR_CHUNKS:=100000}" "${BENCH_MERGE_SIZE:=30000}" "${BENCH_FEATURES_MB:=1000}"
 fi
 out=${BENCH_OUT:-$top/docs/BENCHMARKS.md}
 only=${BENCH_ONLY:-}
-[[ -z $only || $only == zarr || $only == merge ]] || { echo "bench: BENCH_ONLY=$only: only zarr and merge are known" >&2; exit 2; }
+[[ -z $only || $only == zarr || $only == merge || $only == features ]] || { echo "bench: BENCH_ONLY=$only: only zarr, merge and features are known" >&2; exit 2; }
 
 tmp=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/chunkvc-bench.XXXXXX")
 cleanup() { chmod -R u+w "$tmp" 2>/dev/null || true; rm -rf "$tmp"; }
@@ -743,6 +745,9 @@ source "$top/scripts/bench-zarr.sh"
 
 # ---------------------------------------------------------------- merge (issue 29)
 source "$top/scripts/bench-merge.sh"
+
+# ---------------------------------------------------------------- feature diff (issue 31)
+source "$top/scripts/bench-features.sh"
 
 # ---------------------------------------------------------------- summary
 lossline="| chunkvc stores the least on every row | least on all ${#rowids[@]} rows | met |"

@@ -56,7 +56,8 @@ header). Working files are chunked and hashed but nothing is stored.
 README); geojson prints the changed chunks' footprints in EPSG:4326 (RFC 7946)
 for GitHub or QGIS; markdown prints a table per file for a pull request;
 html writes one self-contained review page (maps, previews, tables) that
-opens offline. -o FILE writes the output there instead of stdout.
+opens offline; rasters whose tiles chunkvc cannot decode (JPEG, WebP…) are
+previewed with GDAL (chunkvc-gdal, when installed). -o FILE writes the output there instead of stdout.
 --features (given) also lists the rows and features of GeoParquet, Parquet
 and FlatGeobuf files added, removed, modified (old -> new values) or moved
 between the files of a lake, paired by --key, a config "key = COLUMN

@@ -17,7 +17,8 @@ import (
 )
 
 // delegateToGDAL hands a command that needs GDAL (normalize; diff --png,
-// --format geojson or --stats, which render, reproject and decode with it)
+// --format geojson or html, or --stats, which render, reproject and decode
+// with it)
 // to chunkvc-gdal,
 // the same program built with the gdal tag, when it is installed beside
 // this one or on PATH. The everyday binary stays free of GDAL's shared
@@ -32,7 +33,9 @@ func delegateToGDAL(args []string) {
 	needs := args[1] == "normalize" ||
 		args[1] == "diff" && slices.ContainsFunc(args[2:], func(a string) bool {
 			return png(a) || a == "geojson" || a == "--format=geojson" || a == "png" || a == "--format=png" ||
-				a == "--stats" // tiles chunkvc cannot decode (JPEG, WebP…) are read with GDAL
+				// tiles chunkvc cannot decode (JPEG, WebP…) are read with GDAL,
+				// for statistics and the review page's previews
+				a == "--stats" || a == "html" || a == "--format=html"
 		})
 	if !needs {
 		return

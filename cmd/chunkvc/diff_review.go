@@ -32,9 +32,10 @@ func diffOutput(g *globalOptions, name string) (io.Writer, func(error) error, er
 	}, nil
 }
 
-// writeReview writes the review page of res (package review).
+// writeReview writes the review page of res (package review); a GDAL
+// build previews the rasters chunkvc cannot decode (JPEG, WebP…) too.
 func writeReview(ctx context.Context, r *repo.Repo, res *diff.Result, w io.Writer) error {
-	p, err := r.Review(ctx, res)
+	p, err := r.Review(ctx, res, diffWindows())
 	if err != nil {
 		return err
 	}

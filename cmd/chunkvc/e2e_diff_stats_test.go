@@ -217,6 +217,26 @@ func TestDiffStatsUnsupported(t *testing.T) {
 	}
 }
 
+// jpegWindowEdit commits photo.tif, a 256×256 2-band JPEG COG of
+// 128-pixel tiles, in r (a new repository), then writes it again with band
+// 1 brighter in the window x 20–80, y 150–200 (in tile r1/c0), uncommitted.
+func jpegWindowEdit(t *testing.T, r *runner) {
+	t.Helper()
+	jpeg := []string{"-ot", "Byte", "-scale", "1000", "2200", "0", "255", "-co", "COMPRESS=JPEG"}
+	old := newStatsRaster(256, 256)
+	old.cog(t, r.path("photo.tif"), jpeg...)
+	r.cv("init")
+	r.cv("track", "*.tif")
+	r.cv("commit", "-m", "v1")
+	cur := old.clone()
+	for y := 150; y < 200; y++ {
+		for x := 20; x < 80; x++ {
+			cur.v[0][y*256+x] += 400
+		}
+	}
+	cur.cog(t, r.path("photo.tif"), jpeg...)
+}
+
 // TestDiffStatsGDAL: built with GDAL, diff --stats reads the tiles it
 // cannot decode in Go (JPEG here) with GDAL, so the edited tiles are
 // measured instead of warned about. JPEG is lossy, so the figures are
@@ -226,19 +246,7 @@ func TestDiffStatsGDAL(t *testing.T) {
 	formattest.RequireTool(t, "gdal-config")
 	bin := diffBinary(t, "gdal")
 	r := newRunner(t)
-	jpeg := []string{"-ot", "Byte", "-scale", "1000", "2200", "0", "255", "-co", "COMPRESS=JPEG"}
-	old := newStatsRaster(256, 256)
-	old.cog(t, r.path("photo.tif"), jpeg...)
-	r.cv("init")
-	r.cv("track", "*.tif")
-	r.cv("commit", "-m", "v1")
-	cur := old.clone()
-	for y := 150; y < 200; y++ { // tile r1/c0, band 1 brighter
-		for x := 20; x < 80; x++ {
-			cur.v[0][y*256+x] += 400
-		}
-	}
-	cur.cog(t, r.path("photo.tif"), jpeg...)
+	jpegWindowEdit(t, r)
 	var res diff.Result
 	if err := json.Unmarshal([]byte(r.dv(bin, 0, "diff", "--stats", "--json")), &res); err != nil {
 		t.Fatal(err)

@@ -296,7 +296,8 @@ func TestDelegatesGDALCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRunner(t)
-	for _, args := range [][]string{{"normalize", "a.tif"}, {"diff", "--png", "x.png"}, {"diff", "--format", "geojson"}, {"diff", "--features", "--format", "geojson"}, {"diff", "--conflicts", "--format", "png", "-o", "x.png"}} {
+	for _, args := range [][]string{{"normalize", "a.tif"}, {"diff", "--png", "x.png"}, {"diff", "--format", "geojson"}, {"diff", "--features", "--format", "geojson"},
+		{"diff", "--conflicts", "--format", "png", "-o", "x.png"}, {"diff", "--format", "html", "-o", "r.html"}, {"diff", "--format=html"}} {
 		res := r.run(self, args...)
 		if res.code != 0 || res.stdout != "gdal build got: "+strings.Join(args, " ")+"\n" {
 			t.Fatalf("%v not delegated: exit %d %q %q", args, res.code, res.stdout, res.stderr)

@@ -383,23 +383,9 @@ func widen(data []byte, f sampleKind, n int, little bool) []float64 {
 // It is what a preview needs, and with COG overviews it reads a few
 // small tiles rather than the raster.
 func (ra *Raster) Overview(minSide int, fill float64) (*Block, int, error) {
-	var pick *image
-	for _, im := range ra.ims {
-		if im.prefix != fmt.Sprintf("z%d/", im.level) {
-			continue
-		}
-		if max(im.w, im.h) < uint64(minSide) && im.level > 0 {
-			continue
-		}
-		if pick == nil || im.w*im.h < pick.w*pick.h {
-			pick = im
-		}
-	}
-	if pick == nil {
-		return nil, 0, errors.New("tiff: no full-resolution image")
-	}
-	if pick.w*pick.h*pick.spp > maxDecode {
-		return nil, 0, &UnsupportedError{fmt.Sprintf("preview of a %dx%d×%d image without a smaller overview", pick.w, pick.h, pick.spp)}
+	pick, err := ra.previewImage(minSide)
+	if err != nil {
+		return nil, 0, err
 	}
 	out := &Block{W: int(pick.w), H: int(pick.h), ValidW: int(pick.w), ValidH: int(pick.h),
 		Bands: make([][]float64, pick.spp), Codec: compressionName(pick.compression), DType: dtype(pick.bits, pick.sampleFm)}
@@ -422,6 +408,41 @@ func (ra *Raster) Overview(minSide int, fill float64) (*Block, int, error) {
 		}
 	}
 	return out, pick.level, nil
+}
+
+// OverviewWindow is the whole image Overview(minSide) decodes, as a
+// Window, for a reader other than Block (GDAL) to fetch when its codec is
+// one this package cannot decode.
+func (ra *Raster) OverviewWindow(minSide int) (Window, error) {
+	pick, err := ra.previewImage(minSide)
+	if err != nil {
+		return Window{}, err
+	}
+	return Window{ImageW: int(pick.w), ImageH: int(pick.h), W: int(pick.w), H: int(pick.h)}, nil
+}
+
+// previewImage picks Overview's image; one too large to decode whole is
+// an *UnsupportedError.
+func (ra *Raster) previewImage(minSide int) (*image, error) {
+	var pick *image
+	for _, im := range ra.ims {
+		if im.prefix != fmt.Sprintf("z%d/", im.level) {
+			continue
+		}
+		if max(im.w, im.h) < uint64(minSide) && im.level > 0 {
+			continue
+		}
+		if pick == nil || im.w*im.h < pick.w*pick.h {
+			pick = im
+		}
+	}
+	if pick == nil {
+		return nil, errors.New("tiff: no full-resolution image")
+	}
+	if pick.w*pick.h*pick.spp > maxDecode {
+		return nil, &UnsupportedError{fmt.Sprintf("preview of a %dx%d×%d image without a smaller overview", pick.w, pick.h, pick.spp)}
+	}
+	return pick, nil
 }
 
 // Window is where a block lies in its image, for a reader other than

@@ -241,20 +241,34 @@ func write[T any](pw *parquet.GenericWriter[T], rows []T, per int) error {
 // with GeoParquet 1.1 geo metadata and its bbox covering) to w, zstd:
 // for test lakes whose partitions are edited row group by row group.
 func WriteGroups(w io.Writer, groups [][]Row) error {
-	var all []Row
-	for _, g := range groups {
-		all = append(all, g...)
-	}
-	pw := parquet.NewGenericWriter[Row](w, parquet.Compression(&parquet.Zstd),
-		parquet.KeyValueMetadata("geo", geoJSON(all, true)))
-	for _, g := range groups {
-		if _, err := pw.Write(g); err != nil {
+	return WriteGroupsStream(w, len(groups), func(g int) []Row { return groups[g] })
+}
+
+// WriteGroupsStream is WriteGroups for files too large to hold in memory:
+// group(g) returns row group g of n, each asked for once and in order, so
+// only one is held at a time. The geo metadata, whose bbox needs every row,
+// is set when the file is closed.
+func WriteGroupsStream(w io.Writer, n int, group func(g int) []Row) error {
+	pw := parquet.NewGenericWriter[Row](w, parquet.Compression(&parquet.Zstd))
+	var extent []Row // one row whose bbox covers every row so far
+	for g := range n {
+		rows := group(g)
+		for _, r := range rows {
+			if extent == nil {
+				extent = []Row{r}
+			}
+			b := &extent[0].BBox
+			b.XMin, b.YMin = min(b.XMin, r.BBox.XMin), min(b.YMin, r.BBox.YMin)
+			b.XMax, b.YMax = max(b.XMax, r.BBox.XMax), max(b.YMax, r.BBox.YMax)
+		}
+		if _, err := pw.Write(rows); err != nil {
 			return err
 		}
 		if err := pw.Flush(); err != nil {
 			return err
 		}
 	}
+	pw.SetKeyValueMetadata("geo", geoJSON(extent, true))
 	return pw.Close()
 }
 
