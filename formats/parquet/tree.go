@@ -2,7 +2,6 @@ package parquet
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 )
@@ -104,19 +103,8 @@ func (r *treader) mapValue(v *tvalue) {
 		return
 	}
 	defer func() { r.depth-- }()
-	n := r.uvarint()
-	if n == 0 || r.err != nil {
-		return
-	}
-	kv := r.byte1()
-	k, e := kv>>4, kv&0x0f
-	if r.err == nil && (k == tStop || k > tStruct || e == tStop || e > tStruct) {
-		r.fail(errors.New("thrift: map of invalid type"))
-	}
-	if r.err == nil && n > uint64(r.left()/2) {
-		r.fail(fmt.Errorf("thrift: map of %d with %d bytes left", n, r.left()))
-	}
-	if r.err != nil {
+	k, e, n := r.mapHeader()
+	if n == 0 {
 		return
 	}
 	v.elem, v.velem = boolType(k), boolType(e)
