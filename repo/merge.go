@@ -96,6 +96,9 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 		return r.conflict(res, ours, texts[1], []MergeConflict{{Reason: why}})
 	}
 	res.Path = ms[1].Path
+	if bothParquet(ms) {
+		return r.mergeParquetDriver(ctx, res, ms, texts[1], ours)
+	}
 	mr, conflicts := mergeChunks(res, ms, nil)
 	regen, conflicts := r.overviewPlan(ms, &mr, conflicts)
 	if len(conflicts) == 0 {
@@ -157,7 +160,7 @@ func mergeChunks(res *MergeResult, ms [3]*manifest.Manifest, take func(string) m
 		out = append(out, MergeConflict{Key: c.Key, BBox: c.BBox, Reason: keyConflictReason(c)})
 	}
 	if ours.Format != "tiff" || theirs.Format != "tiff" {
-		return mr, append(out, MergeConflict{Reason: fmt.Sprintf("both sides changed this %s file (only COG/GeoTIFF files merge tile by tile)", ours.Format)})
+		return mr, append(out, MergeConflict{Reason: fmt.Sprintf("both sides changed this %s file (only COG/GeoTIFF files merge tile by tile, Parquet row group by row group)", ours.Format)})
 	}
 	if why := sameProfile(ours, theirs); why != "" {
 		return mr, append(out, MergeConflict{Reason: "the sides' files differ in structure: " + why})

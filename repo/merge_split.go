@@ -177,9 +177,12 @@ func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string, tak
 	var ch *chunked
 	var cs []MergeConflict
 	var err error
-	if IsDataset(ms[1]) && IsDataset(ms[2]) {
+	switch {
+	case IsDataset(ms[1]) && IsDataset(ms[2]):
 		ch, cs, err = r.mergeDataset(ctx, ms, take)
-	} else {
+	case bothParquet(ms):
+		ch, cs, err = r.mergeParquet(ctx, res, ms)
+	default:
 		var mr merge3.Result
 		var regen []string
 		mr, cs = mergeChunks(res, ms, take)

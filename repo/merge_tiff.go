@@ -78,9 +78,17 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 	if rg != nil {
 		err = rg.verify(ctx, r.Overviews, r.abs(ours.Path))
 	}
+	ch, err := r.storeMerged(ctx, ours, mr.Chunks, err)
+	return ch, nil, err
+}
+
+// storeMerged chunks and stores the merged file just written over ours
+// (unless err says it is wrong), which must hold exactly want; on any
+// error our version goes back into the work tree.
+func (r *Repo) storeMerged(ctx context.Context, ours *manifest.Manifest, want []merge3.Taken, err error) (*chunked, error) {
 	var ch *chunked
 	if err == nil {
-		ch, err = r.chunkMerged(ctx, ours, mr)
+		ch, err = r.chunkMerged(ctx, ours, want)
 	}
 	if err == nil {
 		// As a commit does: the next status, or the post-merge
@@ -96,9 +104,9 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 		cache := r.loadStatCache()
 		defer func() { _ = cache.Save() }()
 		_, rerr := r.writeFile(ctx, wt2, ours, nil, cache, nil)
-		return nil, nil, errors.Join(err, rerr)
+		return nil, errors.Join(err, rerr)
 	}
-	return ch, nil, nil
+	return ch, nil
 }
 
 // openOurs opens the working file, which must hold our version. git
@@ -246,7 +254,7 @@ func chunkSegments(l *formats.Layout) map[string]formats.Segment {
 // chunkMerged chunks the merged file in the work tree and stores its
 // chunks and layout, as a commit does; its manifest must list exactly the
 // merged chunks.
-func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, mr merge3.Result) (*chunked, error) {
+func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, want []merge3.Taken) (*chunked, error) {
 	up, err := newUpload(ctx, r.Store, VerifySize, nil)
 	if err != nil {
 		return nil, err
@@ -262,7 +270,7 @@ func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, mr merg
 	if err := up.finish(ctx); err != nil {
 		return nil, err
 	}
-	if !sameChunks(ch.m.Chunks, mr.Chunks) {
+	if !sameChunks(ch.m.Chunks, want) {
 		return nil, fmt.Errorf("%w: the merged file %s does not hold the chunks of the merge", ErrIntegrity, ours.Path)
 	}
 	return ch, nil

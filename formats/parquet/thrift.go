@@ -200,20 +200,10 @@ func (r *treader) skip(typ byte) {
 		if !r.enter() {
 			return
 		}
-		n := r.uvarint()
-		if n > 0 {
-			kv := r.byte1()
-			k, v := kv>>4, kv&0x0f
-			if r.err == nil && (k == tStop || k > tStruct || v == tStop || v > tStruct) {
-				r.fail(errors.New("thrift: map of invalid type"))
-			}
-			if r.err == nil && n > uint64(r.left()/2) {
-				r.fail(fmt.Errorf("thrift: map of %d with %d bytes left", n, r.left()))
-			}
-			for i := uint64(0); i < n && r.err == nil; i++ {
-				r.skip(k)
-				r.skip(v)
-			}
+		k, v, n := r.mapHeader()
+		for i := uint64(0); i < n && r.err == nil; i++ {
+			r.skip(k)
+			r.skip(v)
 		}
 		r.depth--
 	case tStruct:
@@ -232,6 +222,27 @@ func (r *treader) skip(typ byte) {
 	default:
 		r.fail(fmt.Errorf("thrift: invalid type %d", typ))
 	}
+}
+
+// mapHeader reads a map's size and key and value types; n is at most
+// half the bytes left (0 on an error).
+func (r *treader) mapHeader() (k, v byte, n uint64) {
+	n = r.uvarint()
+	if n == 0 || r.err != nil {
+		return 0, 0, 0
+	}
+	kv := r.byte1()
+	k, v = kv>>4, kv&0x0f
+	if r.err == nil && (k == tStop || k > tStruct || v == tStop || v > tStruct) {
+		r.fail(errors.New("thrift: map of invalid type"))
+	}
+	if r.err == nil && n > uint64(r.left()/2) {
+		r.fail(fmt.Errorf("thrift: map of %d with %d bytes left", n, r.left()))
+	}
+	if r.err != nil {
+		return 0, 0, 0
+	}
+	return k, v, n
 }
 
 // skipField skips the value of a struct field of type typ.
