@@ -68,7 +68,8 @@
 // The index is replaced under "index.lock", taken exclusively as git
 // takes it: while a git holds it, a write fails with ErrGitLocked. One a
 // killed chunkvc left is taken over, as is a ref's (lockowner.go: an
-// owner record of pid, host and inode in chunkvc/lock-owners/).
+// second name, in chunkvc/lock-owners/, naming host and pid, made before
+// the lock is linked into place).
 //
 // # Loose objects
 //

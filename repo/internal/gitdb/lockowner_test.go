@@ -48,20 +48,9 @@ func TestKilledChunkvcIndexLockIsTakenOver(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lk.f.Close() // killed: the lock and its record stay
+			lk.f.Close() // killed: the lock and its owner name stay
 			owners := lockOwners{g.gitDir}
-			rec, err := os.ReadFile(owners.record(lock))
-			if err != nil {
-				t.Fatalf("no owner record: %v", err)
-			}
-			f := strings.Fields(string(rec))
-			if len(f) != 3 || f[0] != fmt.Sprint(os.Getpid()) {
-				t.Fatalf("owner record %q", rec)
-			}
-			f[0] = fmt.Sprint(tc.pid(t))
-			if err := os.WriteFile(owners.record(lock), []byte(strings.Join(f, " ")+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			passOwner(t, owners, lock, tc.pid(t))
 			if tc.replace {
 				// A new file, made before the old one goes: another inode.
 				if err := os.WriteFile(lock+".new", []byte("git's"), 0o644); err != nil {
@@ -77,8 +66,8 @@ func TestKilledChunkvcIndexLockIsTakenOver(t *testing.T) {
 				if err != nil || !errors.Is(lockErr, os.ErrNotExist) {
 					t.Fatalf("setIndex = %v, index.lock: %v; want the stale lock taken over and released", err, lockErr)
 				}
-				if _, err := os.Stat(owners.record(lock)); !errors.Is(err, os.ErrNotExist) {
-					t.Fatalf("owner record left: %v", err)
+				if left := owners.owners(lock); len(left) != 0 {
+					t.Fatalf("owner names left: %v", left)
 				}
 				return
 			}
@@ -101,24 +90,16 @@ func TestKilledChunkvcRefLockIsTakenOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Close() // killed: the lock and its record stay
-	rec, err := os.ReadFile(owners.record(lock))
-	if err != nil {
-		t.Fatalf("no owner record: %v", err)
-	}
-	fs := strings.Fields(string(rec))
-	fs[0] = fmt.Sprint(deadPid(t))
-	if err := os.WriteFile(owners.record(lock), []byte(strings.Join(fs, " ")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f.Close() // killed: the lock and its owner name stay
+	passOwner(t, owners, lock, deadPid(t))
 	if err := rs.Update(Update{Name: "refs/heads/main", Old: hs[1], New: hs[0], Message: "commit: x", Who: who}); err != nil {
 		t.Fatalf("update over a killed chunkvc's lock: %v", err)
 	}
 	if got := git(t, dir, "rev-parse", "main"); got != hs[0].String() {
 		t.Fatalf("main = %s, want %s", got, hs[0])
 	}
-	if _, err := os.Stat(owners.record(lock)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("owner record left: %v", err)
+	if left := owners.owners(lock); len(left) != 0 {
+		t.Fatalf("owner names left: %v", left)
 	}
 	// git's own lock (no record) still refuses.
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
@@ -126,5 +107,69 @@ func TestKilledChunkvcRefLockIsTakenOver(t *testing.T) {
 	}
 	if err := rs.Update(Update{Name: "refs/heads/main", Old: hs[0], New: hs[1], Message: "commit: y", Who: who}); !errors.Is(err, ErrRefLocked) {
 		t.Fatalf("update over git's lock = %v, want ErrRefLocked", err)
+	}
+}
+
+// passOwner hands this process's owner name of lock to process pid, as
+// if pid had made the lock: the name must exist and be the lock's very
+// file from the moment createLock returned it (no window in which a
+// killed chunkvc leaves a lock nobody owns).
+func passOwner(t *testing.T, owners lockOwners, lock string, pid int) {
+	t.Helper()
+	fi, err := os.Lstat(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []owner
+	for _, w := range owners.owners(lock) {
+		if w.pid == os.Getpid() {
+			mine = append(mine, w)
+		}
+	}
+	if len(mine) != 1 {
+		t.Fatalf("owner names of this process for %s: %v, want one", lock, mine)
+	}
+	wfi, err := os.Lstat(mine[0].path)
+	if err != nil || !os.SameFile(fi, wfi) {
+		t.Fatalf("owner name %s is not the lock file itself (%v)", mine[0].path, err)
+	}
+	to := strings.Replace(mine[0].path, fmt.Sprintf(".%d.", os.Getpid()), fmt.Sprintf(".%d.", pid), 1)
+	if err := os.Rename(mine[0].path, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A lock an earlier chunkvc made, with its one-line record written after
+// it ("pid host inode"), is still taken over when that process is gone.
+func TestEarlierVersionsRecordIsHonoured(t *testing.T) {
+	dir, hs := newRepo(t)
+	gitDir := filepath.Join(dir, ".git")
+	lock := filepath.Join(gitDir, "refs", "heads", "main.lock")
+	owners := lockOwners{gitDir}
+	f, err := plainLock(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fi, err := os.Lstat(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ino, ok := fileIdentity(fi)
+	if !ok {
+		t.Fatal("no inode")
+	}
+	host, _ := os.Hostname()
+	if err := os.MkdirAll(filepath.Dir(owners.record(lock)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(owners.record(lock), fmt.Appendf(nil, "%d %s %d\n", deadPid(t), host, ino), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewRefs(gitDir).Update(Update{Name: "refs/heads/main", Old: hs[1], New: hs[0], Message: "commit: x", Who: who}); err != nil {
+		t.Fatalf("update over an earlier chunkvc's recorded lock: %v", err)
+	}
+	if _, err := os.Stat(owners.record(lock)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("record left: %v", err)
 	}
 }
