@@ -34,7 +34,8 @@ func (s *Server) serveReview(ctx context.Context, w http.ResponseWriter, req *ht
 		return
 	}
 	// Options.Review may pass the revisions on to a program's command
-	// line, where a leading "-" would read as an option; no ref begins so.
+	// line, where a leading "-" would read as an option; Git refuses
+	// branch and tag names that begin so.
 	if strings.HasPrefix(a, "-") || strings.HasPrefix(b, "-") {
 		fail(http.StatusBadRequest, fmt.Errorf("review %q: a revision cannot begin with \"-\"", req.URL.Path))
 		return
