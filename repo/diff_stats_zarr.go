@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -25,12 +26,13 @@ import (
 // one warning to the file naming the array and the codec, never an error;
 // a re-chunked array is not compared.
 func (r *Repo) ZarrStats(ctx context.Context, res *diff.Result) error {
+	cr := r.NewChunkReader(0, 0)
 	for i := range res.Files {
 		f := &res.Files[i]
 		if f.Zarr == nil || f.Old() == nil || f.New() == nil || !IsDataset(f.Old()) || !IsDataset(f.New()) {
 			continue
 		}
-		if err := r.datasetStats(ctx, f, res.ToCommit == ""); err != nil {
+		if err := r.datasetStats(ctx, cr, f, res.ToCommit == ""); err != nil {
 			return fmt.Errorf("stats of %s: %w", f.Path, err)
 		}
 	}
@@ -46,9 +48,9 @@ type zarrVersion struct {
 }
 
 // datasetStats measures the changed chunks of one dataset FileDiff.
-func (r *Repo) datasetStats(ctx context.Context, f *diff.FileDiff, work bool) error {
+func (r *Repo) datasetStats(ctx context.Context, cr *ChunkReader, f *diff.FileDiff, work bool) error {
 	d := manifest.Diff(f.Old(), f.New())
-	old, err := r.storedVersion(ctx, f.Old(), d, true)
+	old, err := r.storedVersion(ctx, cr, f.Old(), d, true)
 	if err != nil {
 		return err
 	}
@@ -58,7 +60,7 @@ func (r *Repo) datasetStats(ctx context.Context, f *diff.FileDiff, work bool) er
 	}
 	defer done()
 	if cur.array == nil {
-		if cur, err = r.storedVersion(ctx, f.New(), d, false); err != nil {
+		if cur, err = r.storedVersion(ctx, cr, f.New(), d, false); err != nil {
 			return err
 		}
 	}
@@ -189,9 +191,10 @@ func chunkValues(ctx context.Context, v zarrVersion, a *zarr.Array, p *codec.Pip
 
 // storedVersion reads dataset version m from the store: its arrays from
 // its layout blob, and a changed chunk by its chunk line in d (the whole
-// chunk file, or a shard's inner chunk) or, cut into pieces, as the
-// member its chunk file is.
-func (r *Repo) storedVersion(ctx context.Context, m *manifest.Manifest, d manifest.Delta, old bool) (zarrVersion, error) {
+// chunk file, or a shard's inner chunk) or, cut into pieces, from its
+// member: the whole chunk file, or its shard's index and the inner
+// chunk's range, read through cr (only the pieces they touch are fetched).
+func (r *Repo) storedVersion(ctx context.Context, cr *ChunkReader, m *manifest.Manifest, d manifest.Delta, old bool) (zarrVersion, error) {
 	ms, err := r.DatasetMembers(ctx, m)
 	if err != nil {
 		return zarrVersion{}, err
@@ -211,10 +214,10 @@ func (r *Repo) storedVersion(ctx context.Context, m *manifest.Manifest, d manife
 			b, _, err := r.read.Get(ctx, c.ID)
 			return b, err == nil, err
 		}
-		if a.Sharding != nil {
-			return nil, false, nil // no inner chunk keyed key, whole or cut: absent
-		}
-		p, err := a.ChunkFile(coords)
+		// Cut into pieces ("key@" lines): read from its member, a chunk
+		// file or, in its shard, the index and the inner chunk's range.
+		fileCoords, inner := shardCoords(a, coords)
+		p, err := a.ChunkFile(fileCoords)
 		if err != nil {
 			return nil, false, err
 		}
@@ -225,14 +228,56 @@ func (r *Repo) storedVersion(ctx context.Context, m *manifest.Manifest, d manife
 		if err != nil {
 			return nil, false, err
 		}
-		var buf bytes.Buffer
 		mm := MemberManifest(m, e)
+		if inner != nil {
+			return innerChunk(a, p, ctxReaderAt{ctx, cr.OpenLayout(mm, e.Layout)}, e.Size, inner)
+		}
+		var buf bytes.Buffer
 		if _, _, err := r.stream(ctx, mm, e.Layout, &buf, nil, nil, nil); err != nil {
 			return nil, false, err
 		}
 		return buf.Bytes(), true, nil
 	}
 	return zarrVersion{array: ms.Array, chunk: chunk}, nil
+}
+
+// shardCoords splits the key-grid coords of a chunk of array a into its
+// chunk file's coords and, when a is sharded, its inner coords in that
+// shard (nil otherwise).
+func shardCoords(a *zarr.Array, coords []int64) (fileCoords, inner []int64) {
+	s := a.Sharding
+	if s == nil {
+		return coords, nil
+	}
+	fileCoords, inner = make([]int64, len(coords)), make([]int64, len(coords))
+	for i, c := range coords {
+		fileCoords[i], inner[i] = c/s.PerShard[i], c%s.PerShard[i]
+	}
+	return fileCoords, inner
+}
+
+// innerChunk reads the inner chunk at inner coords of shard file p of
+// array a (size bytes, read through ra): its index, then its bytes; ok is
+// false when the index marks it empty (the fill value).
+func innerChunk(a *zarr.Array, p string, ra io.ReaderAt, size int64, inner []int64) ([]byte, bool, error) {
+	idx, err := a.Sharding.ReadIndex(p, ra, size)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, in := range idx.Chunks {
+		if !slices.Equal(in.Coords, inner) {
+			continue
+		}
+		if in.Empty {
+			return nil, false, nil
+		}
+		b := make([]byte, in.Len)
+		if _, err := ra.ReadAt(b, in.Off); err != nil {
+			return nil, false, fmt.Errorf("%s: inner chunk %v: %w", p, inner, err)
+		}
+		return b, true, nil
+	}
+	return nil, false, nil
 }
 
 // workVersion reads the working store of dataset m when work is set (a
@@ -266,14 +311,7 @@ func (r *Repo) workVersion(m *manifest.Manifest, work bool) (zarrVersion, func()
 // workChunk reads the chunk at key-grid coords of array a in the working
 // store root: its chunk file, or its bytes in its shard file.
 func workChunk(root *os.Root, a *zarr.Array, coords []int64) ([]byte, bool, error) {
-	fileCoords := coords
-	var inner []int64
-	if s := a.Sharding; s != nil {
-		fileCoords, inner = make([]int64, len(coords)), make([]int64, len(coords))
-		for i, c := range coords {
-			fileCoords[i], inner[i] = c/s.PerShard[i], c%s.PerShard[i]
-		}
-	}
+	fileCoords, inner := shardCoords(a, coords)
 	p, err := a.ChunkFile(fileCoords)
 	if err != nil {
 		return nil, false, err
@@ -297,20 +335,5 @@ func workChunk(root *os.Root, a *zarr.Array, coords []int64) ([]byte, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
-	idx, err := a.Sharding.ReadIndex(p, fh, fi.Size())
-	if err != nil {
-		return nil, false, err
-	}
-	for _, in := range idx.Chunks {
-		if !slices.Equal(in.Coords, inner) {
-			continue
-		}
-		if in.Empty {
-			return nil, false, nil
-		}
-		b := make([]byte, in.Len)
-		_, err := fh.ReadAt(b, in.Off)
-		return b, err == nil, err
-	}
-	return nil, false, nil
+	return innerChunk(a, p, fh, fi.Size(), inner)
 }

@@ -114,13 +114,15 @@ func (r *Repo) overviewVia(ctx context.Context, ra *tiff.Raster, commit, path st
 
 // WriteReview writes the review page of revisions from..to to w: the
 // diff with raster tile statistics, feature changes and previews (what
-// diff --format html writes for two revisions).
-func (r *Repo) WriteReview(ctx context.Context, w io.Writer, from, to string) error {
+// diff --format html writes for two revisions). via reads the tiles and
+// previews this build cannot decode (JPEG, WebP…), as for Review and
+// RasterStats; nil leaves warnings instead.
+func (r *Repo) WriteReview(ctx context.Context, w io.Writer, from, to string, via WindowReader) error {
 	res, err := r.Diff(ctx, DiffOptions{From: from, To: to, Features: true})
 	if err != nil {
 		return err
 	}
-	if err := r.RasterStats(ctx, res, nil); err != nil {
+	if err := r.RasterStats(ctx, res, via); err != nil {
 		return err
 	}
 	if err := r.ZarrStats(ctx, res); err != nil {
@@ -129,7 +131,7 @@ func (r *Repo) WriteReview(ctx context.Context, w io.Writer, from, to string) er
 	if res.Features, err = r.DiffFeatures(ctx, res, FeatureOptions{}); err != nil {
 		return err
 	}
-	p, err := r.Review(ctx, res, nil)
+	p, err := r.Review(ctx, res, via)
 	if err != nil {
 		return err
 	}

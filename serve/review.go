@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 )
@@ -19,8 +20,9 @@ func isReview(urlPath string) bool {
 }
 
 // serveReview answers /review/A..B with the page diff A B --format html
-// writes. Both revisions must resolve (404 otherwise); the page is built
-// under the Git lock, as every read of Git here is.
+// writes (Options.Review, else Repo.WriteReview). Both revisions must
+// resolve (404 otherwise); the page is built under the Git lock, as every
+// read of Git here is.
 func (s *Server) serveReview(ctx context.Context, w http.ResponseWriter, req *http.Request, info *reqInfo) {
 	fail := func(code int, err error) {
 		info.err = err
@@ -31,6 +33,13 @@ func (s *Server) serveReview(ctx context.Context, w http.ResponseWriter, req *ht
 		fail(http.StatusBadRequest, fmt.Errorf("review %q: use /review/A..B", req.URL.Path))
 		return
 	}
+	// Options.Review may pass the revisions on to a program's command
+	// line, where a leading "-" would read as an option; Git refuses
+	// branch and tag names that begin so.
+	if strings.HasPrefix(a, "-") || strings.HasPrefix(b, "-") {
+		fail(http.StatusBadRequest, fmt.Errorf("review %q: a revision cannot begin with \"-\"", req.URL.Path))
+		return
+	}
 	s.gitMu.Lock()
 	defer s.gitMu.Unlock()
 	for _, rev := range []string{a, b} {
@@ -39,8 +48,14 @@ func (s *Server) serveReview(ctx context.Context, w http.ResponseWriter, req *ht
 			return
 		}
 	}
+	write := s.opt.Review
+	if write == nil {
+		write = func(ctx context.Context, w io.Writer, from, to string) error {
+			return s.r.WriteReview(ctx, w, from, to, nil)
+		}
+	}
 	var page bytes.Buffer
-	if err := s.r.WriteReview(ctx, &page, a, b); err != nil {
+	if err := write(ctx, &page, a, b); err != nil {
 		fail(errorStatus(err), fmt.Errorf("review %s..%s: %w", a, b, err))
 		return
 	}

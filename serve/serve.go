@@ -35,6 +35,12 @@ type Options struct {
 	MemBytes int64
 	// FetchLimit bounds concurrent chunk reads (0 = repo.DefaultFetchLimit).
 	FetchLimit int
+	// Review, when set, writes the review page of revisions from..to to
+	// w for /review/A..B (both resolve, neither begins with "-"); it
+	// stands in for Repo.WriteReview without a window reader, whose pages
+	// warn about rasters Go cannot decode (JPEG, WebP) instead of
+	// previewing them. It runs under the server's Git lock.
+	Review func(ctx context.Context, w io.Writer, from, to string) error
 }
 
 // Stats is what /debug/stats reports.

@@ -51,6 +51,11 @@ consolidated .zmetadata, or probe .zgroup, .zarray and .zattrs.
   gdalinfo 'ZARR:"/vsicurl/http://127.0.0.1:8080/v1/cube.zarr"'
   xarray.open_zarr("http://127.0.0.1:8080/v1/cube.zarr")
 
+GET /review/A..B returns the review page of A..B, as diff A B --format html
+writes it. Previews of JPEG and WebP rasters need GDAL: the plain binary
+asks chunkvc-gdal for the page when it is installed (one run per page,
+stopped after 5 minutes); without it those rasters get a warning.
+
 GET /debug/stats returns JSON counters: requests, bytes served, chunks and
 bytes fetched from the store. Reading a FlatGeobuf's spatial index (which is
 regenerated, not stored) first assembles the whole file once.
@@ -81,7 +86,7 @@ func runServe(g *globalOptions, o serveOptions, c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	opt := serve.Options{Token: o.token, MemBytes: o.memMB << 20, FetchLimit: o.fetches}
+	opt := serve.Options{Token: o.token, MemBytes: o.memMB << 20, FetchLimit: o.fetches, Review: reviewPages(r)}
 	if o.jsonLog {
 		opt.Log = g.stderr
 	}

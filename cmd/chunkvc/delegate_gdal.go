@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"io"
 
 	"github.com/chunkvc/chunkvc/gdal"
 	"github.com/chunkvc/chunkvc/repo"
@@ -31,4 +32,12 @@ func (gdalOverviews) Regenerate(_ context.Context, src, dir string, spec repo.Ov
 
 func (gdalOverviews) Differ(_ context.Context, path string, reg *repo.RegeneratedOverviews) ([]string, error) {
 	return gdal.DifferentOverviewTiles(path, &gdal.Regenerated{Path: reg.Path, Overviews: reg.Overviews, Resampling: reg.Resampling, Blocks: reg.Blocks})
+}
+
+// reviewPages writes serve's review pages in this process, GDAL reading
+// the rasters Go cannot decode (JPEG, WebP…).
+func reviewPages(r *repo.Repo) func(ctx context.Context, w io.Writer, from, to string) error {
+	return func(ctx context.Context, w io.Writer, from, to string) error {
+		return r.WriteReview(ctx, w, from, to, diffWindows())
+	}
 }

@@ -7,11 +7,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
+	"time"
+	"unicode"
 
 	"github.com/chunkvc/chunkvc/repo"
 )
@@ -89,4 +92,81 @@ func (c companionOverviews) run(ctx context.Context, out any, step, a, b string,
 		return fmt.Errorf("%s merge-overviews %s: %w", c.bin, step, err)
 	}
 	return nil
+}
+
+// Bounds on one review page that chunkvc-gdal writes for serve.
+const (
+	companionReviewTimeout = 5 * time.Minute
+	maxCompanionPage       = 256 << 20 // bytes of HTML
+	maxCompanionStderr     = 8 << 10
+)
+
+// reviewPages is chunkvc-gdal diff --format html when it is installed, so
+// that serve's review pages preview JPEG and WebP rasters as diff's do;
+// else nil, and those rasters get a warning instead of previews.
+func reviewPages(r *repo.Repo) func(ctx context.Context, w io.Writer, from, to string) error {
+	if bin := companion("chunkvc-gdal"); bin != "" {
+		return companionReview{bin: bin, dir: r.Root, timeout: companionReviewTimeout, maxPage: maxCompanionPage}.write
+	}
+	return nil
+}
+
+// companionReview runs bin (chunkvc-gdal) diff --format html in the
+// repository at dir: no shell, revisions checked, stopped after timeout or
+// once the page passes maxPage bytes, its error text bounded.
+type companionReview struct {
+	bin, dir string
+	timeout  time.Duration
+	maxPage  int
+}
+
+func (c companionReview) write(ctx context.Context, w io.Writer, from, to string) error {
+	for _, rev := range []string{from, to} {
+		if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsFunc(rev, unicode.IsControl) {
+			return fmt.Errorf("review: revision %q refused", rev)
+		}
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("no page after %v: %w", c.timeout, context.DeadlineExceeded))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, "diff", "-q", "--progress", "none", "--format", "html", from, to)
+	cmd.Dir = c.dir
+	cmd.WaitDelay = 5 * time.Second
+	page := &cappedBuffer{max: c.maxPage, full: cancel}
+	stderr := &cappedBuffer{max: maxCompanionStderr}
+	cmd.Stdout, cmd.Stderr = page, stderr
+	err := cmd.Run()
+	switch {
+	case page.over:
+		return fmt.Errorf("%s diff --format html: page larger than %d bytes", c.bin, c.maxPage)
+	case ctx.Err() != nil: // the time limit, or the client went away
+		return fmt.Errorf("%s diff --format html: %w", c.bin, context.Cause(ctx))
+	case err != nil:
+		return fmt.Errorf("%s diff --format html: %w: %s", c.bin, err, strings.TrimSpace(stderr.buf.String()))
+	}
+	_, err = w.Write(page.buf.Bytes())
+	return err
+}
+
+// cappedBuffer keeps the first max bytes written to it and drops the
+// rest, calling full (if set) once when it starts to: it never fails a
+// write, so that a program writing to it never blocks on a full pipe. It
+// has no ReadFrom (the buffer is not embedded), so io.Copy goes through
+// Write.
+type cappedBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+	full func()
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); len(p) > room {
+		b.buf.Write(p[:max(room, 0)])
+		if !b.over && b.full != nil {
+			b.full()
+		}
+		b.over = true
+		return len(p), nil
+	}
+	return b.buf.Write(p)
 }

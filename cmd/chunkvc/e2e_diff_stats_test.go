@@ -182,6 +182,10 @@ func TestDiffStatsGolden(t *testing.T) {
 	if code, _, _ := curl(t, srv.url+"/review/HEAD~1..nosuchrev"); code != 404 {
 		t.Errorf("serve /review with an unknown revision: %d, want 404", code)
 	}
+	// A revision that would read as an option, were it passed on.
+	if code, _, _ := curl(t, srv.url+"/review/--output=x..HEAD"); code != 400 {
+		t.Errorf("serve /review with a revision beginning with -: %d, want 400", code)
+	}
 }
 
 // TestDiffStatsUnsupported requires a codec chunkvc cannot decode in Go
@@ -217,14 +221,22 @@ func TestDiffStatsUnsupported(t *testing.T) {
 	}
 }
 
-// jpegWindowEdit commits photo.tif, a 256×256 2-band JPEG COG of
-// 128-pixel tiles, in r (a new repository), then writes it again with band
-// 1 brighter in the window x 20–80, y 150–200 (in tile r1/c0), uncommitted.
-func jpegWindowEdit(t *testing.T, r *runner) {
+// lossyCOG are gdal_translate arguments of the lossy codecs chunkvc
+// cannot decode in Go, for statsRaster.cog. WebP takes 3 or 4 bands of
+// bytes only, so band 1 is repeated as band 3.
+var lossyCOG = map[string][]string{
+	"jpeg": {"-ot", "Byte", "-scale", "1000", "2200", "0", "255", "-co", "COMPRESS=JPEG"},
+	"webp": {"-ot", "Byte", "-scale", "1000", "2200", "0", "255", "-b", "1", "-b", "2", "-b", "1", "-co", "COMPRESS=WEBP"},
+}
+
+// lossyWindowEdit commits photo.tif, a 256×256 COG of 128-pixel tiles
+// written with codec (lossyCOG), in r (a new repository), then writes it
+// again with band 1 brighter in the window x 20–80, y 150–200 (in tile
+// r1/c0), uncommitted.
+func lossyWindowEdit(t *testing.T, r *runner, codec []string) {
 	t.Helper()
-	jpeg := []string{"-ot", "Byte", "-scale", "1000", "2200", "0", "255", "-co", "COMPRESS=JPEG"}
 	old := newStatsRaster(256, 256)
-	old.cog(t, r.path("photo.tif"), jpeg...)
+	old.cog(t, r.path("photo.tif"), codec...)
 	r.cv("init")
 	r.cv("track", "*.tif")
 	r.cv("commit", "-m", "v1")
@@ -234,28 +246,32 @@ func jpegWindowEdit(t *testing.T, r *runner) {
 			cur.v[0][y*256+x] += 400
 		}
 	}
-	cur.cog(t, r.path("photo.tif"), jpeg...)
+	cur.cog(t, r.path("photo.tif"), codec...)
 }
 
 // TestDiffStatsGDAL: built with GDAL, diff --stats reads the tiles it
-// cannot decode in Go (JPEG here) with GDAL, so the edited tiles are
-// measured instead of warned about. JPEG is lossy, so the figures are
-// checked for sign and place, not exactly.
+// cannot decode in Go (JPEG and WebP here) with GDAL, so the edited tiles
+// are measured instead of warned about. Both are lossy, so the figures
+// are checked for sign and place, not exactly.
 func TestDiffStatsGDAL(t *testing.T) {
 	formattest.RequireTool(t, "gdal_translate")
 	formattest.RequireTool(t, "gdal-config")
 	bin := diffBinary(t, "gdal")
-	r := newRunner(t)
-	jpegWindowEdit(t, r)
-	var res diff.Result
-	if err := json.Unmarshal([]byte(r.dv(bin, 0, "diff", "--stats", "--json")), &res); err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Files) != 1 || len(res.Files[0].Tiles) != 1 {
-		t.Fatalf("want one file with one tile: %+v", res.Files)
-	}
-	tl := res.Files[0].Tiles[0]
-	if tl.Key != "z0/r1/c0" || tl.Error != "" || tl.ChangedPixels < 50*60 || len(tl.Bands) != 2 || tl.Bands[0].Mean <= 0 {
-		t.Errorf("tile %+v: want z0/r1/c0 with at least 3000 pixels changed, band 1 brighter", tl)
+	for codec, bands := range map[string]int{"jpeg": 2, "webp": 3} {
+		t.Run(codec, func(t *testing.T) {
+			r := newRunner(t)
+			lossyWindowEdit(t, r, lossyCOG[codec])
+			var res diff.Result
+			if err := json.Unmarshal([]byte(r.dv(bin, 0, "diff", "--stats", "--json")), &res); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Files) != 1 || len(res.Files[0].Tiles) != 1 {
+				t.Fatalf("want one file with one tile: %+v", res.Files)
+			}
+			tl := res.Files[0].Tiles[0]
+			if tl.Key != "z0/r1/c0" || tl.Error != "" || tl.ChangedPixels < 50*60 || len(tl.Bands) != bands || tl.Bands[0].Mean <= 0 {
+				t.Errorf("tile %+v: want z0/r1/c0 with at least 3000 pixels changed in %d bands, band 1 brighter", tl, bands)
+			}
+		})
 	}
 }

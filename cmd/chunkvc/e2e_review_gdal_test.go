@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"image"
 	"image/png"
-	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,24 +51,50 @@ func reviewThumbs(t *testing.T, page string) (before, after image.Image) {
 	return img(d.Files[0].Before), img(d.Files[0].After)
 }
 
-// Issue 31: the review page of an edit in a JPEG COG, whose tiles
-// chunkvc cannot decode in Go, shows before and after thumbnails read
-// with GDAL: the plain binary hands diff --format html to chunkvc-gdal,
-// which reads both versions' previews. They differ inside the edited
-// window and nowhere else (unchanged JPEG tiles are the same bytes).
+// Issue 31: the review page of an edit in a JPEG or WebP COG, whose
+// tiles chunkvc cannot decode in Go, shows before and after thumbnails
+// read with GDAL, both as diff --format html writes it (the plain binary
+// hands that to chunkvc-gdal, which reads both versions' previews) and as
+// the plain binary's serve answers /review/A..B (it asks chunkvc-gdal for
+// the page) and as chunkvc-gdal's serve does. They differ inside the edited window and nowhere else
+// (unchanged tiles are the same bytes).
 func TestReviewThumbnailsGDAL(t *testing.T) {
 	formattest.RequireTool(t, "gdal_create")
+	formattest.RequireTool(t, "curl")
 	dir := gdalBuild(t)
-	r := newRunner(t)
-	for i, e := range r.env {
-		if p, ok := strings.CutPrefix(e, "PATH="); ok {
-			r.env[i] = "PATH=" + dir + string(os.PathListSeparator) + p
+	for _, codec := range []string{"jpeg", "webp"} {
+		r := newRunner(t)
+		onPath(r, dir)
+		lossyWindowEdit(t, r, lossyCOG[codec])
+		r.cv("commit", "-m", "v2")
+		r.cv("diff", "HEAD~1", "HEAD", "--format", "html", "-o", r.path("review.html"))
+		page := string(r.read("review.html"))
+		t.Run(codec+"/diff", func(t *testing.T) { checkEditPreviews(t, page) })
+		// The plain binary's serve, which asks chunkvc-gdal for the page,
+		// and chunkvc-gdal's own, which reads the tiles with GDAL itself.
+		for name, bin := range map[string]string{"serve": serveBinary(t), "serve-gdal": filepath.Join(dir, "chunkvc-gdal")} {
+			t.Run(codec+"/"+name, func(t *testing.T) {
+				srv := startServeBin(t, bin, r)
+				code, hdr, body := curl(t, srv.url+"/review/HEAD~1..HEAD")
+				if code != 200 || !strings.Contains(hdr, "text/html") {
+					t.Fatalf("serve /review/HEAD~1..HEAD: %d\n%s%s\n%s", code, hdr, body, srv.logs)
+				}
+				checkEditPreviews(t, string(body))
+				if string(body) != page {
+					t.Errorf("serve's page (%d bytes) is not the page diff --format html writes (%d bytes)", len(body), len(page))
+				}
+			})
 		}
 	}
-	jpegWindowEdit(t, r)
-	r.cv("commit", "-m", "v2")
-	r.cv("diff", "HEAD~1", "HEAD", "--format", "html", "-o", r.path("review.html"))
-	before, after := reviewThumbs(t, string(r.read("review.html")))
+}
+
+// checkEditPreviews requires the review page of lossyWindowEdit to have
+// both previews, brighter after in the edited window and the same outside
+// the edited tile (lossy codecs spread an edit within its tile, never
+// across tiles).
+func checkEditPreviews(t *testing.T, page string) {
+	t.Helper()
+	before, after := reviewThumbs(t, page)
 	if before == nil || after == nil {
 		t.Fatalf("review page previews: before %v, after %v; want both", before != nil, after != nil)
 	}
@@ -76,8 +102,7 @@ func TestReviewThumbnailsGDAL(t *testing.T) {
 	if bb != after.Bounds() || bb.Dx() < 64 {
 		t.Fatalf("preview sizes %v and %v", bb, after.Bounds())
 	}
-	// The edit, in preview pixels, and the tile around it (JPEG's
-	// blocks spread an edit within its tile, never across tiles).
+	// The edit, in preview pixels, and the tile around it.
 	s := float64(bb.Dx()) / 256
 	edit := image.Rect(int(20*s), int(150*s), int(80*s), int(200*s))
 	tile := image.Rect(0, int(128*s), int(128*s), int(256*s))

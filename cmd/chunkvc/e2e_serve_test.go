@@ -80,7 +80,13 @@ var servingRE = regexp.MustCompile(`on http://(\S+)/<rev>`)
 // startServe runs chunkvc serve in r's directory on a free loopback port.
 func startServe(t *testing.T, r *runner, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(serveBinary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--json-log"}, args...)...)
+	return startServeBin(t, serveBinary(t), r, args...)
+}
+
+// startServeBin is startServe with the chunkvc program bin.
+func startServeBin(t *testing.T, bin string, r *runner, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--json-log"}, args...)...)
 	cmd.Dir, cmd.Env = r.dir, r.env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

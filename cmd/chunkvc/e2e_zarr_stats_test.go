@@ -105,13 +105,32 @@ func checkZarrStats(t *testing.T, what string, arrays []diff.ZarrArray, want map
 		}
 	}
 	if len(got) != len(want) {
-		t.Errorf("%s: %d chunks measured, numpy finds %d changed\ngot  %+v\nwant %+v", what, len(got), len(want), got, want)
+		t.Errorf("%s: %d chunks measured, %d changed\ngot  %+v\nwant %+v", what, len(got), len(want), got, want)
 	}
 	for k, w := range want {
 		if zarrFigures(got[k]) != zarrFigures(w) {
-			t.Errorf("%s: chunk %s: %v, numpy says %v (elements, changed, numeric, min, max, mean)", what, k, zarrFigures(got[k]), zarrFigures(w))
+			t.Errorf("%s: chunk %s: %v, want %v (elements, changed, numeric, min, max, mean)", what, k, zarrFigures(got[k]), zarrFigures(w))
 		}
 	}
+}
+
+// zarrStatsOf runs diff --stats --json ARGS on r's only (Zarr) file,
+// compares its arrays' measured chunks with want (checkZarrStats) and
+// returns the file's warnings.
+func zarrStatsOf(t *testing.T, r *runner, what string, want map[string]diff.ZarrChunkStats, args ...string) []string {
+	t.Helper()
+	var d struct {
+		Files []struct {
+			Warnings []string       `json:"warnings"`
+			Zarr     *diff.ZarrDiff `json:"zarr"`
+		} `json:"files"`
+	}
+	r.jsonOf(&d, append([]string{"diff", "--stats"}, args...)...)
+	if len(d.Files) != 1 || d.Files[0].Zarr == nil {
+		t.Fatalf("%s: %+v", what, d.Files)
+	}
+	checkZarrStats(t, what, d.Files[0].Zarr.Arrays, want)
+	return d.Files[0].Warnings
 }
 
 // diff --stats of a zarr-python store measures each changed chunk of the
@@ -137,18 +156,8 @@ func TestDiffStatsZarr(t *testing.T) {
 	}
 	check := func(what string, args ...string) {
 		t.Helper()
-		var d struct {
-			Files []struct {
-				Warnings []string       `json:"warnings"`
-				Zarr     *diff.ZarrDiff `json:"zarr"`
-			} `json:"files"`
-		}
-		r.jsonOf(&d, append([]string{"diff", "--stats"}, args...)...)
-		if len(d.Files) != 1 || d.Files[0].Zarr == nil {
-			t.Fatalf("%s: %+v", what, d.Files)
-		}
-		checkZarrStats(t, what, d.Files[0].Zarr.Arrays, want)
-		if w := strings.Join(d.Files[0].Warnings, "\n"); !strings.Contains(w, "stats: array scaled not measured: filter fixedscaleoffset unsupported") {
+		warnings := zarrStatsOf(t, r, what, want, args...)
+		if w := strings.Join(warnings, "\n"); !strings.Contains(w, "stats: array scaled not measured: filter fixedscaleoffset unsupported") {
 			t.Errorf("%s: warnings %q name neither the array nor its filter", what, w)
 		}
 	}
