@@ -44,7 +44,8 @@ func Diff(a, b *Manifest) Delta {
 	if b != nil {
 		bc = b.Chunks
 	}
-	var d Delta
+	// Every key of the longer list is in Keys: room for them at once.
+	d := Delta{Keys: make([]KeyDelta, 0, max(len(ac), len(bc)))}
 	have := make(map[hashing.ID]bool, len(ac))
 	for _, c := range ac {
 		have[c.ID] = true

@@ -296,7 +296,9 @@ func decodeShard(p string, part Part, cp *chunkParser) ([]Chunk, error) {
 		cs = append(cs, c)
 		text = r
 	}
-	if again := encodeShard(p, part.Name, cs); !bytes.Equal(again, part.Data) {
+	// The canonical text is as long as the shard's when the shard is
+	// canonical: made in room of that size, it is not grown by doubling.
+	if again := appendShard(make([]byte, 0, len(part.Data)), p, part.Name, cs); !bytes.Equal(again, part.Data) {
 		return nil, fmt.Errorf("%w: shard %s of %s not in canonical form (line %d)", ErrInvalid, part.Name, p, firstDiffLine(again, part.Data))
 	}
 	ownKeys(cs)

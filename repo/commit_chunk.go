@@ -85,6 +85,11 @@ func (ch *chunked) putBlobs(g *gitRepo, packed bool) error {
 			ch.fresh = append(ch.fresh, part)
 		}
 	}
+	if len(ch.parts) > 0 {
+		// The next commit or status reads this version: from the cache,
+		// not by decoding every shard again.
+		g.cacheSplit(ch.blob.Hash, ch.m)
+	}
 	switch {
 	case packed:
 		return nil

@@ -122,7 +122,11 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
-	if h.seen == nil || h.racy.Load() > 0 || h.read.Load() > int64(seenSlack(len(plan.Chunks))) {
+	save := h.seen == nil || h.racy.Load() > 0 || h.read.Load() > int64(seenSlack(len(plan.Chunks)))
+	// The old record is done with (a million chunks' is 100 MB): it goes
+	// before the new manifest is made.
+	h.seen = nil
+	if save {
 		_ = dataset.SaveSeen(r.seenPath(p), h.record(hashedAt, ids)) // a cache: rebuilt when lost
 	}
 	layout, chunks, digest, err := plan.Encode(ids)
@@ -180,10 +184,6 @@ type datasetHash struct {
 	up      *upload
 	workers int
 	seen    *dataset.Seen // what an earlier reading recorded (nil if none)
-	// stats[i] is the walk's lstat of the file holding chunk i: what the
-	// seen cache records with its ID (record), built only when it is
-	// saved, since most commits do not save it.
-	stats []statcache.Stat
 
 	known *manifest.IDIndex
 	read  atomic.Int64 // chunks read
@@ -196,9 +196,21 @@ type datasetHash struct {
 func (h *datasetHash) record(hashed int64, ids []hashing.ID) *dataset.Seen {
 	now := &dataset.Seen{Hashed: hashed}
 	for i, src := range h.plan.Chunks {
-		now.Add(src.Path, src.Off, src.Len, h.stats[i], ids[i])
+		st, _ := h.statOf(src.Path) // run found every one
+		now.Add(src.Path, src.Off, src.Len, st, ids[i])
 	}
 	return now
+}
+
+// statOf is the walk's lstat of the store's file p. It is looked up, not
+// kept per chunk: a million chunks' would hold 32 MB through the commit.
+func (h *datasetHash) statOf(p string) (statcache.Stat, bool) {
+	files := h.plan.Files
+	at, ok := slices.BinarySearchFunc(files, p, func(f dataset.PlanFile, p string) int { return strings.Compare(f.Path, p) })
+	if !ok {
+		return statcache.Stat{}, false
+	}
+	return files[at].Stat, true
 }
 
 func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
@@ -211,7 +223,6 @@ func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
 		h.known = manifest.NewIDIndex(h.old.Chunks)
 	}
 	ids := make([]hashing.ID, len(h.plan.Chunks))
-	h.stats = make([]statcache.Stat, len(h.plan.Chunks))
 	g, gctx := errgroup.WithContext(ctx)
 	workers := h.workers
 	if workers <= 0 {
@@ -219,14 +230,11 @@ func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
 	}
 	// Reads of small files wait on the file system more than on the CPU.
 	g.SetLimit(2 * workers)
-	files := h.plan.Files
 	for i, src := range h.plan.Chunks {
-		at, ok := slices.BinarySearchFunc(files, src.Path, func(f dataset.PlanFile, p string) int { return strings.Compare(f.Path, p) })
+		st, ok := h.statOf(src.Path)
 		if !ok {
 			return nil, fmt.Errorf("%s: not in the store's listing", src.Path)
 		}
-		st := files[at].Stat
-		h.stats[i] = st
 		if id, ok := h.seen.Lookup(src.Path, src.Off, src.Len, st); ok && (h.up.dryRun || h.isKnown(id)) {
 			ids[i] = id
 			continue

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/mcache"
 )
 
 // lowerSplitAt splits manifests of more than n chunks for the test.
@@ -127,4 +130,106 @@ func TestSplitManifestCommit(t *testing.T) {
 	}
 	checkWorkCopies(t, r)
 	gitCLI(t, r.Root, nil, "fsck", "--strict")
+}
+
+// TestManifestCache: a commit leaves the chunk lines of a split manifest
+// in the manifest cache under its root blob, the very lines the root's
+// shards decode to; a later reading trusts that cache only for its root,
+// and a damaged or foreign cache changes nothing that is read.
+func TestManifestCache(t *testing.T) {
+	data := randomData(6<<20, 11)
+	r := testRepo(t, data)
+	lowerSplitAt(t, 3)
+	x := filepath.Join(r.Root, "sub", "x.bin")
+	data[3<<20] ^= 1
+	if err := os.WriteFile(x, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(t.Context(), CommitOptions{Message: "split"}); err != nil {
+		t.Fatal(err)
+	}
+	rootText := gitCLI(t, r.Root, nil, "cat-file", "blob", "HEAD:"+manifestPath("sub/x.bin"))
+	var parts []manifest.Part
+	for _, f := range gitFilesUnder(t, r.Root, "HEAD", manifest.ShardPath("sub/x.bin", "")) {
+		parts = append(parts, manifest.Part{Name: strings.TrimPrefix(f, manifest.ShardPath("sub/x.bin", "")+"/"),
+			Data: gitCLI(t, r.Root, nil, "cat-file", "blob", "HEAD:"+f)})
+	}
+	want, err := manifest.DecodeSplit(rootText, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := mcache.Slot(r.git.mcacheDir(), "sub/x.bin")
+	cached, ok := mcache.Load(slot, gitdb.BlobHash(rootText), len(want.Chunks))
+	if !ok || !reflect.DeepEqual(cached, want.Chunks) {
+		t.Fatalf("after the commit the cache holds %d chunks (hit %v); the shards hold %d", len(cached), ok, len(want.Chunks))
+	}
+	read := func(what string) {
+		t.Helper()
+		fresh, err := Open(r.Root, nil) // no manifest held in memory
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := fresh.Manifest("", "sub/x.bin")
+		if err != nil || !reflect.DeepEqual(m, want) {
+			t.Fatalf("%s: the manifest read differs from its shards' (%v)", what, err)
+		}
+	}
+	read("cache hit")
+	good, err := os.ReadFile(slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(slot, good[:len(good)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read("truncated cache")
+	if again, err := os.ReadFile(slot); err != nil || !bytes.Equal(again, good) {
+		t.Fatalf("a reading that missed did not write the cache again (%v)", err)
+	}
+	// A good cache of another version of the file is not this version's.
+	other := slices.Clone(want.Chunks)
+	other[0].Size++
+	if err := mcache.Save(slot, gitdb.Hash{1}, other); err != nil {
+		t.Fatal(err)
+	}
+	read("cache of another root")
+}
+
+// TestFsckReadsShardsNotCache: with the manifest cache holding a split
+// manifest's chunks, fsck still decodes its shards from Git, and a commit
+// that lost one of them is a problem fsck reports.
+func TestFsckReadsShardsNotCache(t *testing.T) {
+	data := randomData(6<<20, 12)
+	r := testRepo(t, data)
+	lowerSplitAt(t, 3)
+	data[1<<20] ^= 1
+	if err := os.WriteFile(filepath.Join(r.Root, "sub", "x.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(t.Context(), CommitOptions{Message: "split"}); err != nil {
+		t.Fatal(err)
+	}
+	shards := gitFilesUnder(t, r.Root, "HEAD", manifest.ShardDir)
+	if len(shards) < 2 {
+		t.Fatalf("%d shards; want a split manifest", len(shards))
+	}
+	gitCLI(t, r.Root, nil, "rm", "-q", "--cached", shards[0])
+	gitCLI(t, r.Root, nil, "commit", "-q", "-m", "lose a shard")
+	fresh, err := Open(r.Root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Manifest("", "sub/x.bin"); err != nil {
+		t.Fatalf("the cache should still serve the root's chunks: %v", err)
+	}
+	res, err := fresh.Fsck(t.Context(), FsckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) == 0 {
+		t.Fatal("fsck found nothing wrong with a split manifest missing a shard")
+	}
+	if p := res.Problems[0]; p.Path != "sub/x.bin" || !strings.Contains(p.Error, "shards do not match") {
+		t.Fatalf("fsck problem %+v; want sub/x.bin's shards not matching its root", p)
+	}
 }

@@ -47,7 +47,7 @@ func (r *Repo) Fsck(ctx context.Context, opt FsckOptions) (*FsckResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := fsck.Env{Git: r.git, Store: r.Store, Local: r.read.Local, Copies: copies,
+	env := fsck.Env{Git: shardsRead{r.git}, Store: r.Store, Local: r.read.Local, Copies: copies,
 		LayoutOf: r.layoutOf, VerifyDigest: r.verifyDigest, Dataset: r.fsckDataset,
 		Expired: func(c *gitdb.Commit) (bool, error) {
 			rec, err := expiries.Find(c)
@@ -86,4 +86,14 @@ func (r *Repo) fsckDataset(ctx context.Context, m *manifest.Manifest) (hashing.I
 	}
 	digest, err := ms.Check(m.Size)
 	return digest, true, err
+}
+
+// shardsRead is the Git fsck reads: split manifests are decoded from their
+// shards in Git, never from the manifest cache, so that a damaged shard is
+// found.
+type shardsRead struct{ *gitRepo }
+
+func (g shardsRead) ReadManifest(h gitdb.Hash, p string) (*manifest.Manifest, error) {
+	m, _, err := g.decodeManifestBlob(h, p, false)
+	return m, err
 }

@@ -8,12 +8,14 @@ import (
 	"iter"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/confine"
 	"github.com/chunkvc/chunkvc/repo/internal/gitdb"
+	"github.com/chunkvc/chunkvc/repo/internal/mcache"
 )
 
 // ManifestDir is where manifests live, relative to the work tree root.
@@ -148,13 +150,20 @@ func (g *gitRepo) shardsOf(h gitdb.Hash) map[string]gitdb.Hash {
 // with its shards. The bytes returned are the blob's (a split manifest's
 // root).
 func (g *gitRepo) readManifestBlob(h gitdb.Hash, p string) (*manifest.Manifest, []byte, error) {
+	return g.decodeManifestBlob(h, p, true)
+}
+
+// decodeManifestBlob is readManifestBlob; with cached false, a split
+// manifest's shards are read and checked even when the manifest cache
+// holds its chunks (fsck checks what Git holds, not the cache).
+func (g *gitRepo) decodeManifestBlob(h gitdb.Hash, p string, cached bool) (*manifest.Manifest, []byte, error) {
 	b, err := g.readText(h, manifestPath(p))
 	if err != nil {
 		return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
 	}
 	var m *manifest.Manifest
 	if manifest.IsSplit(b) {
-		m, err = g.readSplit(h, p, b)
+		m, err = g.readSplit(h, p, b, cached)
 	} else {
 		m, err = manifest.Decode(b)
 	}
@@ -168,9 +177,18 @@ func (g *gitRepo) readManifestBlob(h gitdb.Hash, p string) (*manifest.Manifest, 
 }
 
 // readSplit reads the shards of the split manifest whose root (blob h) is
-// root, and decodes it.
-func (g *gitRepo) readSplit(h gitdb.Hash, p string, root []byte) (*manifest.Manifest, error) {
+// root, and decodes it; with cached, from the manifest cache when it has
+// them.
+func (g *gitRepo) readSplit(h gitdb.Hash, p string, root []byte, cached bool) (*manifest.Manifest, error) {
 	shards := g.shardsOf(h)
+	if cached {
+		if m, ok := g.cachedSplit(h, p, root); ok {
+			g.mu.Lock()
+			g.read[p] = shards
+			g.mu.Unlock()
+			return m, nil
+		}
+	}
 	parts := make([]manifest.Part, 0, len(shards))
 	for name, sh := range shards {
 		b, err := g.readText(sh, manifest.ShardPath(p, name))
@@ -184,9 +202,36 @@ func (g *gitRepo) readSplit(h gitdb.Hash, p string, root []byte) (*manifest.Mani
 		g.mu.Lock()
 		g.read[p] = shards
 		g.mu.Unlock()
+		g.cacheSplit(h, m)
 	}
 	return m, err
 }
+
+// cachedSplit is the split manifest whose root (blob h) is root from the
+// manifest cache (mcache), if it holds that root's chunks: the root's
+// own lines are parsed, the chunk lines read from the cache.
+func (g *gitRepo) cachedSplit(h gitdb.Hash, p string, root []byte) (*manifest.Manifest, bool) {
+	m, count, _, err := manifest.DecodeRoot(root)
+	if err != nil {
+		return nil, false
+	}
+	cs, ok := mcache.Load(mcache.Slot(g.mcacheDir(), p), h, count)
+	if !ok {
+		return nil, false
+	}
+	m.Chunks = cs
+	return m, true
+}
+
+// cacheSplit keeps the chunks of m, the split manifest whose root is blob
+// h, in the manifest cache for the next command; a cache that cannot be
+// written (a read-only .git) only costs that command the decoding.
+func (g *gitRepo) cacheSplit(h gitdb.Hash, m *manifest.Manifest) {
+	_ = mcache.Save(mcache.Slot(g.mcacheDir(), m.Path), h, m.Chunks)
+}
+
+// mcacheDir is the manifest cache's folder, .git/chunkvc/mcache.
+func (g *gitRepo) mcacheDir() string { return filepath.Join(g.Root(), ".git", "chunkvc", "mcache") }
 
 // readShards returns the shards of the split manifest last read for p
 // (nil if none), whose blobs are in Git already.
