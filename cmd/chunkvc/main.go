@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/chunkvc/chunkvc/internal/memlimit"
 	"github.com/chunkvc/chunkvc/repo"
 	"github.com/chunkvc/chunkvc/store"
 	"github.com/spf13/cobra"
@@ -72,7 +73,7 @@ func main() {
 		percent, limit := gcSettings(cmd, os.Args[1:])
 		debug.SetGCPercent(percent)
 		if os.Getenv("GOMEMLIMIT") == "" {
-			debug.SetMemoryLimit(limit)
+			memlimit.Track(limit)
 		}
 	}
 	stopProfile := startProfile(g)
@@ -115,7 +116,8 @@ func unknownCommand(root *cobra.Command, args []string) bool {
 // holds a file's manifest, layout blob and the store's map of its objects,
 // about 270 bytes a chunk (a COG of 521,623 tiles: 140 MB of live heap at
 // the peak), and the limit keeps one of that size under 300 MB of RSS. The
-// other commands get 512 MiB.
+// other commands get 512 MiB. A command whose live heap outgrows its
+// limit gets it raised (memlimit.Track) instead of collecting without end.
 func gcSettings(root *cobra.Command, args []string) (percent int, limit int64) {
 	c, _, err := root.Find(args)
 	switch {
