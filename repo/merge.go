@@ -102,7 +102,9 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 	case bothFormat(ms, formats.Parquet):
 		return r.mergeFileDriver(ctx, res, ms, texts[1], ours, r.mergeParquet)
 	case bothFormat(ms, formats.FlatGeobuf):
-		return r.mergeFileDriver(ctx, res, ms, texts[1], ours, r.mergeFlatGeobuf)
+		return r.mergeFileDriver(ctx, res, ms, texts[1], ours, func(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest) (*chunked, []MergeConflict, error) {
+			return r.mergeFlatGeobuf(ctx, res, ms, nil)
+		})
 	}
 	mr, conflicts := mergeChunks(res, ms, nil)
 	regen, conflicts := r.overviewPlan(ms, &mr, conflicts)

@@ -11,6 +11,7 @@ import (
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/flatgeobuf"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/merge3"
 )
 
 // A FlatGeobuf file both sides changed merges feature by feature
@@ -26,7 +27,8 @@ import (
 // work tree (our file must be there; the base and their version are read
 // from the stores as the merge needs them) and stores it, once the
 // written file reads back as the merge's records under a derivable index.
-func (r *Repo) mergeFlatGeobuf(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest) (*chunked, []MergeConflict, error) {
+// take settles the conflicts a person decided, by feature key.
+func (r *Repo) mergeFlatGeobuf(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest, take func(string) merge3.Side) (*chunked, []MergeConflict, error) {
 	a, done, cs, err := r.lockedOurs(ctx, ms)
 	if err != nil || len(cs) > 0 {
 		return nil, cs, err
@@ -50,11 +52,16 @@ func (r *Repo) mergeFlatGeobuf(ctx context.Context, res *MergeResult, ms [3]*man
 	if err != nil {
 		return nil, []MergeConflict{{Reason: "our FlatGeobuf header cannot be read: " + manifest.SanitizeValue(err.Error())}}, nil
 	}
-	key := ""
+	var opt flatgeobuf.MergeOptions
 	if k := r.chooseKey(ms[1].Path, "", s.Columns, s.KeyKind); k.Column != nil {
-		key = *k.Column
+		opt.Key = *k.Column
 	}
-	plan, fcs, err := flatgeobuf.PlanMerge(ctx, sides[0], sides[1], sides[2], key)
+	if take != nil {
+		opt.Take = func(name string) int {
+			return map[merge3.Side]int{merge3.Ours: flatgeobuf.TakeOurs, merge3.Theirs: flatgeobuf.TakeTheirs}[take(name)]
+		}
+	}
+	plan, fcs, err := flatgeobuf.PlanMerge(ctx, sides[0], sides[1], sides[2], opt)
 	if err != nil {
 		return nil, []MergeConflict{{Reason: "a side's FlatGeobuf cannot be merged: " + manifest.SanitizeValue(err.Error())}}, nil
 	}

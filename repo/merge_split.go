@@ -184,7 +184,7 @@ func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string, tak
 	case bothFormat(ms, formats.Parquet):
 		ch, cs, err = r.mergeParquet(ctx, res, ms)
 	case bothFormat(ms, formats.FlatGeobuf):
-		ch, cs, err = r.mergeFlatGeobuf(ctx, res, ms)
+		ch, cs, err = r.mergeFlatGeobuf(ctx, res, ms, take)
 	default:
 		var mr merge3.Result
 		var regen []string

@@ -157,16 +157,23 @@ func TestMergeFlatGeobufFeatures(t *testing.T) {
 	}
 }
 
+// fgbConflictRepo is fgbMergeRepo with features 7 (changed on both
+// sides) and 8 (changed by ours, deleted by theirs) in conflict.
+func fgbConflictRepo(t *testing.T) (*runner, []fgbPt, []fgbPt) {
+	ours, theirs := fgbBase(), fgbBase()
+	ours[7].v, theirs[7].name = 1.25, "theirs-renamed"
+	ours[8].v = 2.5
+	ours[50].v = 9.5 // and one change that merges
+	theirs = slices.Delete(theirs, 8, 9)
+	return fgbMergeRepo(t, ours, theirs), ours, theirs
+}
+
 // The same feature changed differently on both sides is a conflict
 // naming its key and bbox (changed on one side and deleted on the other
 // too); the work file stays ours and git merge --abort restores
 // everything.
 func TestGitMergeFlatGeobufSameFeature(t *testing.T) {
-	ours, theirs := fgbBase(), fgbBase()
-	ours[7].v, theirs[7].name = 1.25, "theirs-renamed"
-	ours[8].v = 2.5
-	theirs = slices.Delete(theirs, 8, 9)
-	r := fgbMergeRepo(t, ours, theirs)
+	r, ours, _ := fgbConflictRepo(t)
 	before := r.read("pts.fgb")
 	res := r.run("git", "merge", "--no-edit", "theirs")
 	if res.code == 0 {
@@ -186,4 +193,29 @@ func TestGitMergeFlatGeobufSameFeature(t *testing.T) {
 	if st := r.cv("status"); st != "" {
 		t.Fatalf("status after git merge --abort: %q", st)
 	}
+}
+
+// chunkvc resolve --take theirs KEY... settles the conflicted features
+// by key after git merge stopped on them: the merge is made again with
+// their version of id=7 and their deletion of id=8, our other change
+// kept, and the merge commits; GDAL reads exactly that.
+func TestResolveFlatGeobufTakeTheirs(t *testing.T) {
+	r, ours, theirs := fgbConflictRepo(t)
+	if res := r.run("git", "merge", "--no-edit", "theirs"); res.code == 0 {
+		t.Fatal("git merge of conflicted features succeeded")
+	}
+	r.cv("resolve", "pts.fgb", "--take", "theirs", "id=7", "id=8")
+	r.git("commit", "--no-edit")
+	merged := slices.Clone(ours)
+	merged[7] = theirs[7]
+	merged = slices.Delete(merged, 8, 9)
+	wantFile := filepath.Join(t.TempDir(), "want.fgb")
+	writeFGB(t, wantFile, merged)
+	if got, want := readFGB(t, r.path("pts.fgb"), len(merged)), readFGB(t, wantFile, len(merged)); !slices.Equal(got, want) {
+		t.Fatalf("GDAL reads the resolved merge as\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if st := r.cv("status"); st != "" {
+		t.Fatalf("status after the resolved merge: %q", st)
+	}
+	r.cv("fsck")
 }

@@ -49,6 +49,7 @@ type MergePlan struct {
 	FromTheirs int
 	Theirs     bool
 	key        string // the key column, for conflicts
+	take       func(string) int
 }
 
 // Count is the number of features of the merged file.
@@ -96,12 +97,30 @@ func keyName(col, k string) string {
 	return col + "=" + sanitize([]byte(k[1:]), 120)
 }
 
+// MergeOptions says how PlanMerge names features and settles conflicts.
+type MergeOptions struct {
+	// Key is the key column; "" (or a column a side lacks) keys features
+	// by content.
+	Key string
+	// Take, when not nil, settles a feature both sides changed, by the
+	// name a conflict gives it: TakeOurs or TakeTheirs, else TakeNone
+	// leaves it a conflict.
+	Take func(name string) int
+}
+
+// The sides MergeOptions.Take picks.
+const (
+	TakeNone = iota
+	TakeOurs
+	TakeTheirs
+)
+
 // PlanMerge reads the three versions' headers and records and merges
-// their feature sets keyed by column key ("" or a column a side lacks:
-// by content). Conflicts (the same feature changed differently, the
-// header or columns changed on both sides, a key on several features)
-// return no plan.
-func PlanMerge(ctx context.Context, base, ours, theirs MergeSide, key string) (*MergePlan, []MergeConflict, error) {
+// their feature sets by key. Conflicts (the same feature changed
+// differently and not settled by Take, the header or columns changed on
+// both sides, a key on several features) return no plan.
+func PlanMerge(ctx context.Context, base, ours, theirs MergeSide, opt MergeOptions) (*MergePlan, []MergeConflict, error) {
+	key := opt.Key
 	var sides [3]*sideIndex
 	for i, s := range []MergeSide{base, ours, theirs} {
 		if i == 0 && s.Size == 0 {
@@ -117,7 +136,7 @@ func PlanMerge(ctx context.Context, base, ours, theirs MergeSide, key string) (*
 	if err != nil || len(cs) > 0 {
 		return nil, cs, err
 	}
-	p.key = key
+	p.key, p.take = key, opt.Take
 	if cs := p.planFeatures(sides); len(cs) > 0 {
 		return nil, cs, nil
 	}
@@ -291,12 +310,18 @@ func (p *MergePlan) planFeatures(sides [3]*sideIndex) []MergeConflict {
 		case same(o, t), same(t, b):
 		case same(o, b):
 			take, from = t, 2
-			if t != nil {
-				p.FromTheirs += t.n
-			}
+			p.FromTheirs += takeCount(t)
 		default:
-			cs = append(cs, featureConflict(keyName(p.key, k), b, o, t))
-			return
+			name := keyName(p.key, k)
+			switch p.settle(name) {
+			case TakeOurs:
+			case TakeTheirs:
+				take, from = t, 2
+				p.FromTheirs += takeCount(t)
+			default:
+				cs = append(cs, featureConflict(name, b, o, t))
+				return
+			}
 		}
 		for range takeCount(take) {
 			p.feats = append(p.feats, Feature{ID: take.id, BBox: take.bb, Off: take.off, Len: take.length})
@@ -312,6 +337,14 @@ func (p *MergePlan) planFeatures(sides [3]*sideIndex) []MergeConflict {
 		}
 	}
 	return cs
+}
+
+// settle is what the options say of a conflicted feature.
+func (p *MergePlan) settle(name string) int {
+	if p.take == nil {
+		return TakeNone
+	}
+	return p.take(name)
 }
 
 func takeCount(e *entry) int {

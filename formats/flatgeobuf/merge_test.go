@@ -106,8 +106,14 @@ func TestPatchHeader(t *testing.T) {
 // by key, checks it and returns the merged bytes (or the conflicts).
 func mergeFiles(t *testing.T, key string, base, ours, theirs []byte) ([]byte, *MergePlan, []MergeConflict) {
 	t.Helper()
+	return mergeTaking(t, MergeOptions{Key: key}, base, ours, theirs)
+}
+
+// mergeTaking is mergeFiles with options.
+func mergeTaking(t *testing.T, opt MergeOptions, base, ours, theirs []byte) ([]byte, *MergePlan, []MergeConflict) {
+	t.Helper()
 	side := func(b []byte) MergeSide { return MergeSide{R: bytes.NewReader(b), Size: int64(len(b))} }
-	p, cs, err := PlanMerge(t.Context(), side(base), side(ours), side(theirs), key)
+	p, cs, err := PlanMerge(t.Context(), side(base), side(ours), side(theirs), opt)
 	if err != nil || len(cs) > 0 {
 		if err != nil {
 			t.Fatal(err)
@@ -203,6 +209,12 @@ func TestPlanMergeConflicts(t *testing.T) {
 	if bb := cs[at7].BBox; bb.MinX != pts[7].x || bb.MaxY != pts[7].y {
 		t.Fatalf("id=7's bbox %v, point at %v,%v", *bb, pts[7].x, pts[7].y)
 	}
+	// Settled: ours for id=7, theirs (the deletion) for id=9.
+	take := func(name string) int { return map[string]int{"id=7": TakeOurs, "id=9": TakeTheirs}[name] }
+	_, p, cs := mergeTaking(t, MergeOptions{Key: "id", Take: take}, b, o, th)
+	if len(cs) > 0 || p.Count() != 299 || p.FromTheirs != 0 {
+		t.Fatalf("settled: %+v, %d features, %d from theirs", cs, p.Count(), p.FromTheirs)
+	}
 	// Their file without the index: not a schema change, but the header
 	// (index node size) changed on one side only, so it merges.
 	_, thNoIndex := pointsFGB(t, dir, "theirs2", pts[:299], false)
@@ -256,7 +268,7 @@ func BenchmarkPlanMerge(b *testing.B) {
 	b.SetBytes(int64(len(o)))
 	b.ReportAllocs()
 	for b.Loop() {
-		p, cs, err := PlanMerge(b.Context(), side(base), side(o), side(th), "id")
+		p, cs, err := PlanMerge(b.Context(), side(base), side(o), side(th), MergeOptions{Key: "id"})
 		if err != nil || len(cs) > 0 {
 			b.Fatal(err, cs)
 		}
