@@ -277,3 +277,13 @@ func BenchmarkPlanMerge(b *testing.B) {
 		}
 	}
 }
+
+// memWriter is an io.WriterAt growing a byte slice.
+type memWriter []byte
+
+func (m *memWriter) WriteAt(p []byte, off int64) (int, error) {
+	if end := off + int64(len(p)); end > int64(len(*m)) {
+		*m = append(*m, make([]byte, end-int64(len(*m)))...)
+	}
+	return copy((*m)[off:], p), nil
+}
