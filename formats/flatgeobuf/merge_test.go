@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chunkvc/chunkvc/formats/formattest"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 )
@@ -181,8 +182,8 @@ func TestPlanMergeIsGDALsFile(t *testing.T) {
 }
 
 // The same point changed on both sides, or changed on one and deleted on
-// the other, is a conflict naming its key and bbox; a column change on
-// one side against a feature edit on the other is a schema conflict.
+// the other, is a conflict naming its key and bbox, unless Take settles
+// it; their unindexed file merges (a header change on one side).
 func TestPlanMergeConflicts(t *testing.T) {
 	dir := t.TempDir()
 	pts := randomPoints(300, 8)
@@ -225,6 +226,47 @@ func TestPlanMergeConflicts(t *testing.T) {
 	_, _, cs = mergeFiles(t, "id", b, th, o)
 	if len(cs) != 2 {
 		t.Fatalf("swapped sides: %d conflicts", len(cs))
+	}
+}
+
+// rewrite runs ogr2ogr over the FlatGeobuf src with args and returns
+// the new file's bytes.
+func rewrite(t *testing.T, src string, args ...string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.fgb")
+	formattest.Run1(t, "ogr2ogr", append(append([]string{"-f", "FlatGeobuf"}, args...), out, src)...)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Header changes: a CRS changed on one side merges (that side's header,
+// the other side's feature edit); changed differently on both sides it
+// is a header conflict; a column dropped on one side against a feature
+// edit on the other is a schema conflict.
+func TestPlanMergeHeaders(t *testing.T) {
+	dir := t.TempDir()
+	pts := randomPoints(200, 6)
+	edited := slices.Clone(pts)
+	edited[3].v = 42
+	bp, b := pointsFGB(t, dir, "base", pts, true)
+	_, o := pointsFGB(t, dir, "ours", edited, true)
+	wgs := rewrite(t, bp, "-a_srs", "EPSG:4326")
+	merged, p, cs := mergeFiles(t, "id", b, o, wgs)
+	if len(cs) > 0 || !p.Theirs {
+		t.Fatalf("CRS changed by theirs: %+v", cs)
+	}
+	if f := parseBytes(t, merged); f.h.crs != "EPSG:4326" || f.n != 200 {
+		t.Fatalf("merged CRS %q, %d features", f.h.crs, f.n)
+	}
+	if _, _, cs := mergeFiles(t, "id", b, rewrite(t, bp, "-a_srs", "EPSG:3857"), wgs); len(cs) != 1 || !strings.Contains(cs[0].Reason, "header") {
+		t.Fatalf("CRS changed on both sides: %+v", cs)
+	}
+	_, _, cs = mergeFiles(t, "id", b, o, rewrite(t, bp, "-select", "id,name"))
+	if len(cs) != 1 || !strings.Contains(cs[0].Reason, "schemas differ: 3 columns on ours, 2 on theirs") {
+		t.Fatalf("a column dropped by theirs: %+v", cs)
 	}
 }
 
