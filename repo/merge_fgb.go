@@ -62,6 +62,9 @@ func (r *Repo) mergeFlatGeobuf(ctx context.Context, res *MergeResult, ms [3]*man
 		}
 	}
 	plan, fcs, err := flatgeobuf.PlanMerge(ctx, sides[0], sides[1], sides[2], opt)
+	if err != nil && ctx.Err() != nil {
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, []MergeConflict{{Reason: "a side's FlatGeobuf cannot be merged: " + manifest.SanitizeValue(err.Error())}}, nil
 	}
