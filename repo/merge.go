@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/merge3"
@@ -63,8 +64,9 @@ type MergeResult struct {
 // version (Git's %O %A %B), and the result replaces ours. A file one side
 // left as the base takes the other side; a COG both sides changed in
 // different full-resolution tiles is spliced into a new file in the work
-// tree, its chunks and layout stored and its manifest written as the
-// result. Anything else is a conflict: the result then holds a readable
+// tree (a Parquet file row group by row group, a FlatGeobuf file feature
+// by feature), its chunks and layout stored and its manifest written as
+// the result. Anything else is a conflict: the result then holds a readable
 // list of the conflicts above our manifest, and the error wraps
 // ErrMergeConflict, for Git to stop the merge.
 func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string) (*MergeResult, error) {
@@ -96,8 +98,13 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 		return r.conflict(res, ours, texts[1], []MergeConflict{{Reason: why}})
 	}
 	res.Path = ms[1].Path
-	if bothParquet(ms) {
-		return r.mergeParquetDriver(ctx, res, ms, texts[1], ours)
+	switch {
+	case bothFormat(ms, formats.Parquet):
+		return r.mergeFileDriver(ctx, res, ms, texts[1], ours, r.mergeParquet)
+	case bothFormat(ms, formats.FlatGeobuf):
+		return r.mergeFileDriver(ctx, res, ms, texts[1], ours, func(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest) (*chunked, []MergeConflict, error) {
+			return r.mergeFlatGeobuf(ctx, res, ms, nil)
+		})
 	}
 	mr, conflicts := mergeChunks(res, ms, nil)
 	regen, conflicts := r.overviewPlan(ms, &mr, conflicts)
@@ -120,6 +127,11 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 		return r.conflict(res, ours, texts[1], conflicts)
 	}
 	return res, nil
+}
+
+// bothFormat reports whether ours and theirs are files of format.
+func bothFormat(ms [3]*manifest.Manifest, format string) bool {
+	return ms[1].Format == format && ms[2].Format == format
 }
 
 // decodeThree decodes three single-file manifests of one path; an empty
@@ -160,7 +172,7 @@ func mergeChunks(res *MergeResult, ms [3]*manifest.Manifest, take func(string) m
 		out = append(out, MergeConflict{Key: c.Key, BBox: c.BBox, Reason: keyConflictReason(c)})
 	}
 	if ours.Format != "tiff" || theirs.Format != "tiff" {
-		return mr, append(out, MergeConflict{Reason: fmt.Sprintf("both sides changed this %s file (only COG/GeoTIFF files merge tile by tile, Parquet row group by row group)", ours.Format)})
+		return mr, append(out, MergeConflict{Reason: fmt.Sprintf("both sides changed this %s file (only COG/GeoTIFF files merge tile by tile, Parquet row group by row group, FlatGeobuf feature by feature)", ours.Format)})
 	}
 	if why := sameProfile(ours, theirs); why != "" {
 		return mr, append(out, MergeConflict{Reason: "the sides' files differ in structure: " + why})

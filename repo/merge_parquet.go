@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/formats/parquet"
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
@@ -24,11 +23,6 @@ import (
 // and columns. Row groups are the unit because a row group's columns
 // must agree on its rows: taking one column from each side would make a
 // row neither side wrote.
-
-// bothParquet reports whether ours and theirs are Parquet files.
-func bothParquet(ms [3]*manifest.Manifest) bool {
-	return ms[1].Format == formats.Parquet && ms[2].Format == formats.Parquet
-}
 
 // rgChunks are one side's chunks of each row group (by index), and the
 // chunks that belong to no row group.
@@ -185,16 +179,11 @@ func (r *Repo) mergeParquet(ctx context.Context, res *MergeResult, ms [3]*manife
 			res.FromTheirs++
 		}
 	}
-	unlock, err := r.lock()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer unlock()
-	a, cs, err := r.openOurs(ctx, ms)
+	a, done, cs, err := r.lockedOurs(ctx, ms)
 	if err != nil || len(cs) > 0 {
 		return nil, cs, err
 	}
-	defer a.Close()
+	defer done()
 	sides[1].R = a
 	gt := r.gitTree()
 	defer gt.Close()
@@ -229,10 +218,12 @@ func (r *Repo) writeParquet(ctx context.Context, ours *manifest.Manifest, sides 
 	return ch, nil, err
 }
 
-// mergeParquetDriver is MergeDriver for two Parquet versions: the merged
-// manifest goes to result, or the conflicts.
-func (r *Repo) mergeParquetDriver(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest, oursText []byte, result string) (*MergeResult, error) {
-	ch, cs, err := r.mergeParquet(ctx, res, ms)
+// mergeFileDriver is MergeDriver for two Parquet or FlatGeobuf versions
+// (merge is mergeParquet or mergeFlatGeobuf): the merged manifest goes to
+// result, or the conflicts.
+func (r *Repo) mergeFileDriver(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest, oursText []byte, result string,
+	merge func(context.Context, *MergeResult, [3]*manifest.Manifest) (*chunked, []MergeConflict, error)) (*MergeResult, error) {
+	ch, cs, err := merge(ctx, res, ms)
 	if err == nil && len(cs) == 0 && len(ch.parts) > 0 {
 		err = fmt.Errorf("%w: the merged %s needs a split manifest", ErrIntegrity, ch.m.Path)
 	}

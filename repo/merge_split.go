@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/dataset"
@@ -180,8 +181,10 @@ func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string, tak
 	switch {
 	case IsDataset(ms[1]) && IsDataset(ms[2]):
 		ch, cs, err = r.mergeDataset(ctx, ms, take)
-	case bothParquet(ms):
+	case bothFormat(ms, formats.Parquet):
 		ch, cs, err = r.mergeParquet(ctx, res, ms)
+	case bothFormat(ms, formats.FlatGeobuf):
+		ch, cs, err = r.mergeFlatGeobuf(ctx, res, ms, take)
 	default:
 		var mr merge3.Result
 		var regen []string

@@ -86,9 +86,21 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 // (unless err says it is wrong), which must hold exactly want; on any
 // error our version goes back into the work tree.
 func (r *Repo) storeMerged(ctx context.Context, ours *manifest.Manifest, want []merge3.Taken, err error) (*chunked, error) {
+	return r.storeMergedCheck(ctx, ours, func(ch *chunked) error {
+		if !sameChunks(ch.m.Chunks, want) {
+			return fmt.Errorf("%w: the merged file %s does not hold the chunks of the merge", ErrIntegrity, ours.Path)
+		}
+		return nil
+	}, err)
+}
+
+// storeMergedCheck is storeMerged for a merge whose chunks are known
+// only once the adapter has read the merged file: check says whether its
+// manifest is the merge's.
+func (r *Repo) storeMergedCheck(ctx context.Context, ours *manifest.Manifest, check func(*chunked) error, err error) (*chunked, error) {
 	var ch *chunked
 	if err == nil {
-		ch, err = r.chunkMerged(ctx, ours, want)
+		ch, err = r.chunkMerged(ctx, ours, check)
 	}
 	if err == nil {
 		// As a commit does: the next status, or the post-merge
@@ -252,9 +264,8 @@ func chunkSegments(l *formats.Layout) map[string]formats.Segment {
 }
 
 // chunkMerged chunks the merged file in the work tree and stores its
-// chunks and layout, as a commit does; its manifest must list exactly the
-// merged chunks.
-func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, want []merge3.Taken) (*chunked, error) {
+// chunks and layout, as a commit does; its manifest must pass check.
+func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, check func(*chunked) error) (*chunked, error) {
 	up, err := newUpload(ctx, r.Store, VerifySize, nil)
 	if err != nil {
 		return nil, err
@@ -270,8 +281,8 @@ func (r *Repo) chunkMerged(ctx context.Context, ours *manifest.Manifest, want []
 	if err := up.finish(ctx); err != nil {
 		return nil, err
 	}
-	if !sameChunks(ch.m.Chunks, want) {
-		return nil, fmt.Errorf("%w: the merged file %s does not hold the chunks of the merge", ErrIntegrity, ours.Path)
+	if err := check(ch); err != nil {
+		return nil, err
 	}
 	return ch, nil
 }

@@ -23,7 +23,8 @@ conflicted (chunkvc status lists them, with their keys).
                             written into the work tree
   --take ours|theirs KEY... that side wins the conflicts named (a COG's tile
                             keys such as z0/r3/c4, a Zarr dataset's file
-                            paths such as t2m/0.0.0); the other changes of
+                            paths such as t2m/0.0.0, a FlatGeobuf's feature
+                            keys such as id=7); the other changes of
                             both sides are merged as chunkvc merge does
 
 The file's manifest is then added to git's index; once nothing is left

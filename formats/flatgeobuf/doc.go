@@ -25,6 +25,18 @@
 // open parent per level). DeriveTo writes the index the same way, so
 // neither grows with the feature count; Derive and Features hold it all.
 //
+// Merge (PlanMerge, MergePlan.WriteTo) merges three versions' feature
+// sets by key (a column's value, else the record's hash) and writes the
+// result as GDAL writes an indexed file: one side's header with
+// features_count and envelope patched in place (fixed-width fields, so
+// no offset moves), the records sorted by the Hilbert index of their bbox
+// centres over the extent, highest first (HilbertSort: GDAL's curve and
+// grid), and the tree over them. The plan holds, per feature of each
+// side, its key, hash, bbox and record extent (not its bytes), and per
+// merged feature its Feature and side; the records are copied through a
+// window of each side. Check reads the written file back: the planned
+// records in order, and a stored index equal to the rebuild.
+//
 // The flatbuffer reader is hand-written and bounds-checks every read;
 // anything malformed — header past EOF, features_count disagreeing with the
 // records, a record past EOF — is an error and the file falls back to the

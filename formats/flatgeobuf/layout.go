@@ -166,9 +166,17 @@ func deriveHead(r io.ReaderAt, size int64, seg formats.Segment) (*file, error) {
 	return f, nil
 }
 
-// writeIndex walks the records and writes the tree over them to w, each
-// level's nodes gathered into runs of up to runBytes.
+// writeIndex walks the records and writes the tree over them to w.
 func (f *file) writeIndex(ctx context.Context, r io.ReaderAt, size int64, w io.WriterAt) error {
+	return writeTree(f.h.count, f.h.nodeSize, w, func(leaf func(geom.BBox, int64) error) error {
+		return f.walk(ctx, r, size, false, func(ft *Feature) error { return leaf(ft.BBox, ft.Len) })
+	})
+}
+
+// writeTree writes to w (offsets from the index's first byte) the tree
+// over the count records leaves feeds it in file order (their bboxes and
+// lengths), each level's nodes gathered into runs of up to runBytes.
+func writeTree(count uint64, nodeSize uint16, w io.WriterAt, leaves func(leaf func(geom.BBox, int64) error) error) error {
 	const runBytes = 64 << 10
 	var runs [][]byte  // per level: nodes not yet written
 	var first []uint64 // per level: index of the run's first node
@@ -185,12 +193,12 @@ func (f *file) writeIndex(ctx context.Context, r io.ReaderAt, size int64, w io.W
 		runs[l] = append(runs[l], node[:]...)
 		return nil
 	}
-	t, err := newTree(f.h.count, f.h.nodeSize, put)
+	t, err := newTree(count, nodeSize, put)
 	if err != nil {
 		return err
 	}
 	runs, first = make([][]byte, len(t.lv)), make([]uint64, len(t.lv))
-	err = f.walk(ctx, r, size, false, func(ft *Feature) error { return t.leaf(ft.BBox, ft.Len) })
+	err = leaves(t.leaf)
 	if err == nil {
 		err = t.finish()
 	}

@@ -67,6 +67,7 @@ type file struct {
 	n                  int       // records walked
 	env                geom.BBox // union of their bboxes
 	feats              []Feature // the records, when parse keeps them
+	rec                []byte    // during walk's visit: the record's flatbuffer
 }
 
 // Features lists the feature records of the FlatGeobuf file r (size
@@ -257,8 +258,8 @@ const (
 )
 
 // walk reads the size-prefixed feature records from f.featOff to size and
-// calls visit for each in file order (the Feature is only valid during the
-// call), counting them in f.n and their bboxes in f.env. With ids, the
+// calls visit for each in file order (the Feature, and the record's bytes
+// in f.rec, are only valid during the call), counting them in f.n and their bboxes in f.env. With ids, the
 // records' hashes are set. The records are read a segment at a time; the
 // workers measure (and hash: SumMany fills BLAKE3's 16 lanes with 16
 // records at a time) a share of each segment's records, then visit runs on
@@ -328,6 +329,7 @@ func (f *file) walk(ctx context.Context, r io.ReaderAt, size int64, ids bool, vi
 				unionf(&f.env, ft.BBox)
 			}
 			f.n++
+			f.rec = data[i]
 			if err := visit(ft); err != nil {
 				return err
 			}

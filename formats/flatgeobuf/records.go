@@ -91,48 +91,63 @@ func (s *Schema) Decode(b []byte, visit func(off int, values []any, wkb []byte) 
 // properties decodes a Feature's properties vector: (u16 column, value)
 // pairs, values little-endian, strings and blobs u32-length-prefixed.
 func (s *Schema) properties(t table) ([]any, error) {
-	p, err := t.bytes(1)
+	vals := make([]any, len(s.Columns))
+	err := s.eachProperty(t, func(c int, typ uint8, v []byte) {
+		switch {
+		case typ < colString:
+			vals[c] = fixedValue(typ, v)
+		case typ == colBinary:
+			vals[c] = append([]byte(nil), v...)
+		default:
+			vals[c] = string(v)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	vals := make([]any, len(s.Columns))
+	return vals, nil
+}
+
+// eachProperty calls fn with each property of a Feature: its column, the
+// column's type and the value's bytes (a string's or blob's without
+// their length), which are fn's only during the call.
+func (s *Schema) eachProperty(t table, fn func(c int, typ uint8, v []byte)) error {
+	p, err := t.bytes(1)
+	if err != nil {
+		return err
+	}
 	fixed := [...]int{colByte: 1, colUByte: 1, colBool: 1, colShort: 2, colUShort: 2, colInt: 4,
 		colUInt: 4, colLong: 8, colULong: 8, colFloat: 4, colDouble: 8}
 	for len(p) > 0 {
 		if len(p) < 2 {
-			return nil, errBuf
+			return errBuf
 		}
 		c := int(binary.LittleEndian.Uint16(p))
 		p = p[2:]
 		if c >= len(s.types) {
-			return nil, fmt.Errorf("property of column %d, header has %d", c, len(s.types))
+			return fmt.Errorf("property of column %d, header has %d", c, len(s.types))
 		}
 		typ := s.types[c]
 		if int(typ) < len(fixed) {
 			n := fixed[typ]
 			if len(p) < n {
-				return nil, errBuf
+				return errBuf
 			}
-			vals[c] = fixedValue(typ, p[:n])
+			fn(c, typ, p[:n])
 			p = p[n:]
 			continue
 		}
 		if typ > colBinary || len(p) < 4 {
-			return nil, fmt.Errorf("column %d: type %d: %w", c, typ, errBuf)
+			return fmt.Errorf("column %d: type %d: %w", c, typ, errBuf)
 		}
 		n := binary.LittleEndian.Uint32(p)
 		if uint64(n) > uint64(len(p)-4) {
-			return nil, errBuf
+			return errBuf
 		}
-		v := p[4 : 4+n]
+		fn(c, typ, p[4:4+n])
 		p = p[4+n:]
-		if typ == colBinary {
-			vals[c] = append([]byte(nil), v...)
-		} else {
-			vals[c] = string(v)
-		}
 	}
-	return vals, nil
+	return nil
 }
 
 func fixedValue(typ uint8, b []byte) any {
