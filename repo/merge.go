@@ -100,7 +100,9 @@ func (r *Repo) MergeDriver(ctx context.Context, base, ours, theirs, name string)
 	res.Path = ms[1].Path
 	switch {
 	case bothFormat(ms, formats.Parquet):
-		return r.mergeFileDriver(ctx, res, ms, texts[1], ours, r.mergeParquet)
+		return r.mergeFileDriver(ctx, res, ms, texts[1], ours, func(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest) (*chunked, []MergeConflict, error) {
+			return r.mergeParquet(ctx, res, ms, nil)
+		})
 	case bothFormat(ms, formats.FlatGeobuf):
 		return r.mergeFileDriver(ctx, res, ms, texts[1], ours, func(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest) (*chunked, []MergeConflict, error) {
 			return r.mergeFlatGeobuf(ctx, res, ms, nil)

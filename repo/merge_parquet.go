@@ -49,8 +49,10 @@ func sameChunkList(a, b []manifest.Chunk) bool {
 
 // rowGroupPlan decides, for each row group of the merge, whether it is
 // theirs; the conflicts name the row groups it cannot take from one side.
-// rows are each side's row groups' first rows and counts.
-func rowGroupPlan(ms [3]*manifest.Manifest, rows [3][][2]int64) ([]bool, []merge3.Taken, []MergeConflict) {
+// rows are each side's row groups' first rows and counts. take (nil:
+// none) settles a row group both sides changed, by its conflict key
+// ("rg7"), for the side a person chose.
+func rowGroupPlan(ms [3]*manifest.Manifest, rows [3][][2]int64, take func(string) merge3.Side) ([]bool, []merge3.Taken, []MergeConflict) {
 	var sides [3]rgChunks
 	for i, m := range ms {
 		sides[i] = byRowGroup(m.Chunks)
@@ -77,6 +79,8 @@ func rowGroupPlan(ms [3]*manifest.Manifest, rows [3][][2]int64) ([]bool, []merge
 		case sameChunkList(o, t), sameChunkList(t, b):
 		case sameChunkList(o, b):
 			theirs = true
+		case take != nil && take(fmt.Sprintf("rg%d", i)) != merge3.Same:
+			theirs = take(fmt.Sprintf("rg%d", i)) == merge3.Theirs
 		default:
 			cs = append(cs, rowGroupConflict(i, rows, b, o, t))
 			continue
@@ -153,7 +157,7 @@ func changedColumns(base, side []manifest.Chunk) string {
 // tree (our file must be there) and stores it: the row groups
 // rowGroupPlan takes, spliced by parquet.MergeRowGroups, and checked to
 // hold exactly their chunks. Nothing to take from theirs leaves ours.
-func (r *Repo) mergeParquet(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest) (*chunked, []MergeConflict, error) {
+func (r *Repo) mergeParquet(ctx context.Context, res *MergeResult, ms [3]*manifest.Manifest, take func(string) merge3.Side) (*chunked, []MergeConflict, error) {
 	var sides [3]parquet.MergeSide
 	var rows [3][][2]int64
 	for i, m := range ms {
@@ -169,7 +173,7 @@ func (r *Repo) mergeParquet(ctx context.Context, res *MergeResult, ms [3]*manife
 			return nil, []MergeConflict{{Reason: "a side's Parquet footer cannot be read: " + err.Error()}}, nil
 		}
 	}
-	plan, want, cs := rowGroupPlan(ms, rows)
+	plan, want, cs := rowGroupPlan(ms, rows, take)
 	if len(cs) > 0 {
 		return nil, cs, nil
 	}

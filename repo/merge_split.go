@@ -182,7 +182,7 @@ func (r *Repo) mergeWhole(ctx context.Context, snaps [3]*Snapshot, p string, tak
 	case IsDataset(ms[1]) && IsDataset(ms[2]):
 		ch, cs, err = r.mergeDataset(ctx, ms, take)
 	case bothFormat(ms, formats.Parquet):
-		ch, cs, err = r.mergeParquet(ctx, res, ms)
+		ch, cs, err = r.mergeParquet(ctx, res, ms, take)
 	case bothFormat(ms, formats.FlatGeobuf):
 		ch, cs, err = r.mergeFlatGeobuf(ctx, res, ms, take)
 	default:

@@ -127,3 +127,37 @@ func TestGitMergeParquetSameRowGroup(t *testing.T) {
 		t.Fatalf("status after git merge --abort: %q", st)
 	}
 }
+
+// resolve --take settles a row group both sides changed, by its conflict
+// key: rg2 from theirs, while the row group ours appended stays, and
+// parquet-go reads exactly those rows.
+func TestResolveParquetTakeTheirs(t *testing.T) {
+	ours, theirs := pqBase, pqBase
+	ours.EditRG, ours.EditRows, ours.AppendRG = 2, 7, true
+	theirs.EditRG, theirs.EditRows = 2, 3 // its values only: the geo metadata stays
+	r := pqMergeRepo(t, ours, theirs)
+	r.cv("install")
+	r.git("commit", "-q", "-m", "install", "--", ".gitattributes")
+	if res := r.run("git", "merge", "--no-edit", "theirs"); res.code == 0 {
+		t.Fatal("git merge of a row group changed on both sides succeeded")
+	}
+	if res := r.run(binary, "resolve", "pts.parquet", "--take", "theirs", "rg1"); res.code != 1 || !strings.Contains(res.stderr, "1 left") {
+		t.Fatalf("resolve naming no conflicted row group: exit %d, want 1 with the conflict left\n%s", res.code, res.stderr)
+	}
+	r.cv("resolve", "pts.parquet", "--take", "theirs", "rg2")
+	r.git("commit", "--no-edit")
+	data := r.read("pts.parquet")
+	got, err := parquet.Read[pqgen.Row](bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatalf("parquet-go reads the resolved file: %v", err)
+	}
+	want := pqgen.Generate(ours)
+	copy(want[200:300], pqgen.Generate(theirs)[200:300])
+	if len(want) != 500 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("resolved rows: %d, want %d (or values differ)", len(got), len(want))
+	}
+	if st := r.cv("status"); st != "" {
+		t.Fatalf("status after the resolved merge: %q", st)
+	}
+	r.cv("fsck")
+}
