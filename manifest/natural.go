@@ -10,6 +10,18 @@ func NaturalLess(a, b string) bool {
 	return a < b
 }
 
+// NaturalCompare is NaturalLess as a three-way comparison (-1, 0, +1),
+// for slices.SortFunc and binary searches; 0 only for equal keys.
+func NaturalCompare(a, b string) int {
+	switch {
+	case NaturalLess(a, b):
+		return -1
+	case NaturalLess(b, a):
+		return 1
+	}
+	return 0
+}
+
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func naturalCompare(a, b string) int {

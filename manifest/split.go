@@ -227,15 +227,7 @@ func DecodeSplit(root []byte, parts []Part) (*Manifest, error) {
 	if len(m.Chunks) != count {
 		return nil, fmt.Errorf("%w: %s: root counts %d chunks, shards hold %d", ErrInvalid, m.Path, count, len(m.Chunks))
 	}
-	slices.SortFunc(m.Chunks, func(a, b Chunk) int {
-		if NaturalLess(a.Key, b.Key) {
-			return -1
-		}
-		if NaturalLess(b.Key, a.Key) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(m.Chunks, func(a, b Chunk) int { return NaturalCompare(a.Key, b.Key) })
 	if err := m.validate(); err != nil { // keys repeated across shards, …
 		return nil, err
 	}

@@ -124,15 +124,7 @@ func (r *Repo) overviewPlan(ms [3]*manifest.Manifest, mr *merge3.Result, cs []Me
 		}
 		mr.Chunks = append(mr.Chunks, merge3.Taken{Chunk: c, From: merge3.Ours})
 	}
-	slices.SortFunc(mr.Chunks, func(a, b merge3.Taken) int {
-		switch {
-		case manifest.NaturalLess(a.Key, b.Key):
-			return -1
-		case manifest.NaturalLess(b.Key, a.Key):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(mr.Chunks, func(a, b merge3.Taken) int { return manifest.NaturalCompare(a.Key, b.Key) })
 	mr.Conflicts = nil
 	return ovr, nil
 }

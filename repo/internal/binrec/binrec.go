@@ -39,3 +39,17 @@ func (r *Reader) Bytes(n uint64) []byte {
 	r.B = r.B[n:]
 	return v
 }
+
+// AppendShared appends s front-coded against prev, the string written
+// before it: the length of the prefix they share and of the rest
+// (uvarints), then the rest's bytes. Sorted paths and keys share most of
+// their bytes with the one before.
+func AppendShared(b []byte, prev, s string) []byte {
+	n := 0
+	for n < len(prev) && n < len(s) && prev[n] == s[n] {
+		n++
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	b = binary.AppendUvarint(b, uint64(len(s)-n))
+	return append(b, s[n:]...)
+}

@@ -42,3 +42,13 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendShared(t *testing.T) {
+	b := AppendShared(nil, "", "t2m/0.1")
+	b = AppendShared(b, "t2m/0.1", "t2m/0.12")
+	b = AppendShared(b, "t2m/0.12", "u")
+	want := []byte{0, 7, 't', '2', 'm', '/', '0', '.', '1', 7, 1, '2', 0, 1, 'u'}
+	if string(b) != string(want) {
+		t.Fatalf("AppendShared wrote %q, want %q", b, want)
+	}
+}

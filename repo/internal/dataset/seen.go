@@ -110,13 +110,7 @@ func (s *Seen) Encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(s.entries)))
 	prev := ""
 	for _, e := range s.entries {
-		n := 0
-		for n < len(prev) && n < len(e.path) && prev[n] == e.path[n] {
-			n++
-		}
-		b = binary.AppendUvarint(b, uint64(n))
-		b = binary.AppendUvarint(b, uint64(len(e.path)-n))
-		b = append(b, e.path[n:]...)
+		b = binrec.AppendShared(b, prev, e.path)
 		for _, v := range []int64{e.off, e.len, e.stat.Size, e.stat.Mtime, e.stat.Ctime, int64(e.stat.Ino)} {
 			b = binary.AppendUvarint(b, uint64(v))
 		}

@@ -38,6 +38,7 @@ import (
 	"github.com/chunkvc/chunkvc/geom"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/manifest"
+	"github.com/chunkvc/chunkvc/repo/internal/binrec"
 )
 
 const magic = "chunkvc-mcache 1\n"
@@ -111,13 +112,7 @@ func write(w io.Writer, root Root, chunks []manifest.Chunk) error {
 
 // appendChunk appends the record of c, whose key follows prev.
 func appendChunk(b []byte, prev string, c manifest.Chunk) []byte {
-	shared := 0
-	for shared < len(prev) && shared < len(c.Key) && prev[shared] == c.Key[shared] {
-		shared++
-	}
-	b = binary.AppendUvarint(b, uint64(shared))
-	b = binary.AppendUvarint(b, uint64(len(c.Key)-shared))
-	b = append(b, c.Key[shared:]...)
+	b = binrec.AppendShared(b, prev, c.Key)
 	b = binary.AppendUvarint(b, uint64(c.Size))
 	b = append(b, c.ID[:]...)
 	if c.BBox == nil {

@@ -29,15 +29,7 @@ func grid(n int) []manifest.Chunk {
 			cs = append(cs, ch)
 		}
 	}
-	slices.SortFunc(cs, func(a, b manifest.Chunk) int {
-		switch {
-		case manifest.NaturalLess(a.Key, b.Key):
-			return -1
-		case manifest.NaturalLess(b.Key, a.Key):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(cs, func(a, b manifest.Chunk) int { return manifest.NaturalCompare(a.Key, b.Key) })
 	return cs
 }
 
