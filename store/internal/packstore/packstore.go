@@ -283,6 +283,15 @@ func (s *Packs) reload(ctx context.Context, seen uint64) error {
 		l := found[name]
 		return l != nil && l.hasIdx
 	}, added, damaged)
+	// A pack known before may have been touched since (by another
+	// process: a commit reusing one of its objects): its age is the
+	// listing's, or a gc that loaded the indexes earlier would take the
+	// reused objects for old.
+	for name, l := range found {
+		if p := s.set.Pack(name); p != nil && l.hasPack && l.packMod.After(p.Mod) {
+			p.Mod = l.packMod
+		}
+	}
 	s.orphans = orphans
 	s.done = n
 	return nil
