@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -82,6 +83,7 @@ type Store struct {
 	client    *container.Client
 	opt       Options
 	pol       *retry.Policy // retries, connection slots, and their count
+	noBatch   atomic.Bool   // the service answered that it takes no blob batches
 	*packstore.Packs
 }
 
