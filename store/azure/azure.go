@@ -194,6 +194,7 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	s.Packs = packstore.New(packstore.Config{
 		Backend: backend{s}, Loose: packstore.Loose{Put: s.putLoose, Stat: s.statLoose, Get: s.getLoose, List: s.listLoose, Key: s.key}, Prefix: s.prefix,
 		Name: "azure store " + s.url + " at " + endpoint, Connections: opt.Connections, RetryTime: opt.RetryTime,
+		Touch: s.touchKey,
 	})
 	if err := s.checkContainer(ctx); err != nil {
 		return nil, err

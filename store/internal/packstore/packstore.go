@@ -81,6 +81,10 @@ type Config struct {
 	// PackMax, when set, returns the size at which a batch starts a new
 	// pack (default DefaultPackMax); tests shrink it.
 	PackMax func() int64
+	// Touch, when set, refreshes the age of object key and returns it
+	// (TouchObject; a batch touches what it reuses). Without it nothing
+	// is touched.
+	Touch func(ctx context.Context, key string) (time.Time, error)
 }
 
 // packDir is the key segment under the prefix that holds packs and their
