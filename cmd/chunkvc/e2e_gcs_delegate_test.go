@@ -64,6 +64,7 @@ func TestGCSHandedToCompanion(t *testing.T) {
 	handed("commit", "-m", "v2")
 	handed("push")
 	handed("fsck", "--remote")
+	handed("fsck", "--repair") // its repair sources are local; the store it repairs is gs://
 	handed("store", "repos")
 	other := newRunner(t)
 	other.env = r.env
@@ -88,6 +89,12 @@ func TestGCSHandedToCompanion(t *testing.T) {
 	local.cv("track", "*.bin")
 	if res := local.run(self, "commit", "-q", "-m", "v1"); res.code != 0 || strings.Contains(res.stdout, "gcs build") {
 		t.Errorf("commit in a repository with a local store: exit %d %q %q", res.code, res.stdout, res.stderr)
+	}
+	// A gs:// store set in .git/config alone (no argument, no committed
+	// config names it) is the store fsck --repair repairs: handed over.
+	local.git("config", "chunkvc.store", "gs://nowhere/other")
+	if res := local.run(self, "fsck", "--repair"); res.stdout != "gcs build got: fsck --repair (1)\n" {
+		t.Errorf("fsck --repair with chunkvc.store = gs:// in .git/config not handed over: exit %d %q %q", res.code, res.stdout, res.stderr)
 	}
 }
 

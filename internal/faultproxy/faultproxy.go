@@ -35,9 +35,13 @@ const (
 	Truncate
 	// Throttle forwards and sends the answer's body at Rule.Rate bytes/s.
 	Throttle
+	// CutRequest forwards the request with only the first Rule.After bytes
+	// of its body, then drops the upstream connection and resets the
+	// client's: an upload cut off midway, as the server sees it.
+	CutRequest
 )
 
-var kindNames = [...]string{"error", "reset-before", "reset-after", "delay", "truncate", "throttle"}
+var kindNames = [...]string{"error", "reset-before", "reset-after", "delay", "truncate", "throttle", "cut-request"}
 
 func (k Kind) String() string {
 	if k >= 0 && int(k) < len(kindNames) {
@@ -61,7 +65,7 @@ type Rule struct {
 	Status int           // Error: the status (default 503)
 	Code   string        // Error: the S3 code (default from Status)
 	Delay  time.Duration // Delay: how long
-	After  int64         // Truncate, Delay: body bytes sent first
+	After  int64         // Truncate, Delay, CutRequest: body bytes sent first
 	Rate   int64         // Throttle: bytes per second (default 64 KiB/s)
 }
 
@@ -249,6 +253,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		p.rp.ServeHTTP(&faultWriter{ResponseWriter: w, p: p, req: req, rule: r}, req)
+	case CutRequest:
+		req.Body = &cutBody{r: req.Body, left: r.After}
+		p.rp.ServeHTTP(&sink{h: http.Header{}}, req)
+		reset(w)
 	case Truncate, Throttle:
 		if r.Kind == Throttle && r.Rate <= 0 {
 			r.Rate = 64 << 10
@@ -386,6 +394,27 @@ func (w *faultWriter) Write(b []byte) (int, error) {
 	w.n += int64(n)
 	return n, err
 }
+
+// cutBody is a request body that fails after its first left bytes, so
+// that the upstream request is aborted with its body incomplete.
+type cutBody struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (c *cutBody) Read(b []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errFault
+	}
+	if int64(len(b)) > c.left {
+		b = b[:c.left]
+	}
+	n, err := c.r.Read(b)
+	c.left -= int64(n)
+	return n, err
+}
+
+func (c *cutBody) Close() error { return c.r.Close() }
 
 // sink is a ResponseWriter that throws the answer away.
 type sink struct{ h http.Header }

@@ -174,6 +174,36 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
+// TestCutRequest: the upstream sees the request with only the first
+// After bytes of its body, never the whole, and the client an error.
+func TestCutRequest(t *testing.T) {
+	var got atomic.Int64
+	got.Store(-1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err == nil {
+			got.Store(int64(len(b))) // a whole body arrived
+		} else {
+			got.Store(-int64(len(b)) - 2)
+		}
+	}))
+	t.Cleanup(up.Close)
+	p := faultproxy.Start(t, up.URL, 1)
+	p.Add(faultproxy.Rule{Count: 1, Kind: faultproxy.CutRequest, After: 1000})
+	req, _ := http.NewRequest(http.MethodPut, p.URL+"/x", bytes.NewReader(make([]byte, 100000)))
+	if resp, err := client(5 * time.Second).Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("cut upload: answered %s, want an error", resp.Status)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for got.Load() == -1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := got.Load(); n >= 0 || -n-2 > 1000 {
+		t.Errorf("upstream state %d: want a body cut off after at most 1000 bytes (-2-n)", n)
+	}
+}
+
 func TestDelayAndThrottle(t *testing.T) {
 	body := bytes.Repeat([]byte("y"), 64<<10)
 	up, _ := upstream(t, body)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -82,6 +83,7 @@ type Store struct {
 	client    *container.Client
 	opt       Options
 	pol       *retry.Policy // retries, connection slots, and their count
+	noBatch   atomic.Bool   // the service answered that it takes no blob batches
 	*packstore.Packs
 }
 
@@ -192,6 +194,7 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	s.Packs = packstore.New(packstore.Config{
 		Backend: backend{s}, Loose: packstore.Loose{Put: s.putLoose, Stat: s.statLoose, Get: s.getLoose, List: s.listLoose, Key: s.key}, Prefix: s.prefix,
 		Name: "azure store " + s.url + " at " + endpoint, Connections: opt.Connections, RetryTime: opt.RetryTime,
+		Touch: s.touchKey,
 	})
 	if err := s.checkContainer(ctx); err != nil {
 		return nil, err
@@ -327,15 +330,22 @@ func (s *Store) failedAt(op string, id hashing.ID, key string, err error) error 
 }
 
 // newHTTPClient is the HTTP client of a store: connections and answers
-// that take longer than opt.Timeout fail (bodies are watched by reader).
+// that take longer than opt.Timeout fail, and so do connections that make
+// no progress for opt.Timeout, so that a body stalled midway (a whole-blob
+// read of a pack index, an upload) fails and is retried rather than
+// hanging; reader watches its bodies too, to resume where they stopped.
 func newHTTPClient(opt Options) *http.Client {
 	idle := 2*opt.Connections + 8
+	d := &retry.StallDialer{
+		Dialer:  net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second},
+		Timeout: opt.Timeout,
+	}
 	return &http.Client{Transport: &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           d.DialContext,
 		MaxIdleConns:          idle,
 		MaxIdleConnsPerHost:   idle,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       opt.Timeout / 2, // before the stall deadline closes them
 		TLSHandshakeTimeout:   opt.Timeout,
 		ResponseHeaderTimeout: opt.Timeout,
 		ExpectContinueTimeout: time.Second,

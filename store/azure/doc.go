@@ -20,7 +20,9 @@
 // not see them and the service discards them after a week, so Sweep has
 // only packs without an index to remove. Packs, batch existence checks,
 // DeleteMany and Sweep are store/internal/packstore's, over this package's
-// blob operations.
+// blob operations. Blobs are deleted up to 256 per blob batch request where
+// the service takes batches (Azure does, and Azurite since 3.20), one
+// request each where it answers that it does not.
 //
 // Credentials come from the environment, never from the repository, in
 // this order: AZURE_STORAGE_CONNECTION_STRING (its BlobEndpoint, when

@@ -171,13 +171,11 @@ func deref[T any](p *T) T {
 // which the service counts as a change (Last-Modified); the bytes stay. A
 // packed object's pack is touched, all its objects with it.
 func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
-	if _, err := s.Packs.Stat(ctx, id); err != nil {
-		return fmt.Errorf("touch: %w", err)
-	}
-	key, packed := s.Packs.PackOf(id)
-	if !packed {
-		key = s.key(id)
-	}
+	return s.Packs.TouchObject(ctx, id)
+}
+
+// touchKey sets blob key's metadata and returns its new age.
+func (s *Store) touchKey(ctx context.Context, key string) (time.Time, error) {
 	bc := s.client.NewBlobClient(key)
 	stamp := time.Now().UTC().Format(time.RFC3339Nano)
 	err := s.pol.Do(ctx, func(ctx context.Context) error {
@@ -185,16 +183,10 @@ func (s *Store) Touch(ctx context.Context, id hashing.ID) error {
 		return err
 	})
 	if err != nil {
-		return s.failedAt("touch", id, key, err)
+		return time.Time{}, fmt.Errorf("blob %s/%s at %s: %w", s.container, key, s.endpoint, explain(err))
 	}
-	if packed {
-		info, err := s.statKey(ctx, key)
-		if err != nil {
-			return s.failedAt("touch", id, key, err)
-		}
-		s.Packs.Touched(id, info.Modified)
-	}
-	return nil
+	info, err := s.statKey(ctx, key)
+	return info.Modified, err
 }
 
 // Delete removes object id, loose or packed; a missing object is not an

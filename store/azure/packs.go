@@ -2,7 +2,6 @@ package azure
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -44,14 +43,7 @@ func (b backend) Stat(ctx context.Context, key string) (packstore.Object, error)
 	return packstore.Object{Key: key, Size: info.Size, Mod: info.Modified}, err
 }
 
-// Delete removes blobs, up to Connections() at once.
-func (b backend) Delete(ctx context.Context, keys []string) error {
-	return packstore.DeleteEach(ctx, keys, b.s.opt.Connections, func(ctx context.Context, k string) error {
-		if err := b.s.deleteKey(ctx, k); err != nil {
-			return fmt.Errorf("delete blob %s/%s at %s: %w", b.s.container, k, b.s.endpoint, explain(err))
-		}
-		return nil
-	})
-}
+// Delete removes blobs: in blob batches where the service takes them.
+func (b backend) Delete(ctx context.Context, keys []string) error { return b.s.deleteBlobs(ctx, keys) }
 
 func (b backend) IsNotFound(err error) bool { return isNotFound(err) }

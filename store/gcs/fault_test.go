@@ -2,6 +2,7 @@ package gcs_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chunkvc/chunkvc/internal/faultproxy"
@@ -50,7 +51,18 @@ func TestFaults(t *testing.T) {
 		List: faultproxy.Rule{Method: "GET", Path: "/storage/v1/b/faults/o", Match: func(r *http.Request) bool {
 			return r.URL.Query().Has("prefix")
 		}, Count: 2, Kind: faultproxy.Error},
+		Key:       requestKey,
 		Media:     isMedia,
 		RangeCuts: 4,
 	})
+}
+
+// requestKey is the object a request addresses: from the path of a
+// metadata or media request, from the name parameter of an upload, ""
+// for a resumable upload's chunk.
+func requestKey(r *http.Request) string {
+	if _, k, ok := strings.Cut(r.URL.Path, "/o/"); ok {
+		return k
+	}
+	return r.URL.Query().Get("name")
 }

@@ -104,6 +104,7 @@ var (
 	_ store.Batcher      = (*Store)(nil)
 	_ store.BulkRemover  = (*Store)(nil)
 	_ store.Sweeper      = (*Store)(nil)
+	_ store.Toucher      = (*Store)(nil)
 )
 
 // validBucket applies GCS's naming rules: 3-63 bytes (222 with dots, for
@@ -255,6 +256,7 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	s.Packs = packstore.New(packstore.Config{
 		Backend: backend{s}, Loose: packstore.Loose{Put: s.putLoose, Stat: s.statLoose, Get: s.getLoose, List: s.listLoose, Key: s.key}, Prefix: s.prefix,
 		Name: "gcs store " + url + " at " + endpoint, Connections: opt.Connections, RetryTime: opt.RetryTime,
+		Touch: s.touchKey,
 	})
 	if err := s.checkBucket(ctx, project); err != nil {
 		_ = client.Close()

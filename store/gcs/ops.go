@@ -88,7 +88,7 @@ func (s *Store) write(ctx context.Context, key string, cond storage.Conditions, 
 // writeOnce is one upload of write; it returns the stored object's
 // attributes, nil when a DoesNotExist precondition failed.
 func (s *Store) writeOnce(ctx context.Context, key string, cond storage.Conditions, data io.ReaderAt, size int64, crc uint32) (*storage.ObjectAttrs, error) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(withWriteBudget(ctx, s.opt.Retries))
 	defer cancel() // a Writer not closed is aborted by its context
 	obj := s.bkt.Object(key)
 	if cond != (storage.Conditions{}) {

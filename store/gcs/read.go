@@ -224,6 +224,9 @@ type budgetKey struct{}
 type budgetTransport struct{ base http.RoundTripper }
 
 func (t budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if b, ok := req.Context().Value(writeBudgetKey{}).(*writeBudget); ok {
+		return b.roundTrip(t.base, req)
+	}
 	if b, ok := req.Context().Value(budgetKey{}).(*readBudget); ok {
 		k := b.n.Add(1)
 		if k > b.limit {
@@ -236,4 +239,48 @@ func (t budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.base.RoundTrip(req)
+}
+
+// errWriteFailed fails an upload whose requests failed limit times in a row.
+var errWriteFailed = errors.New("upload failed on every attempt")
+
+// writeBudget counts the failed requests in a row of one upload. The SDK
+// retries a one-request upload (an object up to ChunkSize) with no bound
+// but its context, ignoring MaxAttempts and MaxRetryDuration: a pack
+// upload that fails every time would hang its batch for good.
+// budgetTransport fails the request after limit failures in a row, with
+// an error the SDK does not retry.
+type writeBudget struct {
+	n     atomic.Int64
+	limit int64
+	last  atomic.Value // error: of the last failed request
+}
+
+type writeBudgetKey struct{}
+
+// withWriteBudget returns ctx carrying a writeBudget of limit failures.
+func withWriteBudget(ctx context.Context, limit int) context.Context {
+	return context.WithValue(ctx, writeBudgetKey{}, &writeBudget{limit: int64(max(limit, 1))})
+}
+
+func (b *writeBudget) roundTrip(base http.RoundTripper, req *http.Request) (*http.Response, error) {
+	if k := b.n.Load(); k >= b.limit {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		last, _ := b.last.Load().(error)
+		return nil, fmt.Errorf("%w: %d in a row, the last: %w", errWriteFailed, k, last)
+	}
+	resp, err := base.RoundTrip(req)
+	switch {
+	case err != nil:
+		b.last.Store(err)
+		b.n.Add(1)
+	case retry.TransientStatus(resp.StatusCode):
+		b.last.Store(fmt.Errorf("%s %s: %s", req.Method, req.URL.Redacted(), resp.Status))
+		b.n.Add(1)
+	default:
+		b.n.Store(0)
+	}
+	return resp, err
 }

@@ -31,10 +31,11 @@ func isNotFound(err error) bool {
 // attempt may not meet: what the SDK retries by default (408, 429, 5xx,
 // resets, short bodies), a connection that stalled or timed out, or one
 // refused or dropped. Other answers (denied, not found, precondition
-// failed, bad range), a read that made no progress however often reopened,
+// failed, bad range), a read that made no progress however often reopened
+// or an upload whose every attempt failed (writeBudget),
 // and TLS/certificate failures are final.
 func retryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, errNoProgress) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, errNoProgress) || errors.Is(err, errWriteFailed) {
 		return false
 	}
 	if c := code(err); c != 0 {

@@ -36,6 +36,9 @@ type Rig struct {
 	HasMany *faultproxy.Rule
 	// Media matches the requests that read object bodies (nil: any GET).
 	Media func(*http.Request) bool
+	// Key returns the object key a request addresses, for the batch
+	// cases' rules (nil: the URL path, which ends in the key).
+	Key func(*http.Request) string
 	// RangeCuts bounds how often a ranged read is cut off (0: every time).
 	RangeCuts int
 	// SaysAttempts: a persistent failure says "3 attempts" (false where
@@ -92,6 +95,9 @@ func Run(t *testing.T, rig Rig) {
 	})
 	t.Run("slow", func(t *testing.T) {
 		faultsSlow(t, rig, open(t, "slow", Tuning{Retries: 1, Timeout: time.Second}))
+	})
+	t.Run("batch", func(t *testing.T) {
+		faultsBatch(t, rig, Tuning{Patient: true, Retries: 4, RetryTime: 10 * time.Second, Timeout: 2 * time.Second})
 	})
 }
 

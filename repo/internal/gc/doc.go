@@ -6,7 +6,9 @@
 // fails, deleting nothing, when it cannot account for some registered
 // repository's chunks (registry.ErrUnknownRepos). Run deletes from a
 // store only objects that are not live and were modified before the
-// cutoff (now minus the grace period), sweeps the debris of interrupted
+// cutoff (now minus the grace period), as a second listing right before
+// the deletes still shows them (a commit elsewhere may have touched one
+// since the first: store.Touch), sweeps the debris of interrupted
 // writes (store.Sweeper) and merges small packs (store.Repacker); with
 // DryRun it counts what it would delete and writes nothing. The package
 // reads Git through Git, which repo's Git implements, and opens another

@@ -107,6 +107,11 @@ func sweep(ctx context.Context, opt Options, live reach.Set, cutoff time.Time, s
 	if err != nil {
 		return st, err
 	}
+	if len(garbage) > 0 && opt.Grace > 0 && !opt.DryRun {
+		if garbage, err = stillOld(ctx, s, garbage, cutoff, &st); err != nil {
+			return st, err
+		}
+	}
 	if err := deleteAll(ctx, s, garbage, opt.DryRun); err != nil {
 		return st, err
 	}
@@ -129,6 +134,38 @@ func sweep(ctx context.Context, opt Options, live reach.Set, cutoff time.Time, s
 		st.BytesDeleted += g.Size
 	}
 	return st, nil
+}
+
+// stillOld lists s again, right before garbage is deleted, and returns
+// the garbage still older than cutoff: a commit in another repository
+// sharing the store may have reused an object since the first listing,
+// touching it (store.Touch) to say so, and its commit would lose a chunk
+// if gc deleted it. Stores with packs reload their indexes, and the ages
+// of their packs, for the listing. What a touch after this listing saves
+// is up to the grace period.
+func stillOld(ctx context.Context, s store.Store, garbage []store.Info, cutoff time.Time, st *StoreResult) ([]store.Info, error) {
+	now := make(map[hashing.ID]time.Time, len(garbage))
+	for _, g := range garbage {
+		now[g.ID] = g.Modified
+	}
+	err := s.List(ctx, func(i store.Info) error {
+		if _, ok := now[i.ID]; ok {
+			now[i.ID] = i.Modified
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	old := garbage[:0]
+	for _, g := range garbage {
+		if m := now[g.ID]; m.IsZero() || m.After(cutoff) {
+			st.Young++
+			continue
+		}
+		old = append(old, g)
+	}
+	return old, nil
 }
 
 // deleteAll deletes the garbage objects, all at once where the store can

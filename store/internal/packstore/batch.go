@@ -51,7 +51,7 @@ func (s *Packs) Batch(ctx context.Context) (store.Batch, error) {
 	// bound the temp space when the uploads are slower than the Puts.
 	room := min(max(s.cfg.Connections/4+1, 2), 8)
 	return &batch{s: s, ctx: bctx, cancel: cancel, room: make(chan struct{}, room),
-		loose: loose, ids: make(map[hashing.ID]struct{})}, nil
+		loose: loose, ids: make(map[hashing.ID]struct{}), touched: make(map[string]bool)}, nil
 }
 
 type batch struct {
@@ -66,9 +66,11 @@ type batch struct {
 	done bool
 	err  error // of the first failed Put or upload
 	ids  map[hashing.ID]struct{}
-	cur  *tmpPack    // being filled
-	gate zcodec.Gate // of trial compressions
-	all  []*tmpPack  // every pack of the batch
+	// touched are the keys of reused objects and packs touched.
+	touched map[string]bool
+	cur     *tmpPack    // being filled
+	gate    zcodec.Gate // of trial compressions
+	all     []*tmpPack  // every pack of the batch
 }
 
 // tmpPack is a pack being written to a temp file, then uploaded.
@@ -116,8 +118,10 @@ func (s *Packs) looseIDs(ctx context.Context, max int) (map[hashing.ID]bool, err
 
 // Put appends data to the batch's current pack, zstd-compressed when it
 // compresses (zcodec.Compress), unless the store's pack index or the batch
-// already has id, or id is a loose object listed when the batch started.
-// Put makes no request (but for objects above 4 MiB):
+// already has id, or id is a loose object listed when the batch started;
+// such a stored object is touched (batch.touch).
+// Put makes no request (but for objects above 4 MiB and the first touch
+// of each pack or loose object reused):
 // in a store with more than looseListMax loose objects, a loose object
 // put again is packed again, which is harmless.
 func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.ID) (bool, error) {
@@ -127,7 +131,12 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.I
 	if claimed, err := b.claim(id); err != nil || !claimed {
 		return false, err
 	}
-	if _, _, ok := b.s.lookup(id); ok || b.loose[id] {
+	if r, _, ok := b.s.lookup(id); ok {
+		b.touch(ctx, id, b.s.key(r.P.Name, ".pack"), true)
+		return false, nil
+	}
+	if b.loose[id] {
+		b.touch(ctx, id, b.s.cfg.Loose.Key(id), false)
 		return false, nil
 	}
 	if len(data) > packMaxObject {
@@ -157,6 +166,27 @@ func (b *batch) Put(ctx context.Context, id hashing.ID, data []byte, _ hashing.I
 		return false, b.fail(fmt.Errorf("put object %s: %w", id.Short(), err))
 	}
 	return true, nil
+}
+
+// touch refreshes the age of object key, which holds id and which the
+// batch reuses, once per batch (a pack once for all its objects), so that
+// a gc elsewhere spares it while the commit is in flight (store.Batch).
+// It is best effort: the age is a hint to gc.
+func (b *batch) touch(ctx context.Context, id hashing.ID, key string, packed bool) {
+	if b.s.cfg.Touch == nil {
+		return
+	}
+	b.mu.Lock()
+	done := b.touched[key]
+	b.touched[key] = true
+	b.mu.Unlock()
+	if done {
+		return
+	}
+	mod, err := b.s.cfg.Touch(ctx, key)
+	if err == nil && packed {
+		b.s.Touched(id, mod)
+	}
 }
 
 // claim records id as put by this batch; it reports false if it was already.

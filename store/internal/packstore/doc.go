@@ -25,4 +25,11 @@
 // first use; an object found neither there nor loose makes them list
 // packs/ again before reporting it missing. A damaged index hides its
 // pack's objects and makes List and DeleteMany fail naming it.
+//
+// Ages are the pack objects' (and loose objects') modification times. With
+// Config.Touch, TouchObject refreshes one, and a batch refreshes those of
+// the packs and loose objects it reuses, once each, so that a gc in
+// another process spares them while the commit is in flight; a reload
+// takes the listing's ages of the packs it knew, so a touch made
+// elsewhere is seen.
 package packstore

@@ -219,6 +219,28 @@ func (s *Packs) PackOf(id hashing.ID) (string, bool) {
 	return s.key(r.P.Name, ".pack"), true
 }
 
+// TouchObject refreshes the age of object id with Config.Touch: its
+// pack's when it is packed (all the pack's objects are touched with it),
+// else its loose object's. A missing object is an error wrapping
+// store.ErrNotFound.
+func (s *Packs) TouchObject(ctx context.Context, id hashing.ID) error {
+	if _, err := s.Stat(ctx, id); err != nil {
+		return fmt.Errorf("touch: %w", err)
+	}
+	key, packed := s.PackOf(id)
+	if !packed {
+		key = s.cfg.Loose.Key(id)
+	}
+	mod, err := s.cfg.Touch(ctx, key)
+	if err != nil {
+		return s.failed("touch", id, key, err)
+	}
+	if packed {
+		s.Touched(id, mod)
+	}
+	return nil
+}
+
 // Touched records that the pack holding id was modified at mod, so that
 // Stat and List report its objects as at least that young.
 func (s *Packs) Touched(id hashing.ID, mod time.Time) {

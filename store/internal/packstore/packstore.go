@@ -81,6 +81,10 @@ type Config struct {
 	// PackMax, when set, returns the size at which a batch starts a new
 	// pack (default DefaultPackMax); tests shrink it.
 	PackMax func() int64
+	// Touch, when set, refreshes the age of object key and returns it
+	// (TouchObject; a batch touches what it reuses). Without it nothing
+	// is touched.
+	Touch func(ctx context.Context, key string) (time.Time, error)
 }
 
 // packDir is the key segment under the prefix that holds packs and their
@@ -283,6 +287,15 @@ func (s *Packs) reload(ctx context.Context, seen uint64) error {
 		l := found[name]
 		return l != nil && l.hasIdx
 	}, added, damaged)
+	// A pack known before may have been touched since (by another
+	// process: a commit reusing one of its objects): its age is the
+	// listing's, or a gc that loaded the indexes earlier would take the
+	// reused objects for old.
+	for name, l := range found {
+		if p := s.set.Pack(name); p != nil && l.hasPack && l.packMod.After(p.Mod) {
+			p.Mod = l.packMod
+		}
+	}
 	s.orphans = orphans
 	s.done = n
 	return nil
