@@ -9,7 +9,9 @@
 // Path is safe for concurrent use.
 //
 //	.git/chunkvc/store        the embedded store (Local)
-//	.git/chunkvc/alternates   paths of read-only stores, one a line; # comments
+//	.git/chunkvc/alternates   absolute paths of read-only stores, one a line;
+//	                          # comments; other lines (URLs, relative or
+//	                          missing paths) are not read and nothing is made
 //	.git/chunkvc/cache        the read cache, a local store kept in LRU order by mtime
 //
 // Glossary:

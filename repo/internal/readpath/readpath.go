@@ -51,7 +51,7 @@ func Open(gitDir string, remote store.Store, cacheMax int64) (*Path, error) {
 	if data, err := os.ReadFile(filepath.Join(gitDir, "chunkvc", "alternates")); err == nil {
 		sc := bufio.NewScanner(strings.NewReader(string(data)))
 		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			if line := strings.TrimSpace(sc.Text()); isAlternate(line) {
 				if a, err := local.Open(line); err == nil {
 					p.Alternates = append(p.Alternates, a)
 				}
@@ -68,6 +68,19 @@ func Open(gitDir string, remote store.Store, cacheMax int64) (*Path, error) {
 		p.cacheMax = cacheMax
 	}
 	return p, nil
+}
+
+// isAlternate reports whether a line of the alternates file names a store
+// to read: the absolute path of an existing directory. Opening anything
+// else as a local store would make it: a URL such as gs://b/p, or a
+// relative path, became folders under whatever directory chunkvc ran in,
+// and an empty store read in its place.
+func isAlternate(line string) bool {
+	if line == "" || strings.HasPrefix(line, "#") || !filepath.IsAbs(line) {
+		return false
+	}
+	fi, err := os.Stat(line)
+	return err == nil && fi.IsDir()
 }
 
 // Source says where Get found a chunk.

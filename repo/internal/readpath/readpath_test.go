@@ -2,7 +2,11 @@ package readpath
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/chunkvc/chunkvc/hashing"
@@ -57,5 +61,34 @@ func TestReadCacheBound(t *testing.T) {
 	}
 	if got, src, err := p.Get(ctx, id); err != nil || src != FromLocal || string(got) != string(b) {
 		t.Errorf("a chunk of the embedded store: %q, %v from %v", got, err, src)
+	}
+}
+
+// Only absolute paths of existing directories are alternates: a URL, a
+// relative path or a missing one is skipped, and nothing is made for it
+// (local.Open creates what it opens).
+func TestAlternatesOnlyExistingPaths(t *testing.T) {
+	gitDir, cwd, other := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Chdir(cwd)
+	missing := filepath.Join(other, "gone", "store")
+	lines := "# alternates\ngs://bucket/prefix\nrel/store\n" + missing + "\n" + other + "\n"
+	if err := os.MkdirAll(filepath.Join(gitDir, "chunkvc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gitDir, "chunkvc", "alternates"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(gitDir, mem.New(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Alternates) != 1 {
+		t.Fatalf("%d alternates; want only %s", len(p.Alternates), other)
+	}
+	if made, _ := os.ReadDir(cwd); len(made) > 0 {
+		t.Fatalf("opening the alternates made %v in the working directory", made)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a missing alternate was made: %v", err)
 	}
 }
