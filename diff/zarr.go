@@ -2,7 +2,6 @@ package diff
 
 import (
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -357,9 +356,11 @@ func zarrWarnings(old, cur *manifest.Manifest, d manifest.Delta) []string {
 	sides := map[string]*zarrSide{}
 	zarrArrays(old, sides, true)
 	zarrArrays(cur, sides, false)
-	if !slices.ContainsFunc(slices.Collect(maps.Values(sides)), func(s *zarrSide) bool {
-		return s.old != nil && s.cur != nil && len(zarrDrift(s.old, s.cur)) > 0
-	}) {
+	drifted := false
+	for _, s := range sides {
+		drifted = drifted || (s.old != nil && s.cur != nil && len(zarrDrift(s.old, s.cur)) > 0)
+	}
+	if !drifted {
 		return nil
 	}
 	var w []string

@@ -1,5 +1,7 @@
 package manifest
 
+import "strings"
+
 // NaturalLess orders keys with digit runs compared by numeric value, so
 // "r2" < "r10". Keys equal under that order (e.g. "r01" and "r1") fall back
 // to byte order, which keeps the order total and deterministic.
@@ -13,13 +15,10 @@ func NaturalLess(a, b string) bool {
 // NaturalCompare is NaturalLess as a three-way comparison (-1, 0, +1),
 // for slices.SortFunc and binary searches; 0 only for equal keys.
 func NaturalCompare(a, b string) int {
-	switch {
-	case NaturalLess(a, b):
-		return -1
-	case NaturalLess(b, a):
-		return 1
+	if c := naturalCompare(a, b); c != 0 {
+		return c
 	}
-	return 0
+	return strings.Compare(a, b)
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -193,6 +193,30 @@ func TestManifestCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	read("cache of another root")
+
+	// Reading another version than the checked-out one (gc and log read
+	// every version) leaves the cache to the checked-out one.
+	data[5<<20] ^= 1
+	if err := os.WriteFile(x, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(t.Context(), CommitOptions{Message: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := os.ReadFile(slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := Open(r.Root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := fresh.Manifest("HEAD~1", "sub/x.bin"); err != nil || !reflect.DeepEqual(m, want) {
+		t.Fatalf("HEAD~1's manifest read differs from its shards' (%v)", err)
+	}
+	if now, err := os.ReadFile(slot); err != nil || !bytes.Equal(now, kept) {
+		t.Fatalf("reading HEAD~1 replaced the cache of the checked-out version (%v)", err)
+	}
 }
 
 // TestFsckReadsShardsNotCache: with the manifest cache holding a split

@@ -157,13 +157,19 @@ func (g *gitRepo) readManifestBlob(h gitdb.Hash, p string) (*manifest.Manifest, 
 // manifest's shards are read and checked even when the manifest cache
 // holds its chunks (fsck checks what Git holds, not the cache).
 func (g *gitRepo) decodeManifestBlob(h gitdb.Hash, p string, cached bool) (*manifest.Manifest, []byte, error) {
-	b, err := g.readText(h, manifestPath(p))
-	if err != nil {
-		return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
+	// A root that is the work tree's copy is the checked-out version, the
+	// one the next command reads again: only its chunks are worth caching
+	// (gc and log read every version of history).
+	b, checkedOut := g.readWorkCopy(h, manifestPath(p))
+	var err error
+	if !checkedOut {
+		if b, err = g.ReadBlob(h, manifest.MaxManifest); err != nil {
+			return nil, nil, fmt.Errorf("manifest of %s: %w", p, err)
+		}
 	}
 	var m *manifest.Manifest
 	if manifest.IsSplit(b) {
-		m, err = g.readSplit(h, p, b, cached)
+		m, err = g.readSplit(h, p, b, cached, checkedOut)
 	} else {
 		m, err = manifest.Decode(b)
 	}
@@ -178,14 +184,17 @@ func (g *gitRepo) decodeManifestBlob(h gitdb.Hash, p string, cached bool) (*mani
 
 // readSplit reads the shards of the split manifest whose root (blob h) is
 // root, and decodes it; with cached, from the manifest cache when it has
-// them.
-func (g *gitRepo) readSplit(h gitdb.Hash, p string, root []byte, cached bool) (*manifest.Manifest, error) {
+// them, and with keep, leaving its chunks there for the next command.
+func (g *gitRepo) readSplit(h gitdb.Hash, p string, root []byte, cached, keep bool) (*manifest.Manifest, error) {
 	shards := g.shardsOf(h)
+	noteRead := func() {
+		g.mu.Lock()
+		g.read[p] = shards
+		g.mu.Unlock()
+	}
 	if cached {
 		if m, ok := g.cachedSplit(h, p, root); ok {
-			g.mu.Lock()
-			g.read[p] = shards
-			g.mu.Unlock()
+			noteRead()
 			return m, nil
 		}
 	}
@@ -199,10 +208,10 @@ func (g *gitRepo) readSplit(h gitdb.Hash, p string, root []byte, cached bool) (*
 	}
 	m, err := manifest.DecodeSplit(root, parts)
 	if err == nil {
-		g.mu.Lock()
-		g.read[p] = shards
-		g.mu.Unlock()
-		g.cacheSplit(h, m)
+		noteRead()
+		if keep {
+			g.cacheSplit(h, m)
+		}
 	}
 	return m, err
 }

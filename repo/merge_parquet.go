@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/chunkvc/chunkvc/formats/parquet"
@@ -79,15 +80,20 @@ func rowGroupPlan(ms [3]*manifest.Manifest, rows [3][][2]int64, take func(string
 		case sameChunkList(o, t), sameChunkList(t, b):
 		case sameChunkList(o, b):
 			theirs = true
-		case take != nil && take(fmt.Sprintf("rg%d", i)) != merge3.Same:
-			theirs = take(fmt.Sprintf("rg%d", i)) == merge3.Theirs
 		default:
-			cs = append(cs, rowGroupConflict(i, rows, b, o, t))
-			continue
+			side := merge3.Same
+			if take != nil {
+				side = take(rowGroupKey(i))
+			}
+			if side == merge3.Same {
+				cs = append(cs, rowGroupConflict(i, rows, b, o, t))
+				continue
+			}
+			theirs = side == merge3.Theirs
 		}
 		if i >= n {
 			if (theirs && len(t) > 0) || (!theirs && len(o) > 0) {
-				cs = append(cs, MergeConflict{Key: fmt.Sprintf("rg%d", i), Reason: fmt.Sprintf("row group %d is deleted by one side, changed by the other", i)})
+				cs = append(cs, MergeConflict{Key: rowGroupKey(i), Reason: fmt.Sprintf("row group %d is deleted by one side, changed by the other", i)})
 			}
 			continue
 		}
@@ -104,10 +110,13 @@ func rowGroupPlan(ms [3]*manifest.Manifest, rows [3][][2]int64, take func(string
 	return plan, want, cs
 }
 
+// rowGroupKey is how conflicts (and resolve --take) name row group i.
+func rowGroupKey(i int) string { return "rg" + strconv.Itoa(i) }
+
 // rowGroupConflict names row group i both sides changed: its rows on
 // ours (or theirs), the columns each side changed, and its footprint.
 func rowGroupConflict(i int, rows [3][][2]int64, b, o, t []manifest.Chunk) MergeConflict {
-	c := MergeConflict{Key: fmt.Sprintf("rg%d", i)}
+	c := MergeConflict{Key: rowGroupKey(i)}
 	span := ""
 	for _, side := range []int{1, 2} {
 		if i < len(rows[side]) {

@@ -24,7 +24,8 @@ conflicted (chunkvc status lists them, with their keys).
   --take ours|theirs KEY... that side wins the conflicts named (a COG's tile
                             keys such as z0/r3/c4, a Zarr dataset's file
                             paths such as t2m/0.0.0, a FlatGeobuf's feature
-                            keys such as id=7); the other changes of
+                            keys such as id=7, a Parquet file's row groups
+                            such as rg2); the other changes of
                             both sides are merged as chunkvc merge does
 
 The file's manifest is then added to git's index; once nothing is left

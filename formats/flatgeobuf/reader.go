@@ -461,7 +461,11 @@ func maxf(a, x float64) float64 {
 	return a
 }
 
-// windowReader serves small reads from a buffered window of r.
+// windowReader serves small reads from a buffered window of r. A read
+// that goes on forward from the window (or starts it) fills a whole new
+// window; one that jumps elsewhere reads only its own bytes, so that reads
+// in an order of their own (a merge's records, Hilbert-sorted across two
+// files) cost their bytes, not a window each.
 type windowReader struct {
 	r    io.ReaderAt
 	size int64
@@ -475,6 +479,9 @@ func (w *windowReader) get(off, n int64) ([]byte, error) {
 		return w.buf[off-w.off : off-w.off+n], nil
 	}
 	m := min(max(n, window), w.size-off)
+	if end := w.off + int64(len(w.buf)); len(w.buf) > 0 && (off < w.off || off > end) {
+		m = n // a jump
+	}
 	if int64(cap(w.buf)) < m {
 		w.buf = make([]byte, m)
 	}

@@ -107,7 +107,9 @@ func sweep(ctx context.Context, opt Options, live reach.Set, cutoff time.Time, s
 	if err != nil {
 		return st, err
 	}
-	if len(garbage) > 0 && opt.Grace > 0 && !opt.DryRun {
+	// Only a store that can be touched (store.Toucher) can see an object
+	// grow young again between the two listings.
+	if _, touchable := s.(store.Toucher); touchable && len(garbage) > 0 && opt.Grace > 0 && !opt.DryRun {
 		if garbage, err = stillOld(ctx, s, garbage, cutoff, &st); err != nil {
 			return st, err
 		}
@@ -142,15 +144,20 @@ func sweep(ctx context.Context, opt Options, live reach.Set, cutoff time.Time, s
 // touching it (store.Touch) to say so, and its commit would lose a chunk
 // if gc deleted it. Stores with packs reload their indexes, and the ages
 // of their packs, for the listing. What a touch after this listing saves
-// is up to the grace period.
+// is up to the grace period. An object gone from the second listing is
+// neither deleted nor counted.
 func stillOld(ctx context.Context, s store.Store, garbage []store.Info, cutoff time.Time, st *StoreResult) ([]store.Info, error) {
-	now := make(map[hashing.ID]time.Time, len(garbage))
+	type seen struct {
+		modified time.Time
+		listed   bool
+	}
+	now := make(map[hashing.ID]seen, len(garbage))
 	for _, g := range garbage {
-		now[g.ID] = g.Modified
+		now[g.ID] = seen{}
 	}
 	err := s.List(ctx, func(i store.Info) error {
 		if _, ok := now[i.ID]; ok {
-			now[i.ID] = i.Modified
+			now[i.ID] = seen{i.Modified, true}
 		}
 		return nil
 	})
@@ -159,11 +166,13 @@ func stillOld(ctx context.Context, s store.Store, garbage []store.Info, cutoff t
 	}
 	old := garbage[:0]
 	for _, g := range garbage {
-		if m := now[g.ID]; m.IsZero() || m.After(cutoff) {
+		switch n := now[g.ID]; {
+		case !n.listed:
+		case n.modified.IsZero() || n.modified.After(cutoff):
 			st.Young++
-			continue
+		default:
+			old = append(old, g)
 		}
-		old = append(old, g)
 	}
 	return old, nil
 }

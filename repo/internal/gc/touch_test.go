@@ -17,9 +17,9 @@ import (
 // process touch an object: a commit elsewhere reusing a chunk between
 // gc's listing and its deletes.
 type touchedAfterList struct {
-	store.Store
-	once  sync.Once
-	touch func()
+	*azure.Store // every capability gc uses (Toucher, BulkRemover, Sweeper…)
+	once         sync.Once
+	touch        func()
 }
 
 func (s *touchedAfterList) List(ctx context.Context, fn func(store.Info) error) error {
