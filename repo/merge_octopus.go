@@ -28,8 +28,7 @@ const octopusRel = "chunkvc/octopus"
 type octopusStart struct {
 	branch string   // refs/heads/NAME; "" when HEAD was detached
 	head   string   // HEAD's commit
-	revs   []string // the revisions to merge, as named
-	todo   []string // their commits not yet in HEAD's history, nor in another's
+	todo   []string // the revisions' commits not in HEAD's history, nor in another's
 	names  []string // the revision naming each of todo
 }
 
@@ -107,7 +106,7 @@ func (r *Repo) startOctopus(ctx context.Context, revs []string) (*octopusStart, 
 		out, err := cli.Run(ctx, args...)
 		return strings.TrimSpace(out), err
 	}
-	st := &octopusStart{revs: revs}
+	st := &octopusStart{}
 	var err error
 	if st.head, err = rev("rev-parse", "--verify", "HEAD"); err != nil {
 		return nil, fmt.Errorf("merge: no commit to merge into: %w", err)
@@ -186,6 +185,11 @@ func (r *Repo) commitOctopus(ctx context.Context, st *octopusStart, message stri
 		return fmt.Errorf("merge: %s moved while merging; HEAD is left detached at the merged tree (commit %.12s holds the merge): %w", st.branch, commit, err)
 	}
 	_, _ = cli.Run(ctx, "update-ref", "ORIG_HEAD", st.head) // as git merge leaves it
+	// The steps' post-merge hooks wrote the data files; a hook that failed
+	// says nothing to git, so check the work tree holds the merge.
+	if _, err := r.Checkout(ctx, CheckoutOptions{}); err != nil {
+		return err
+	}
 	return r.mergedFiles(ctx, st.head, res)
 }
 

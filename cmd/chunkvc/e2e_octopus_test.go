@@ -70,9 +70,10 @@ func octopusRepo(t *testing.T, opts []string, edits []string, extra func(r *runn
 }
 
 // checkOctopus requires HEAD to be one merge commit of main's old commit
-// and every branch in names, with GDAL reading every edit in the merged
-// COG (full resolution and overview), and everything clean.
-func checkOctopus(t *testing.T, r *runner, res octopusJSON, base string, names []string, opts []string, edits []string) {
+// base and every branch in names, main's history to hold commits
+// commits, GDAL to read every edit in the merged COG (full resolution
+// and overview), and everything to be clean.
+func checkOctopus(t *testing.T, r *runner, res octopusJSON, base string, names []string, commits int, opts []string, edits []string) {
 	t.Helper()
 	want := []string{base}
 	for _, n := range names {
@@ -82,13 +83,13 @@ func checkOctopus(t *testing.T, r *runner, res octopusJSON, base string, names [
 	if len(got) != len(want)+1 || strings.Join(got[1:], " ") != strings.Join(want, " ") || got[0] != res.Commit {
 		t.Fatalf("HEAD %v is no octopus merge of %v (json %+v)", got, want, res)
 	}
-	if strings.Join(res.Parents, " ") != strings.Join(want, " ") || strings.Join(res.Merged, " ") != strings.Join(names, " ") {
+	if strings.Join(res.Parents, " ") != strings.Join(want, " ") {
 		t.Fatalf("merge --json: %+v", res)
 	}
 	if b := strings.TrimSpace(r.git("symbolic-ref", "--short", "HEAD")); b != "main" {
 		t.Fatalf("HEAD is on %q after the merge", b)
 	}
-	if out := r.git("log", "--format=%s", "main"); strings.Count(out, "\n") != len(names)+2 ||
+	if out := r.git("log", "--format=%s", "main"); strings.Count(out, "\n") != commits ||
 		!strings.HasPrefix(out, "Merge branches 'w0', 'w1', 'w2' and 'w3'\n") {
 		t.Fatalf("history of main:\n%s", out)
 	}
@@ -104,32 +105,54 @@ func checkOctopus(t *testing.T, r *runner, res octopusJSON, base string, names [
 
 // Four branches that each edited different tiles of one COG merge in one
 // commit with five parents: GDAL reads all four edits in the merged file
-// (git's octopus strategy merges manifests as text and stops).
+// (git's octopus strategy merges manifests as text and stops). A
+// modified work file is refused first; revisions already merged add no
+// parent.
 func TestMergeOctopusCOG(t *testing.T) {
 	r, names := octopusRepo(t, nil, workerEdits, nil)
 	base := strings.TrimSpace(r.git("rev-parse", "HEAD"))
-	var res octopusJSON
-	r.jsonOf(&res, append([]string{"merge"}, names...)...)
-	if len(res.Files) != 1 || res.Files[0] != "dem.tif" {
-		t.Fatalf("merge --json files: %+v", res)
+	// A changed data file would not survive going back: refused first.
+	dem := r.read("dem.tif")
+	cog(t, "edit", r.path("dem.tif"), "500,500,10,10,9")
+	if res := r.run(binary, append([]string{"merge"}, names...)...); res.code == 0 || !strings.Contains(res.stderr, "needs a clean work tree, and dem.tif is modified") {
+		t.Fatalf("octopus merge over a modified file: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	checkOctopus(t, r, res, base, names, nil, workerEdits)
+	if strings.TrimSpace(r.git("rev-parse", "HEAD")) != base || strings.TrimSpace(r.git("symbolic-ref", "--short", "HEAD")) != "main" {
+		t.Fatal("a refused octopus merge moved HEAD")
+	}
+	r.cv("checkout", "--force")
+	if !bytes.Equal(r.read("dem.tif"), dem) {
+		t.Fatal("checkout --force did not restore dem.tif")
+	}
+	// main itself and a revision named twice add no parent.
+	asked := append(append([]string{}, names...), "main", "w1")
+	var res octopusJSON
+	r.jsonOf(&res, append([]string{"merge"}, asked...)...)
+	if len(res.Files) != 1 || res.Files[0] != "dem.tif" || strings.Join(res.Merged, " ") != strings.Join(asked, " ") {
+		t.Fatalf("merge --json: %+v", res)
+	}
+	checkOctopus(t, r, res, base, names, len(names)+2, nil, workerEdits)
 }
 
 // The same with a COG of 1,280 tiles, whose manifest is split (git's
-// driver cannot merge it alone: chunkvc settles each step itself).
+// driver cannot merge it alone: chunkvc settles each step itself), main
+// having edited a tile of its own.
 func TestMergeOctopusSplitCOG(t *testing.T) {
 	r, names := octopusRepo(t, splitCOG, workerEdits, nil)
 	if shards := r.git("ls-tree", "-r", "--name-only", "HEAD", "--", ".chunkvc/shards/"); strings.Count(shards, "\n") < 8 {
 		t.Fatalf("the test COG has no split manifest:\n%s", shards)
 	}
+	// main edits a tile of its own too, so even the first step merges.
+	ours := "2000,2000,50,50,33"
+	cog(t, append([]string{"edit", r.path("dem.tif"), ours}, splitCOG...)...)
+	r.cv("commit", "-q", "-m", "ours")
 	base := strings.TrimSpace(r.git("rev-parse", "HEAD"))
 	var res octopusJSON
 	r.jsonOf(&res, append([]string{"merge"}, names...)...)
-	if len(res.Resolved) < 2 {
-		t.Fatalf("merge --json: no split manifest settled by chunkvc: %+v", res)
+	if len(res.Resolved) != len(names) {
+		t.Fatalf("merge --json: not every step's split manifest settled by chunkvc: %+v", res)
 	}
-	checkOctopus(t, r, res, base, names, splitCOG, workerEdits)
+	checkOctopus(t, r, res, base, names, len(names)+3, splitCOG, append([]string{ours}, workerEdits...))
 }
 
 // A Zarr dataset changed on three branches (two chunks, an append along
@@ -269,5 +292,5 @@ func TestMergeOctopusKilled(t *testing.T) {
 	}
 	var out octopusJSON
 	r.jsonOf(&out, append([]string{"merge"}, names...)...)
-	checkOctopus(t, r, out, base, names, nil, workerEdits)
+	checkOctopus(t, r, out, base, names, len(names)+2, nil, workerEdits)
 }
