@@ -63,10 +63,10 @@ func (r *Repo) Merge(ctx context.Context, revs []string, message string) (*Merge
 		return nil, err
 	}
 	started, err := r.mergeStep(ctx, revs[0], message, res)
-	if err != nil && !started {
+	switch {
+	case err != nil && !started:
 		return nil, err
-	}
-	if err != nil {
+	case err != nil:
 		return res, err
 	}
 	return res, r.mergedFiles(ctx, strings.TrimSpace(before), res)
@@ -85,7 +85,7 @@ func (r *Repo) mergeStep(ctx context.Context, rev, message string, res *MergeRun
 	_, mergeErr := r.git.CLI().Run(ctx, append(args, "--", rev)...)
 	r.git.Reload()
 	if mergeErr == nil {
-		return false, nil
+		return true, nil
 	}
 	if paths, err := r.unmerged(ctx); err != nil || len(paths) == 0 {
 		return false, mergeErr
