@@ -27,43 +27,70 @@ type MergeRun struct {
 	// Resolved are the files chunkvc merged after git stopped on them
 	// (split manifests, datasets), or could not.
 	Resolved []*MergeResult `json:"resolved,omitempty"`
+	// Parents are the merge commit's parents: HEAD before, then each
+	// revision merged (one already in HEAD's history, or in another's,
+	// is left out).
+	Parents []string `json:"parents,omitempty"`
+	// Stopped is the revision an octopus merge stopped on (a conflict),
+	// after which everything went back to HEAD as it was.
+	Stopped string `json:"stopped_at,omitempty"`
 }
 
-// Merge merges revs into the current branch with git merge (several:
-// an octopus merge), chunkvc's merge driver and post-merge hook installed
-// first (installMergeDriver), so data files merge chunk by chunk and files only the
-// other side changed are checked out. It holds no chunkvc lock: the
-// driver and the hook run chunkvc themselves. On conflicts it returns the
-// result with ErrMergeConflict and leaves the merge for the user to
+// Merge merges revs into the current branch with git merge, chunkvc's
+// merge driver and post-merge hook installed first (installMergeDriver),
+// so data files merge chunk by chunk and files only the other side
+// changed are checked out. Several revs make one octopus merge commit
+// (octopus). It holds no chunkvc lock: the driver and the hook run
+// chunkvc themselves. On conflicts it returns the result with
+// ErrMergeConflict and, for one rev, leaves the merge for the user to
 // resolve or abort.
 func (r *Repo) Merge(ctx context.Context, revs []string, message string) (*MergeRun, error) {
 	if len(revs) == 0 {
 		return nil, errors.New("merge: name a revision to merge")
 	}
+	if err := r.cutOctopus(ctx); err != nil {
+		return nil, err
+	}
 	if err := r.installMergeDriver(ctx); err != nil {
 		return nil, err
 	}
-	cli := r.git.CLI()
-	before, err := cli.Run(ctx, "rev-parse", "HEAD")
+	if len(revs) > 1 {
+		return r.octopus(ctx, revs, message)
+	}
+	res := &MergeRun{Merged: revs, Files: []string{}}
+	before, err := r.git.CLI().Run(ctx, "rev-parse", "HEAD")
 	if err != nil {
 		return nil, err
 	}
+	started, err := r.mergeStep(ctx, revs[0], message, res)
+	switch {
+	case err != nil && !started:
+		return nil, err
+	case err != nil:
+		return res, err
+	}
+	return res, r.mergedFiles(ctx, strings.TrimSpace(before), res)
+}
+
+// mergeStep runs git merge of rev and, when git stopped on conflicts,
+// settles what chunkvc merges itself and commits (finish), adding what
+// it settled to res. started is false when git stopped before merging
+// anything (an unknown revision, local changes in the way); a merge left
+// with conflicts returns an error wrapping ErrMergeConflict.
+func (r *Repo) mergeStep(ctx context.Context, rev, message string, res *MergeRun) (started bool, err error) {
 	args := []string{"merge", "--no-edit"}
 	if message != "" {
 		args = append(args, "-m", message)
 	}
-	res := &MergeRun{Merged: revs, Files: []string{}}
-	_, mergeErr := cli.Run(ctx, append(append(args, "--"), revs...)...)
+	_, mergeErr := r.git.CLI().Run(ctx, append(args, "--", rev)...)
 	r.git.Reload()
-	if mergeErr != nil {
-		if paths, err := r.unmerged(ctx); err != nil || len(paths) == 0 {
-			return nil, mergeErr // it stopped before merging anything
-		}
-		if err := r.finish(ctx, res); err != nil {
-			return res, err
-		}
+	if mergeErr == nil {
+		return true, nil
 	}
-	return res, r.mergedFiles(ctx, strings.TrimSpace(before), res)
+	if paths, err := r.unmerged(ctx); err != nil || len(paths) == 0 {
+		return false, mergeErr
+	}
+	return true, r.finish(ctx, res)
 }
 
 // MergeContinue settles what a stopped git merge, cherry-pick or rebase
@@ -90,7 +117,8 @@ func (r *Repo) finish(ctx context.Context, res *MergeRun) error {
 	if err != nil {
 		return err
 	}
-	res.Resolved, err = r.settleWhole(ctx, op)
+	resolved, err := r.settleWhole(ctx, op)
+	res.Resolved = append(res.Resolved, resolved...)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func (r *Repo) stopped(ctx context.Context) (*stoppedOp, error) {
 		if k.kind == "merge" {
 			all, _ := r.gitTree().ReadFile("MERGE_HEAD", maxTextFile)
 			if strings.Count(strings.TrimSpace(string(all)), "\n") > 0 {
-				return nil, errors.New("an octopus merge stopped: merge the revisions one at a time")
+				return nil, errors.New("git's octopus merge stopped, and it merges manifests as text: git merge --abort, then chunkvc merge with the same revisions (one commit, data files merged chunk by chunk)")
 			}
 			op.base, err = rev("merge-base", ours, theirs)
 		} else {

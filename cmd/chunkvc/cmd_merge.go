@@ -14,7 +14,7 @@ func newMergeCmd(g *globalOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "merge REV... | merge --continue",
 		Short: "Merge branches with data files merged chunk by chunk",
-		Long: `Merge REV (several: an octopus merge) into the current branch with git merge,
+		Long: `Merge REV into the current branch with git merge,
 after making sure chunkvc's merge driver and post-merge hook are installed
 (chunkvc install), so that a COG both sides edited in different tiles is
 merged tile by tile and files only the other side changed are checked
@@ -32,9 +32,23 @@ cherry-pick stopped on such files, chunkvc merge --continue does the same
 
 On conflicts the merge stops as git's does (exit 1) and the conflicted
 paths are listed with chunkvc's conflict lines (key, bbox, reason);
-resolve them and commit, or git merge --abort. --json prints {"commit",
-"merged", "files", "conflicts": [{path, conflicts}], "resolved": [{path,
-outcome, chunks_from_theirs, conflicts}]}.`,
+resolve them and commit, or git merge --abort.
+
+Several revisions (chunkvc merge A B C D) make one octopus merge commit
+whose parents are HEAD, A, B, C and D, whenever merging them one after
+another would succeed: git's octopus strategy never runs merge drivers,
+so chunkvc merges them one at a time with HEAD detached, each as above,
+then commits the last tree with those parents and moves the branch once,
+checking it did not move meanwhile. It needs a clean work tree. On a
+conflict at any step everything goes back as it was (branch, index, work
+tree, no MERGE_HEAD) and the error names the revision and the conflicted
+files and keys: merge that one alone to resolve it. A merge killed
+halfway leaves the branch as it was and HEAD detached; the next merge
+says how to go back.
+
+--json prints {"commit", "merged", "files", "parents", "conflicts":
+[{path, conflicts}], "resolved": [{path, outcome, chunks_from_theirs,
+conflicts}], "stopped_at"} (parents and stopped_at: several revisions).`,
 		Args: argsUsage(func(c *cobra.Command, args []string) error {
 			if cont {
 				return cobra.NoArgs(c, args)

@@ -58,6 +58,13 @@ func checkMerged(t *testing.T, r *runner, edits ...string) {
 	if parents := strings.Fields(r.git("log", "-1", "--format=%P")); len(parents) != 2 {
 		t.Fatalf("HEAD is no merge commit: parents %v", parents)
 	}
+	mergedClean(t, r)
+}
+
+// mergedClean requires HEAD's dem.tif to be the work file, nothing
+// changed for chunkvc or git, and fsck to pass.
+func mergedClean(t *testing.T, r *runner) {
+	t.Helper()
 	if !bytes.Equal([]byte(r.cv("cat", "HEAD:dem.tif")), r.read("dem.tif")) {
 		t.Fatal("chunkvc cat HEAD:dem.tif differs from the merged work file")
 	}
@@ -146,12 +153,9 @@ func zarrStep(t *testing.T, py, dir, step string) {
 	}
 }
 
-// A Zarr dataset both branches changed, ours a chunk and theirs another
-// chunk and an append along time, merges chunk by chunk into the store
-// zarr-python makes when one writer does both; the same chunk changed
-// differently is a conflict naming it.
-func TestMergeCommandZarrDataset(t *testing.T) {
-	py := formattest.RequirePython(t, "zarr", "numpy")
+// zarrRepo is a repository on branch main with zarrSides' base store
+// cube.zarr committed; it returns the store's path too.
+func zarrRepo(t *testing.T, py string) (*runner, string) {
 	r := newRunner(t)
 	r.git("init", "-q", "-b", "main")
 	r.cv("init")
@@ -159,6 +163,16 @@ func TestMergeCommandZarrDataset(t *testing.T) {
 	zarrStep(t, py, cube, "base")
 	r.cv("track", "cube.zarr")
 	r.cv("commit", "-q", "-m", "base")
+	return r, cube
+}
+
+// A Zarr dataset both branches changed, ours a chunk and theirs another
+// chunk and an append along time, merges chunk by chunk into the store
+// zarr-python makes when one writer does both; the same chunk changed
+// differently is a conflict naming it.
+func TestMergeCommandZarrDataset(t *testing.T) {
+	py := formattest.RequirePython(t, "zarr", "numpy")
+	r, cube := zarrRepo(t, py)
 	r.git("checkout", "-q", "-b", "theirs")
 	zarrStep(t, py, cube, "far+append")
 	r.cv("commit", "-q", "-m", "theirs")
