@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/chunkvc/chunkvc/formats"
 	"github.com/chunkvc/chunkvc/hashing"
 	"github.com/chunkvc/chunkvc/internal/progress"
-	"github.com/chunkvc/chunkvc/internal/writeback"
 	"github.com/chunkvc/chunkvc/manifest"
 	"github.com/chunkvc/chunkvc/repo/internal/blockcache"
 	"github.com/chunkvc/chunkvc/repo/internal/fileio"
@@ -144,16 +141,9 @@ func (r *Repo) planPatch(ctx context.Context, m *manifest.Manifest, w working, p
 	if n+cut > maxPatch || (n+cut)*4 > m.Size {
 		return nil, nil
 	}
-	wt := r.workTree()
-	f, err := wt.OpenFile(m.Path, os.O_RDWR)
-	wt.Close()
-	if err != nil {
+	f := r.openToPatch(m.Path, w.stat)
+	if f == nil {
 		return nil, nil
-	}
-	fi, err := f.Stat()
-	if err != nil || statcache.StatOf(fi) != w.stat || !fi.Mode().IsRegular() || !statcache.SingleLink(fi) {
-		f.Close()
-		return nil, nil // changed meanwhile, or other names share its bytes
 	}
 	return &patchJob{r: r, m: m, w: w, lay: lay, old: old, f: f, writes: writes, n: n, cut: cut, prog: prog}, nil
 }
@@ -290,11 +280,7 @@ func (j *patchJob) finish() error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("%s: %w", j.m.Path, err)
 	}
-	if err := j.r.removeJournal(); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", j.jpath, err)
-	}
-	// Else a journal back after a power loss would undo a finished patch.
-	return writeback.SyncDir(filepath.Dir(j.jpath))
+	return j.r.finishJournal()
 }
 
 // record tells the progress counter, the block cache and the stat cache

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -62,42 +63,75 @@ func (r *Repo) spliceMerged(ctx context.Context, ms [3]*manifest.Manifest, mr me
 		}
 		defer rg.close()
 	}
-	wt := r.workTree()
-	defer wt.Close()
-	f, err := wt.Create(ours.Path)
+	sp, err := tiff.PlanSplice(a, ours.Size, repl)
+	if err != nil {
+		return nil, []MergeConflict{{Reason: "the tiles cannot be spliced: " + err.Error()}}, nil
+	}
+	in, err := r.spliceInPlace(ctx, ours, a, sp)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := tiff.Splice(f, a, ours.Size, repl); err != nil {
-		f.Abort()
-		return nil, []MergeConflict{{Reason: "the tiles cannot be spliced: " + err.Error()}}, nil
-	}
-	if err := errors.Join(f.Sync(), f.Commit(true)); err != nil {
-		return nil, nil, err
+	if in == nil {
+		if err := r.spliceNew(ours, a, sp); err != nil {
+			return nil, nil, err
+		}
 	}
 	if rg != nil {
 		err = rg.verify(ctx, r.Overviews, r.abs(ours.Path))
 	}
-	ch, err := r.storeMerged(ctx, ours, mr.Chunks, err)
+	ch, err := r.storeMergedUndo(ctx, ours, holdsMerge(ours, mr.Chunks), err, in)
 	return ch, nil, err
+}
+
+// spliceNew writes the merged file sp, of our file a, as a new file over
+// the working one.
+func (r *Repo) spliceNew(ours *manifest.Manifest, a io.ReaderAt, sp *tiff.Spliced) error {
+	wt := r.workTree()
+	defer wt.Close()
+	f, err := wt.Create(ours.Path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if _, err := sp.WriteFrom(w, a, 0); err != nil {
+		f.Abort()
+		return fmt.Errorf("%s: %w", ours.Path, err)
+	}
+	if err := w.Flush(); err != nil {
+		f.Abort()
+		return err
+	}
+	return errors.Join(f.Sync(), f.Commit(true))
 }
 
 // storeMerged chunks and stores the merged file just written over ours
 // (unless err says it is wrong), which must hold exactly want; on any
 // error our version goes back into the work tree.
 func (r *Repo) storeMerged(ctx context.Context, ours *manifest.Manifest, want []merge3.Taken, err error) (*chunked, error) {
-	return r.storeMergedCheck(ctx, ours, func(ch *chunked) error {
+	return r.storeMergedCheck(ctx, ours, holdsMerge(ours, want), err)
+}
+
+// holdsMerge is the check of a merged file that must hold exactly want.
+func holdsMerge(ours *manifest.Manifest, want []merge3.Taken) func(*chunked) error {
+	return func(ch *chunked) error {
 		if !sameChunks(ch.m.Chunks, want) {
 			return fmt.Errorf("%w: the merged file %s does not hold the chunks of the merge", ErrIntegrity, ours.Path)
 		}
 		return nil
-	}, err)
+	}
 }
 
 // storeMergedCheck is storeMerged for a merge whose chunks are known
 // only once the adapter has read the merged file: check says whether its
 // manifest is the merge's.
 func (r *Repo) storeMergedCheck(ctx context.Context, ours *manifest.Manifest, check func(*chunked) error, err error) (*chunked, error) {
+	return r.storeMergedUndo(ctx, ours, check, err, nil)
+}
+
+// storeMergedUndo is storeMergedCheck for a merged file that is ours
+// spliced in place (in, when not nil): the journal goes once the merged
+// file is stored, and on an error our bytes come back from it.
+func (r *Repo) storeMergedUndo(ctx context.Context, ours *manifest.Manifest, check func(*chunked) error, err error, in *splicedInPlace) (*chunked, error) {
 	var ch *chunked
 	if err == nil {
 		ch, err = r.chunkMerged(ctx, ours, check)
@@ -105,20 +139,34 @@ func (r *Repo) storeMergedCheck(ctx context.Context, ours *manifest.Manifest, ch
 	if err == nil {
 		// As a commit does: the next status, or the post-merge
 		// checkout, need not read the merged file again.
+		hashed := ch.hashed
+		if in != nil {
+			hashed = in.hashed(ch)
+		}
 		cache := r.loadStatCache()
-		cache.Put(ours.Path, statcache.Entry{Stat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: ch.hashed})
+		cache.Put(ours.Path, statcache.Entry{Stat: ch.stat, Digest: ch.m.Digest, Layout: ch.m.Layout, Hashed: hashed})
 		_ = cache.Save()
+		if in != nil {
+			err = in.done()
+		}
 	}
-	if err != nil {
-		// Our version goes back: the work tree must match what Git keeps.
-		wt2 := r.workTree()
-		defer wt2.Close()
-		cache := r.loadStatCache()
-		defer func() { _ = cache.Save() }()
-		_, rerr := r.writeFile(ctx, wt2, ours, nil, cache, nil)
-		return nil, errors.Join(err, rerr)
+	if err == nil {
+		return ch, nil
 	}
-	return ch, nil
+	if in != nil {
+		uerr := in.undo()
+		if uerr == nil {
+			return nil, err
+		}
+		err = errors.Join(err, uerr) // then written whole
+	}
+	// Our version goes back: the work tree must match what Git keeps.
+	wt2 := r.workTree()
+	defer wt2.Close()
+	cache := r.loadStatCache()
+	defer func() { _ = cache.Save() }()
+	_, rerr := r.writeFile(ctx, wt2, ours, nil, cache, nil)
+	return nil, errors.Join(err, rerr)
 }
 
 // openOurs opens the working file, which must hold our version. git

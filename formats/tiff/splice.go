@@ -30,22 +30,90 @@ type Replacement struct {
 // data between the blocks that move in ways the walk cannot follow, is
 // refused. It returns the number of bytes written.
 func Splice(w io.Writer, r io.ReaderAt, size int64, repl []Replacement) (int64, error) {
-	tm, err := walkSparse(r, size)
+	sp, err := PlanSplice(r, size, repl)
 	if err != nil {
 		return 0, err
+	}
+	return sp.WriteFrom(w, r, 0)
+}
+
+// Spliced is a Splice worked out before a byte is written, so that a
+// caller can splice a file in place: the bytes before Tail stay where
+// they are, and only the offset fields in Head change among them; from
+// Tail on, the bytes move with the replaced blocks.
+type Spliced struct {
+	edits    []spEdit
+	pl       *SparsePlan
+	size, to int64 // the file's size, and the spliced file's
+	head     int64 // where the first offset field before tail is
+	headEnd  int64 // where the last one ends
+	tail     int64 // where the first edit starts
+}
+
+// PlanSplice works out Splice of the TIFF in r (size bytes) with the
+// blocks named in repl replaced, refusing what Splice refuses.
+func PlanSplice(r io.ReaderAt, size int64, repl []Replacement) (*Spliced, error) {
+	tm, err := walkSparse(r, size)
+	if err != nil {
+		return nil, err
 	}
 	edits, err := tm.edits(r, size, repl)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	patches, err := tm.splicePatches(edits)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	pl := &SparsePlan{patches: patches, bo: tm.bo}
-	var written, pos int64
+	sp := &Spliced{edits: edits, pl: &SparsePlan{patches: patches, bo: tm.bo}, size: size, to: size, tail: size}
+	for _, e := range edits {
+		sp.to += e.newLen() - (e.e - e.a)
+	}
+	if len(edits) > 0 {
+		sp.tail = edits[0].a
+	}
+	// The fields before the first edit: the offsets of blocks and tag
+	// data beyond it change, and a COG keeps them all in its header.
+	sp.head, sp.headEnd = sp.tail, sp.tail
+	for i, p := range patches {
+		if p.pos >= sp.tail {
+			break
+		}
+		if i == 0 {
+			sp.head, sp.headEnd = p.pos, p.pos
+		}
+		sp.headEnd = max(sp.headEnd, p.pos+int64(p.width))
+	}
+	return sp, nil
+}
+
+// Size is the spliced file's size.
+func (sp *Spliced) Size() int64 { return sp.to }
+
+// Head is the range of the file, before Tail, that holds every offset
+// field written there (empty when there is none): the only bytes before
+// Tail that may change.
+func (sp *Spliced) Head() (off, end int64) { return sp.head, min(sp.headEnd, sp.tail) }
+
+// Tail is where the first replaced block (or its leader) starts: the
+// spliced file differs from the original from there on, to its end.
+func (sp *Spliced) Tail() int64 { return sp.tail }
+
+// PatchHead turns b, the original bytes at off, into the spliced file's
+// bytes there; off+len(b) must not pass Tail.
+func (sp *Spliced) PatchHead(b []byte, off int64) { sp.pl.Patch(b, off) }
+
+// WriteFrom writes the spliced file from offset from, which must not
+// pass Tail (where both files have the same offsets), to w: r need hold
+// the original's bytes from from on only. It returns the bytes written.
+func (sp *Spliced) WriteFrom(w io.Writer, r io.ReaderAt, from int64) (int64, error) {
+	if from < 0 || from > sp.tail {
+		return 0, fmt.Errorf("tiff: splice written from %d, past its first replaced block at %d", from, sp.tail)
+	}
+	size, pl := sp.size, sp.pl
+	written, pos := int64(0), from
+	buf := make([]byte, 64<<10)
 	copyOld := func(end int64) error {
-		buf := make([]byte, 64<<10)
 		for pos < end {
 			n := min(int64(len(buf)), end-pos)
 			b := buf[:n]
@@ -62,7 +130,7 @@ func Splice(w io.Writer, r io.ReaderAt, size int64, repl []Replacement) (int64, 
 		}
 		return nil
 	}
-	for _, e := range edits {
+	for _, e := range sp.edits {
 		if err := copyOld(e.a); err != nil {
 			return written, err
 		}

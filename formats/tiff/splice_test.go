@@ -3,6 +3,7 @@ package tiff
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/chunkvc/chunkvc/formats/formattest"
@@ -49,6 +50,9 @@ func spliceCheck(t testing.TB, data []byte) {
 	if n != int64(out.Len()) {
 		t.Fatalf("Splice reports %d bytes, wrote %d", n, out.Len())
 	}
+	if in := spliceInPlace(t, data, repl); !bytes.Equal(in, out.Bytes()) {
+		t.Fatalf("spliced in place (Head, then WriteFrom Tail): %d bytes, differs from Splice's %d", len(in), out.Len())
+	}
 	got, err := walkSparse(bytes.NewReader(out.Bytes()), int64(out.Len()))
 	if err != nil {
 		t.Fatalf("spliced file does not parse: %v", err)
@@ -66,6 +70,48 @@ func spliceCheck(t testing.TB, data []byte) {
 			t.Fatalf("block %d: bytes differ after the splice", i)
 		}
 	}
+}
+
+// spliceInPlace splices a copy of data as a merge does in place: the
+// original bytes before Tail are kept but for Head, patched, and the
+// rest written from Tail on.
+func spliceInPlace(t testing.TB, data []byte, repl []Replacement) []byte {
+	t.Helper()
+	sp, err := PlanSplice(bytes.NewReader(data), int64(len(data)), repl)
+	if err != nil {
+		t.Fatalf("PlanSplice refuses what Splice took: %v", err)
+	}
+	off, end := sp.Head()
+	if off > end || end > sp.Tail() || sp.Tail() > int64(len(data)) {
+		t.Fatalf("head [%d, %d), tail %d of %d bytes", off, end, sp.Tail(), len(data))
+	}
+	f := bytes.Clone(data[:sp.Tail()])
+	sp.PatchHead(f[off:end], off)
+	var tail bytes.Buffer
+	// Only the bytes from Tail on are given: WriteFrom must not read before.
+	n, err := sp.WriteFrom(&tail, offsetReader{bytes.NewReader(data[sp.Tail():]), sp.Tail()}, sp.Tail())
+	if err != nil || n != int64(tail.Len()) {
+		t.Fatalf("WriteFrom: %d bytes, %v", n, err)
+	}
+	f = append(f, tail.Bytes()...)
+	if int64(len(f)) != sp.Size() {
+		t.Fatalf("spliced in place to %d bytes, Size says %d", len(f), sp.Size())
+	}
+	return f
+}
+
+// offsetReader reads r as the bytes from off on of a file, and fails
+// before off.
+type offsetReader struct {
+	r   io.ReaderAt
+	off int64
+}
+
+func (o offsetReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < o.off {
+		return 0, fmt.Errorf("read at %d, before %d", off, o.off)
+	}
+	return o.r.ReadAt(p, off-o.off)
 }
 
 func TestSpliceCorpus(t *testing.T) {
