@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -305,7 +306,17 @@ func (r *Repo) stageManifest(ctx context.Context, ch *chunked) error {
 	p := ch.m.Path
 	wt := r.workTree()
 	defer wt.Close()
-	if err := wt.WriteFile(manifestPath(p), ch.encoded, true); err != nil {
+	// These are copies of what git add stages and the merge commit keeps,
+	// so they are not synced (as a commit writes them), and a shard the
+	// merge left as it was is not written at all: a one-tile merge in a
+	// 225-shard manifest wrote and synced every shard, 0.4-1.3 s.
+	write := func(rel string, data []byte) error {
+		if old, err := wt.ReadFile(rel, int64(len(data))+1); err == nil && bytes.Equal(old, data) {
+			return nil
+		}
+		return wt.WriteFile(rel, data, false)
+	}
+	if err := write(manifestPath(p), ch.encoded); err != nil {
 		return err
 	}
 	dir := path.Join(manifest.ShardDir, p)
@@ -313,7 +324,7 @@ func (r *Repo) stageManifest(ctx context.Context, ch *chunked) error {
 	for _, part := range ch.parts {
 		sp := manifest.ShardPath(p, part.Name)
 		keep[sp] = true
-		if err := wt.WriteFile(sp, part.Data, true); err != nil {
+		if err := write(sp, part.Data); err != nil {
 			return err
 		}
 	}

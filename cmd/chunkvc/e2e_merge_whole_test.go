@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/chunkvc/chunkvc/formats/formattest"
@@ -91,12 +94,55 @@ func TestMergeCommandSplitCOG(t *testing.T) {
 			From          int `json:"chunks_from_theirs"`
 		} `json:"resolved"`
 	}
+	before := shardFiles(t, r)
 	r.jsonOf(&res, "merge", "--json", "theirs")
 	if len(res.Commit) != 40 || len(res.Resolved) != 1 || res.Resolved[0].Path != "dem.tif" ||
 		res.Resolved[0].Outcome != "merged" || res.Resolved[0].From == 0 {
 		t.Fatalf("merge: %+v", res)
 	}
 	checkMerged(t, r, editTopLeft, editBottomRight)
+	// A shard the merge left as it was is not written again: writing
+	// (and syncing) every shard was most of a small merge's time.
+	kept := 0
+	for p, a := range shardFiles(t, r) {
+		if b, ok := before[p]; ok && bytes.Equal(a.data, b.data) {
+			if a.ino != b.ino {
+				t.Errorf("%s: the same bytes were written again (inode %d, was %d)", p, a.ino, b.ino)
+			}
+			kept++
+		}
+	}
+	if kept == 0 || kept == len(before) {
+		t.Fatalf("%d of %d shards unchanged by the merge: the test needs some of each", kept, len(before))
+	}
+}
+
+// shardFile is a work-tree manifest shard: its bytes and inode.
+type shardFile struct {
+	data []byte
+	ino  uint64
+}
+
+// shardFiles reads every file under the work tree's .chunkvc/shards.
+func shardFiles(t *testing.T, r *runner) map[string]shardFile {
+	t.Helper()
+	out := map[string]shardFile{}
+	err := filepath.WalkDir(r.path(".chunkvc/shards"), func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = shardFile{b, fi.Sys().(*syscall.Stat_t).Ino}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // After a plain git merge stopped on a split manifest, chunkvc merge
