@@ -24,6 +24,7 @@
 package dataset
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -320,4 +321,35 @@ func (p *Plan) Encode(ids []hashing.ID) (layout []byte, chunks []manifest.Chunk,
 		return nil, nil, digest, err
 	}
 	return layout, chunks, d.Sum(), nil
+}
+
+// ChunkOrder returns the indexes of p.Chunks in (path, offset) order, the
+// seen cache's order.
+func (p *Plan) ChunkOrder() []int32 {
+	order := make([]int32, len(p.Chunks))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	less := func(a, b int32) int {
+		x, y := &p.Chunks[a], &p.Chunks[b]
+		if c := strings.Compare(x.Path, y.Path); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Off, y.Off)
+	}
+	// A walk lists most stores in this order already: a check costs less
+	// than a sort.
+	if !slices.IsSortedFunc(order, less) {
+		slices.SortFunc(order, less)
+	}
+	return order
+}
+
+// FileStat is the lstat the walk read of the store's file name.
+func (p *Plan) FileStat(name string) (statcache.Stat, bool) {
+	at, ok := slices.BinarySearchFunc(p.Files, name, func(f PlanFile, name string) int { return strings.Compare(f.Path, name) })
+	if !ok {
+		return statcache.Stat{}, false
+	}
+	return p.Files[at].Stat, true
 }
