@@ -111,22 +111,26 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 		}
 	}
 	h := &datasetHash{dir: r.abs(p), plan: plan, old: old, up: up, workers: workers, seen: r.seenPath(p)}
-	ids, err := h.run(ctx)
+	lines, err := h.run(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
 	if h.marks == nil || h.racy.Load() > 0 || h.read.Load() > int64(seenSlack(len(plan.Chunks))) {
-		_ = h.saveSeen(r.seenPath(p), hashedAt, ids) // a cache: rebuilt when lost
+		_ = h.saveSeen(r.seenPath(p), hashedAt, lines) // a cache: rebuilt when lost
 	}
-	h.marks, h.order = nil, nil
-	layout, chunks, digest, err := plan.Encode(ids)
+	// Where each chunk lies is done with (48 bytes a chunk), as is h (the
+	// seen cache's order and marks, the old IDs' index), no longer used:
+	// they go before the manifest is made.
+	read := h.read.Load()
+	plan.Chunks = nil
+	layout, chunks, digest, err := plan.Encode(lines)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
 	m := &manifest.Manifest{Path: p, Format: zarr.Format, FormatVersion: 1, Digest: digest,
 		Layout: hashing.Sum(layout), LayoutSize: int64(len(layout)), Chunks: chunks}
-	for _, f := range plan.Files {
-		m.Size += f.Size
+	for i := range plan.Files {
+		m.Size += plan.Files[i].Size()
 	}
 	for _, f := range append(zarr.Summary(plan.Store), plan.Footprints(r.abs(p), chunks)...) {
 		m.Summary = append(m.Summary, manifest.Field{Name: f.Name, Value: manifest.SanitizeValue(f.Value)})
@@ -136,7 +140,7 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 			return nil, fmt.Errorf("dataset %s: layout: %w", p, err)
 		}
 	}
-	ch := &chunked{m: m, stat: stat, hashed: hashedAt, read: h.read.Load()}
+	ch := &chunked{m: m, stat: stat, hashed: hashedAt, read: read}
 	if ch.encoded, ch.parts, err = m.EncodeSplit(zarr.Sharder{}.Shard); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
@@ -160,7 +164,7 @@ func (r *Repo) seenPath(p string) string {
 
 // datasetHash is one hashing of a store's chunks: run reads every chunk of
 // plan from the store at dir, several at once (a store is thousands of
-// small files), and returns their IDs in plan order. A chunk the seen
+// small files), and returns their chunk lines in plan order. A chunk the seen
 // cache trusts, of a file whose lstat is the walk's, is not read when the
 // previous version old holds it (or nothing is stored); one read is
 // checked against the walk's lstat afterwards (a file written while it
@@ -192,28 +196,28 @@ func (h *datasetHash) seenKey(i int) dataset.SeenKey {
 // saveSeen writes the seen cache of this reading, which began at hashed:
 // every chunk's ID with the lstat of its file (one read was checked
 // against it after reading; one the old cache trusted had it).
-func (h *datasetHash) saveSeen(name string, hashed int64, ids []hashing.ID) error {
+func (h *datasetHash) saveSeen(name string, hashed int64, lines []manifest.Chunk) error {
 	return dataset.WriteSeen(name, hashed, len(h.order), func(k int) (dataset.SeenKey, hashing.ID) {
 		i := int(h.order[k])
-		return h.seenKey(i), ids[i]
+		return h.seenKey(i), lines[i].ID
 	})
 }
 
 // matchSeen reads the seen cache at name against the plan, writing the
-// IDs it trusts to ids.
-func (h *datasetHash) matchSeen(name string, ids []hashing.ID) {
+// IDs it trusts to lines.
+func (h *datasetHash) matchSeen(name string, lines []manifest.Chunk) {
 	h.order = h.plan.ChunkOrder()
 	var ok bool
 	h.marks, ok = dataset.MatchSeen(name, statcache.FSWindow(h.dir), len(h.order), func(k int) (int, dataset.SeenKey) {
 		i := int(h.order[k])
 		return i, h.seenKey(i)
-	}, ids)
+	}, func(i int, id hashing.ID) { lines[i].ID = id })
 	if !ok {
 		h.marks = nil
 	}
 }
 
-func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
+func (h *datasetHash) run(ctx context.Context) ([]manifest.Chunk, error) {
 	root, err := os.OpenRoot(h.dir)
 	if err != nil {
 		return nil, err
@@ -222,9 +226,9 @@ func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
 	if h.old != nil {
 		h.known = manifest.NewIDIndex(h.old.Chunks)
 	}
-	ids := make([]hashing.ID, len(h.plan.Chunks))
+	lines := h.plan.ChunkLines()
 	if h.seen != "" {
-		h.matchSeen(h.seen, ids)
+		h.matchSeen(h.seen, lines)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	workers := h.workers
@@ -238,16 +242,16 @@ func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: not in the store's listing", src.Path)
 		}
-		if h.mark(i) == dataset.SeenTrusted && (h.up.dryRun || h.isKnown(ids[i])) {
+		if h.mark(i) == dataset.SeenTrusted && (h.up.dryRun || h.isKnown(lines[i].ID)) {
 			continue
 		}
 		g.Go(func() error {
 			id, err := h.chunk(gctx, root, i, st)
-			ids[i] = id
+			lines[i].ID = id
 			return err
 		})
 	}
-	return ids, g.Wait()
+	return lines, g.Wait()
 }
 
 // mark is what the seen cache said of chunk i.

@@ -95,10 +95,10 @@ func mark(len int64, st statcache.Stat, k SeenKey, hashed, window int64) SeenMar
 // MatchSeen reads the seen cache at name in one pass, holding a read
 // buffer, not the file, and reports what it says of n chunks: at(k) gives
 // the k-th in (path, offset) order with its index i into ids and the
-// marks returned. A trusted entry's ID is written to ids[i]. window is
-// the store's file-system window. A missing or damaged cache is ok false
-// (nothing to trust; ids may have been written).
-func MatchSeen(name string, window int64, n int, at func(k int) (int, SeenKey), ids []hashing.ID) (marks []SeenMark, ok bool) {
+// marks returned. A trusted entry's ID is given to trust with i. window
+// is the store's file-system window. A missing or damaged cache is ok
+// false (nothing to trust; trust may have been called).
+func MatchSeen(name string, window int64, n int, at func(k int) (int, SeenKey), trust func(i int, id hashing.ID)) (marks []SeenMark, ok bool) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, false
@@ -122,7 +122,7 @@ func MatchSeen(name string, window int64, n int, at func(k int) (int, SeenKey), 
 		}
 		if k < n && cmpRecord(e, key.Path, key.Off) == 0 {
 			if marks[i] = mark(e.len, e.stat, key, hashed, window); marks[i] == SeenTrusted {
-				ids[i] = e.id
+				trust(i, e.id)
 			}
 		}
 		return nil

@@ -60,7 +60,7 @@ type seenEntry struct {
 // match is MatchSeen of keys (in order) against the cache at name.
 func match(name string, keys []SeenKey) ([]SeenMark, []hashing.ID, bool) {
 	ids := make([]hashing.ID, len(keys))
-	marks, ok := MatchSeen(name, 0, len(keys), func(k int) (int, SeenKey) { return k, keys[k] }, ids)
+	marks, ok := MatchSeen(name, 0, len(keys), func(k int) (int, SeenKey) { return k, keys[k] }, func(i int, id hashing.ID) { ids[i] = id })
 	return marks, ids, ok
 }
 
@@ -141,7 +141,7 @@ func TestMatchSeenStreams(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	marks, ok := MatchSeen(name, 0, n, func(k int) (int, SeenKey) { return k, entries[k].key }, ids)
+	marks, ok := MatchSeen(name, 0, n, func(k int) (int, SeenKey) { return k, entries[k].key }, func(i int, id hashing.ID) { ids[i] = id })
 	runtime.ReadMemStats(&after)
 	if !ok {
 		t.Fatal("cache not read")
