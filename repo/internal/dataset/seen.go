@@ -99,21 +99,18 @@ func mark(len int64, st statcache.Stat, k SeenKey, hashed, window int64) SeenMar
 // is the store's file-system window. A missing or damaged cache is ok
 // false (nothing to trust; trust may have been called).
 func MatchSeen(name string, window int64, n int, at func(k int) (int, SeenKey), trust func(i int, id hashing.ID)) (marks []SeenMark, ok bool) {
-	f, err := os.Open(name)
-	if err != nil {
+	sum := hashing.New()
+	sf, f, ok := binrec.OpenSummed(name, sum)
+	if !ok {
 		return nil, false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, false
-	}
 	marks = make([]SeenMark, n)
 	k, i, key := 0, 0, SeenKey{}
 	if n > 0 {
 		i, key = at(0)
 	}
-	_, err = readSeen(f, fi.Size(), func(hashed int64, e *seenRecord) error {
+	_, err := readSeen(sf, sum, func(hashed int64, e *seenRecord) error {
 		// Chunks before the entry have none; a chunk at it is marked.
 		for k < n && cmpRecord(e, key.Path, key.Off) > 0 {
 			if k++; k < n {
@@ -161,28 +158,20 @@ func comparePath(b []byte, s string) int {
 	return cmp.Compare(len(b), len(s))
 }
 
-// readSeen decodes a cache of size bytes from r, calling each for every
-// entry in order, and returns the time its reading began. Any damage is
-// errSeen, found at the latest when the whole file has been read: each
-// may have been called with entries of a damaged file.
-func readSeen(r io.ReaderAt, size int64, each func(hashed int64, e *seenRecord) error) (int64, error) {
-	const tail = 32
-	if size < int64(len(seenMagic))+tail {
-		return 0, errSeen
-	}
-	var want [tail]byte
-	if _, err := r.ReadAt(want[:], size-tail); err != nil {
-		return 0, errSeen
-	}
-	sum := hashing.New()
-	rd := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(r, 0, size-tail), sum), 64<<10)
+// readSeen decodes a cache (sum the hash its body is written to as it is
+// read), calling each for every entry in order, and
+// returns the time its reading began. Any damage is errSeen, found at the
+// latest when the whole file has been read: each may have been called
+// with entries of a damaged file.
+func readSeen(sf *binrec.Summed, sum *hashing.Digest, each func(hashed int64, e *seenRecord) error) (int64, error) {
+	rd := sf.R
 	var magic [len(seenMagic)]byte
 	if _, err := io.ReadFull(rd, magic[:]); err != nil || string(magic[:]) != seenMagic {
 		return 0, errSeen
 	}
 	hashed, err1 := binary.ReadUvarint(rd)
 	n, err2 := binary.ReadUvarint(rd)
-	if err1 != nil || err2 != nil || n > maxSeenEntries || n > uint64(size)/seenMinEntry {
+	if err1 != nil || err2 != nil || n > maxSeenEntries || n > uint64(sf.Size)/seenMinEntry {
 		return 0, errSeen
 	}
 	var e, prev seenRecord
@@ -198,10 +187,7 @@ func readSeen(r io.ReaderAt, size int64, each func(hashed int64, e *seenRecord) 
 		}
 		prev.path, prev.off = append(prev.path[:0], e.path...), e.off
 	}
-	if _, err := rd.ReadByte(); err != io.EOF {
-		return 0, errSeen // bytes after the last entry
-	}
-	if got := sum.ID(); !bytes.Equal(got[:], want[:]) {
+	if id := sum.ID(); !sf.Whole(id[:]) {
 		return 0, errSeen
 	}
 	return int64(hashed), nil

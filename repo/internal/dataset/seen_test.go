@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chunkvc/chunkvc/hashing"
+	"github.com/chunkvc/chunkvc/repo/internal/binrec"
 	"github.com/chunkvc/chunkvc/repo/internal/statcache"
 )
 
@@ -195,7 +196,12 @@ func FuzzDecodeSeen(f *testing.F) {
 // readAll reads every entry of a cache's bytes.
 func readAll(data []byte) ([]seenEntry, int64, error) {
 	var es []seenEntry
-	hashed, err := readSeen(bytes.NewReader(data), int64(len(data)), func(_ int64, e *seenRecord) error {
+	sum := hashing.New()
+	sf, ok := binrec.NewSummed(bytes.NewReader(data), int64(len(data)), sum)
+	if !ok {
+		return nil, 0, errSeen
+	}
+	hashed, err := readSeen(sf, sum, func(_ int64, e *seenRecord) error {
 		es = append(es, seenEntry{SeenKey{string(e.path), e.off, e.len, e.stat}, e.id})
 		return nil
 	})
