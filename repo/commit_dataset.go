@@ -157,7 +157,7 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 // costs less than rewriting the record of every file (6 MB for 100,000).
 func seenSlack(n int) int { return max(64, n/64) }
 
-// seenPath is the seen cache of dataset p (dataset.Seen).
+// seenPath is the seen cache of dataset p (dataset.MatchSeen).
 func (r *Repo) seenPath(p string) string {
 	return filepath.Join(r.gitDir(), "chunkvc", "seen", hashing.Sum([]byte(p)).String()[:16])
 }
