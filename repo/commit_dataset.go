@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -112,31 +110,27 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 			return nil, err
 		}
 	}
-	seen := dataset.LoadSeen(r.seenPath(p))
-	if seen != nil {
-		seen.Window = statcache.FSWindow(r.abs(p))
-	}
-	h := &datasetHash{dir: r.abs(p), plan: plan, old: old, up: up, workers: workers,
-		seen: seen}
-	ids, err := h.run(ctx)
+	h := &datasetHash{dir: r.abs(p), plan: plan, old: old, up: up, workers: workers, seen: r.seenPath(p)}
+	lines, err := h.run(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
-	save := h.seen == nil || h.racy.Load() > 0 || h.read.Load() > int64(seenSlack(len(plan.Chunks)))
-	// The old record is done with (a million chunks' is 100 MB): it goes
-	// before the new manifest is made.
-	h.seen = nil
-	if save {
-		_ = dataset.SaveSeen(r.seenPath(p), h.record(hashedAt, ids)) // a cache: rebuilt when lost
+	if h.marks == nil || h.racy.Load() > 0 || h.read.Load() > int64(seenSlack(len(plan.Chunks))) {
+		_ = h.saveSeen(r.seenPath(p), hashedAt, lines) // a cache: rebuilt when lost
 	}
-	layout, chunks, digest, err := plan.Encode(ids)
+	// Where each chunk lies is done with (48 bytes a chunk), as is h (the
+	// seen cache's order and marks, the old IDs' index), no longer used:
+	// they go before the manifest is made.
+	read := h.read.Load()
+	plan.Chunks = nil
+	layout, chunks, digest, err := plan.Encode(lines)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
 	m := &manifest.Manifest{Path: p, Format: zarr.Format, FormatVersion: 1, Digest: digest,
 		Layout: hashing.Sum(layout), LayoutSize: int64(len(layout)), Chunks: chunks}
-	for _, f := range plan.Files {
-		m.Size += f.Size
+	for i := range plan.Files {
+		m.Size += plan.Files[i].Size()
 	}
 	for _, f := range append(zarr.Summary(plan.Store), plan.Footprints(r.abs(p), chunks)...) {
 		m.Summary = append(m.Summary, manifest.Field{Name: f.Name, Value: manifest.SanitizeValue(f.Value)})
@@ -146,7 +140,7 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 			return nil, fmt.Errorf("dataset %s: layout: %w", p, err)
 		}
 	}
-	ch := &chunked{m: m, stat: stat, hashed: hashedAt, read: h.read.Load()}
+	ch := &chunked{m: m, stat: stat, hashed: hashedAt, read: read}
 	if ch.encoded, ch.parts, err = m.EncodeSplit(zarr.Sharder{}.Shard); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", p, err)
 	}
@@ -163,15 +157,15 @@ func (r *Repo) chunkDataset(ctx context.Context, p string, loadOld func() (*mani
 // costs less than rewriting the record of every file (6 MB for 100,000).
 func seenSlack(n int) int { return max(64, n/64) }
 
-// seenPath is the seen cache of dataset p (dataset.Seen).
+// seenPath is the seen cache of dataset p (dataset.MatchSeen).
 func (r *Repo) seenPath(p string) string {
 	return filepath.Join(r.gitDir(), "chunkvc", "seen", hashing.Sum([]byte(p)).String()[:16])
 }
 
 // datasetHash is one hashing of a store's chunks: run reads every chunk of
 // plan from the store at dir, several at once (a store is thousands of
-// small files), and returns their IDs in plan order. A chunk the seen
-// cache knows, of a file whose lstat is the walk's, is not read when the
+// small files), and returns their chunk lines in plan order. A chunk the seen
+// cache trusts, of a file whose lstat is the walk's, is not read when the
 // previous version old holds it (or nothing is stored); one read is
 // checked against the walk's lstat afterwards (a file written while it
 // was read fails the commit). A chunk old holds is not offered to the
@@ -183,37 +177,47 @@ type datasetHash struct {
 	old     *manifest.Manifest
 	up      *upload
 	workers int
-	seen    *dataset.Seen // what an earlier reading recorded (nil if none)
+	seen    string // the seen cache's file ("": none)
 
+	order []int32            // plan's chunks in the seen cache's order
+	marks []dataset.SeenMark // what the seen cache said of each chunk (nil: no cache)
 	known *manifest.IDIndex
 	read  atomic.Int64 // chunks read
 	racy  atomic.Int64 // of those, chunks the seen cache had with the same stat, too recent to trust then
 }
 
-// record is the seen cache of this reading, which began at hashed: every
-// chunk's ID with the lstat of its file (one read was checked against it
-// after reading; one taken from the old cache had it).
-func (h *datasetHash) record(hashed int64, ids []hashing.ID) *dataset.Seen {
-	now := &dataset.Seen{Hashed: hashed}
-	for i, src := range h.plan.Chunks {
-		st, _ := h.statOf(src.Path) // run found every one
-		now.Add(src.Path, src.Off, src.Len, st, ids[i])
-	}
-	return now
+// seenKey is chunk i of the plan as the seen cache knows it.
+func (h *datasetHash) seenKey(i int) dataset.SeenKey {
+	src := &h.plan.Chunks[i]
+	st, _ := h.plan.FileStat(src.Path) // run found every one
+	return dataset.SeenKey{Path: src.Path, Off: src.Off, Len: src.Len, Stat: st}
 }
 
-// statOf is the walk's lstat of the store's file p. It is looked up, not
-// kept per chunk: a million chunks' would hold 32 MB through the commit.
-func (h *datasetHash) statOf(p string) (statcache.Stat, bool) {
-	files := h.plan.Files
-	at, ok := slices.BinarySearchFunc(files, p, func(f dataset.PlanFile, p string) int { return strings.Compare(f.Path, p) })
+// saveSeen writes the seen cache of this reading, which began at hashed:
+// every chunk's ID with the lstat of its file (one read was checked
+// against it after reading; one the old cache trusted had it).
+func (h *datasetHash) saveSeen(name string, hashed int64, lines []manifest.Chunk) error {
+	return dataset.WriteSeen(name, hashed, len(h.order), func(k int) (dataset.SeenKey, hashing.ID) {
+		i := int(h.order[k])
+		return h.seenKey(i), lines[i].ID
+	})
+}
+
+// matchSeen reads the seen cache at name against the plan, writing the
+// IDs it trusts to lines.
+func (h *datasetHash) matchSeen(name string, lines []manifest.Chunk) {
+	h.order = h.plan.ChunkOrder()
+	var ok bool
+	h.marks, ok = dataset.MatchSeen(name, statcache.FSWindow(h.dir), len(h.order), func(k int) (int, dataset.SeenKey) {
+		i := int(h.order[k])
+		return i, h.seenKey(i)
+	}, func(i int, id hashing.ID) { lines[i].ID = id })
 	if !ok {
-		return statcache.Stat{}, false
+		h.marks = nil
 	}
-	return files[at].Stat, true
 }
 
-func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
+func (h *datasetHash) run(ctx context.Context) ([]manifest.Chunk, error) {
 	root, err := os.OpenRoot(h.dir)
 	if err != nil {
 		return nil, err
@@ -222,7 +226,10 @@ func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
 	if h.old != nil {
 		h.known = manifest.NewIDIndex(h.old.Chunks)
 	}
-	ids := make([]hashing.ID, len(h.plan.Chunks))
+	lines := h.plan.ChunkLines()
+	if h.seen != "" {
+		h.matchSeen(h.seen, lines)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	workers := h.workers
 	if workers <= 0 {
@@ -231,26 +238,34 @@ func (h *datasetHash) run(ctx context.Context) ([]hashing.ID, error) {
 	// Reads of small files wait on the file system more than on the CPU.
 	g.SetLimit(2 * workers)
 	for i, src := range h.plan.Chunks {
-		st, ok := h.statOf(src.Path)
+		st, ok := h.plan.FileStat(src.Path)
 		if !ok {
 			return nil, fmt.Errorf("%s: not in the store's listing", src.Path)
 		}
-		if id, ok := h.seen.Lookup(src.Path, src.Off, src.Len, st); ok && (h.up.dryRun || h.isKnown(id)) {
-			ids[i] = id
+		if h.mark(i) == dataset.SeenTrusted && (h.up.dryRun || h.isKnown(lines[i].ID)) {
 			continue
 		}
 		g.Go(func() error {
-			id, err := h.chunk(gctx, root, src, st)
-			ids[i] = id
+			id, err := h.chunk(gctx, root, i, st)
+			lines[i].ID = id
 			return err
 		})
 	}
-	return ids, g.Wait()
+	return lines, g.Wait()
 }
 
-// chunk reads, hashes and stores one chunk of a file whose walk lstat was
-// st.
-func (h *datasetHash) chunk(ctx context.Context, root *os.Root, src dataset.Source, st statcache.Stat) (hashing.ID, error) {
+// mark is what the seen cache said of chunk i.
+func (h *datasetHash) mark(i int) dataset.SeenMark {
+	if h.marks == nil {
+		return dataset.SeenNone
+	}
+	return h.marks[i]
+}
+
+// chunk reads, hashes and stores chunk i of the plan, of a file whose
+// walk lstat was st.
+func (h *datasetHash) chunk(ctx context.Context, root *os.Root, i int, st statcache.Stat) (hashing.ID, error) {
+	src := h.plan.Chunks[i]
 	data, err := readSource(root, src)
 	if err != nil {
 		return hashing.ID{}, err
@@ -260,7 +275,7 @@ func (h *datasetHash) chunk(ctx context.Context, root *os.Root, src dataset.Sour
 	}
 	id := hashing.Sum(data)
 	h.read.Add(1)
-	if h.seen.Recorded(src.Path, src.Off, src.Len, st) {
+	if h.mark(i) == dataset.SeenRacy {
 		h.racy.Add(1) // recorded again now, it will be trusted
 	}
 	h.up.progress.Add(src.Len)

@@ -24,10 +24,12 @@
 package dataset
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"slices"
@@ -82,15 +84,18 @@ type Plan struct {
 	Files []PlanFile
 }
 
-// PlanFile is one file of the store.
+// PlanFile is one file of the store: 64 bytes and its path, a million
+// times over in a store of small chunks.
 type PlanFile struct {
 	Path   string
-	Size   int64
+	Stat   statcache.Stat // the lstat the walk read; its Size is the file's
 	Mode   fs.FileMode
-	Stat   statcache.Stat // the lstat the walk read
-	Chunk  int            // the chunk a plain chunk file is, else -1
-	Listed int            // its index in Listed, else -1
+	Chunk  int32 // the chunk a plain chunk file is, else -1
+	Listed int32 // its index in Listed, else -1
 }
+
+// Size is the file's size.
+func (f *PlanFile) Size() int64 { return f.Stat.Size }
 
 // Build reads the store at dir. A directory that is not a Zarr store is
 // zarr.ErrNotStore; a store the format cannot read as Zarr (Unsupported)
@@ -124,7 +129,7 @@ func BuildSized(dir string, files int) (*Plan, error) {
 	li := 0
 	for i := range b.p.Files {
 		if f := &b.p.Files[i]; li < len(b.p.Listed) && b.p.Listed[li].Path == f.Path {
-			f.Listed = li
+			f.Listed = int32(li)
 			li++
 		}
 	}
@@ -141,9 +146,12 @@ func (b *builder) add(f *zarr.File) error {
 	if strings.Contains(path.Base(f.Path), tmpMark) {
 		return nil // a file Update was writing when it stopped: not a member
 	}
-	pf := PlanFile{Path: f.Path, Size: f.Size, Chunk: -1}
-	if f.Info != nil {
-		pf.Mode, pf.Stat = f.Info.Mode(), statcache.StatOf(f.Info)
+	if f.Info == nil {
+		return fmt.Errorf("%s: no lstat", f.Path) // a walk of statFS gives every file one
+	}
+	pf := PlanFile{Path: f.Path, Mode: f.Info.Mode(), Stat: statcache.StatOf(f.Info), Chunk: -1}
+	if pf.Stat.Size != f.Size {
+		return fmt.Errorf("%s: size %d, lstat %d", f.Path, f.Size, pf.Stat.Size)
 	}
 	switch {
 	case f.Role == zarr.RoleMeta:
@@ -153,7 +161,10 @@ func (b *builder) add(f *zarr.File) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
-		pf.Chunk = len(b.p.Chunks)
+		if len(b.p.Chunks) >= math.MaxInt32 {
+			return fmt.Errorf("%s: more than %d chunks in one store", f.Path, math.MaxInt32)
+		}
+		pf.Chunk = int32(len(b.p.Chunks))
 		b.p.Chunks = append(b.p.Chunks, Source{Key: key, Path: f.Path, Len: f.Size})
 	case f.Role == zarr.RoleChunk && f.Size > 0:
 		key, err := f.Array.ChunkKey(f.Coords)
@@ -274,14 +285,25 @@ func readAt(r io.ReaderAt, path string, off, n int64) ([]byte, error) {
 	return data, nil
 }
 
+// ChunkLines returns the manifest's chunk line of every chunk of the plan,
+// in plan order, each with its key and size and a zero ID for the reading
+// to fill: one list a chunk, where an ID list and the chunk lines made
+// from it were two (32 and 64 bytes a chunk) side by side.
+func (p *Plan) ChunkLines() []manifest.Chunk {
+	chunks := make([]manifest.Chunk, len(p.Chunks))
+	for i, c := range p.Chunks {
+		chunks[i] = manifest.Chunk{Key: c.Key, Size: c.Len}
+	}
+	return chunks
+}
+
 // Encode returns the dataset layout blob, the manifest's chunk lines (in
 // natural key order, content keys completed: manifest.Normalize) and the
-// dataset digest, given the ID of every chunk of the plan (ids[i] is
-// Chunks[i]'s).
-func (p *Plan) Encode(ids []hashing.ID) (layout []byte, chunks []manifest.Chunk, digest hashing.ID, err error) {
-	if len(ids) != len(p.Chunks) {
-		return nil, nil, digest, fmt.Errorf("%d chunk ids for %d chunks", len(ids), len(p.Chunks))
-	}
+// dataset digest, given the chunk lines of the plan (ChunkLines) with
+// every ID filled in. It sorts chunks in place and returns them (fewer
+// when a chunk repeats): the caller must not use chunks after. It does
+// not read p.Chunks, which the caller may drop once they are read.
+func (p *Plan) Encode(chunks []manifest.Chunk) (layout []byte, lines []manifest.Chunk, digest hashing.ID, err error) {
 	members := make([]manifest.Member, len(p.Listed))
 	blobIDs := make([]hashing.ID, len(p.Listed))
 	for i, m := range p.Listed {
@@ -289,8 +311,10 @@ func (p *Plan) Encode(ids []hashing.ID) (layout []byte, chunks []manifest.Chunk,
 		for _, it := range m.Items {
 			if it.Chunk < 0 {
 				l.Append(manifest.Piece{Len: it.Len, Inline: it.Inline})
+			} else if it.Chunk >= len(chunks) {
+				return nil, nil, digest, fmt.Errorf("%s: chunk %d of %d", m.Path, it.Chunk, len(chunks))
 			} else {
-				l.Append(manifest.Piece{Len: it.Len, Chunk: true, ID: ids[it.Chunk]})
+				l.Append(manifest.Piece{Len: it.Len, Chunk: true, ID: chunks[it.Chunk].ID})
 			}
 		}
 		members[i] = manifest.Member{Path: m.Path, Role: m.Role, Layout: &l}
@@ -303,21 +327,50 @@ func (p *Plan) Encode(ids []hashing.ID) (layout []byte, chunks []manifest.Chunk,
 	for _, f := range p.Files {
 		id := hashing.ID{}
 		switch {
+		case f.Chunk >= int32(len(chunks)):
+			return nil, nil, digest, fmt.Errorf("%s: chunk %d of %d", f.Path, f.Chunk, len(chunks))
 		case f.Chunk >= 0:
-			id = ids[f.Chunk]
+			id = chunks[f.Chunk].ID
 		case f.Listed >= 0:
 			id = blobIDs[f.Listed]
 		}
-		if err := d.Add(f.Path, f.Size, id); err != nil {
+		if err := d.Add(f.Path, f.Size(), id); err != nil {
 			return nil, nil, digest, err
 		}
 	}
-	chunks = make([]manifest.Chunk, len(p.Chunks))
-	for i, c := range p.Chunks {
-		chunks[i] = manifest.Chunk{Key: c.Key, Size: c.Len, ID: ids[i]}
-	}
-	if chunks, err = manifest.Normalize(chunks); err != nil {
+	if lines, err = manifest.Normalize(chunks); err != nil {
 		return nil, nil, digest, err
 	}
-	return layout, chunks, d.Sum(), nil
+	return layout, lines, d.Sum(), nil
+}
+
+// ChunkOrder returns the indexes of p.Chunks in (path, offset) order, the
+// seen cache's order.
+func (p *Plan) ChunkOrder() []int32 {
+	order := make([]int32, len(p.Chunks))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	less := func(a, b int32) int {
+		x, y := &p.Chunks[a], &p.Chunks[b]
+		if c := strings.Compare(x.Path, y.Path); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Off, y.Off)
+	}
+	// A walk lists most stores in this order already: a check costs less
+	// than a sort.
+	if !slices.IsSortedFunc(order, less) {
+		slices.SortFunc(order, less)
+	}
+	return order
+}
+
+// FileStat is the lstat the walk read of the store's file name.
+func (p *Plan) FileStat(name string) (statcache.Stat, bool) {
+	at, ok := slices.BinarySearchFunc(p.Files, name, func(f PlanFile, name string) int { return strings.Compare(f.Path, name) })
+	if !ok {
+		return statcache.Stat{}, false
+	}
+	return p.Files[at].Stat, true
 }

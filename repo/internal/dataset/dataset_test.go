@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/chunkvc/chunkvc/formats/formattest"
 	"github.com/chunkvc/chunkvc/formats/zarr"
@@ -39,15 +40,15 @@ func commit(t *testing.T, dir string) (*Plan, committed) {
 		t.Fatalf("build %s: %v", dir, err)
 	}
 	c := committed{store: map[hashing.ID][]byte{}}
-	ids := make([]hashing.ID, len(p.Chunks))
+	ids := p.ChunkLines()
 	for i, s := range p.Chunks {
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(s.Path)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		b := data[s.Off : s.Off+s.Len]
-		ids[i] = hashing.Sum(b)
-		c.store[ids[i]] = b
+		ids[i].ID = hashing.Sum(b)
+		c.store[ids[i].ID] = b
 	}
 	if c.layout, c.chunks, c.digest, err = p.Encode(ids); err != nil {
 		t.Fatalf("encode %s: %v", dir, err)
@@ -539,5 +540,34 @@ func TestBuildSizedSamePlan(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("only %d corpus stores checked", checked)
+	}
+}
+
+// A commit drops the plan's sources (where each chunk lies) once its
+// chunks are read, before it makes the manifest: Encode must not need
+// them, and gives the same layout, lines and digest without.
+func TestEncodeWithoutSources(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s.zarr")
+	writeSharded(t, dir, false)
+	p, c := commit(t, dir)
+	lines := p.ChunkLines()
+	for i := range lines {
+		lines[i].ID = c.chunks[slices.IndexFunc(c.chunks, func(x manifest.Chunk) bool { return x.Key == lines[i].Key })].ID
+	}
+	p.Chunks = nil
+	layout, chunks, digest, err := p.Encode(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(layout, c.layout) || !slices.Equal(chunks, c.chunks) || digest != c.digest {
+		t.Fatal("encoded without sources, the dataset differs")
+	}
+}
+
+// A store of a million small chunk files holds a PlanFile per file for
+// the whole commit: 64 bytes (and its path), where it took 80.
+func TestPlanFileSize(t *testing.T) {
+	if n := unsafe.Sizeof(PlanFile{}); n > 64 {
+		t.Fatalf("PlanFile takes %d bytes, want at most 64", n)
 	}
 }

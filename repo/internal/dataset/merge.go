@@ -189,7 +189,7 @@ func docConflicts(sides [3]map[string]target, steps []mergeStep) []Conflict {
 // inline returns a document's bytes (documents are inline in layouts).
 func (t target) inline() []byte {
 	var b []byte
-	for _, pc := range t.pieces {
+	for _, pc := range t.pieces() {
 		b = append(b, pc.Inline...)
 	}
 	return b

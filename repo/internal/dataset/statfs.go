@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"sync"
 
 	"github.com/chunkvc/chunkvc/repo/internal/walk"
 )
@@ -22,7 +23,8 @@ type statFS struct {
 func (s statFS) Open(name string) (fs.File, error) { return s.root.Open(name) }
 
 // ReadDir lists folder name, sorted by name, each entry with the FileInfo
-// of its lstat.
+// of its lstat. A folder of a million chunk files is listed whole: what
+// is kept of each entry is its path, its lstat and the entry.
 func (s statFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	d, err := s.root.Open(name)
 	if err != nil {
@@ -34,24 +36,37 @@ func (s statFS) ReadDir(name string) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	slices.Sort(names)
-	paths := make([]string, len(names))
-	for i, n := range names {
-		paths[i] = path.Join(name, n)
+	paths := names
+	if name != "." {
+		paths = make([]string, len(names))
+		for i, n := range names {
+			paths[i] = path.Join(name, n)
+		}
 	}
-	out := make([]fs.DirEntry, len(names))
-	errs := make([]error, len(names))
+	out := make([]fs.DirEntry, len(paths))
+	// The error of the first entry that has one, as a look in order
+	// would find it.
+	var mu sync.Mutex
+	var first error
+	firstAt := len(paths)
 	// set is called from several goroutines, each index once.
 	walk.Stat(s.dir, paths, true, func(i int, fi fs.FileInfo, err error) {
 		if err != nil {
-			errs[i] = err
+			mu.Lock()
+			if i < firstAt {
+				first, firstAt = err, i
+			}
+			mu.Unlock()
 			return
 		}
-		out[i] = fs.FileInfoToDirEntry(fi)
-	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+		if e, ok := fi.(fs.DirEntry); ok {
+			out[i] = e // statcache's answers are entries too: no wrapper each
+		} else {
+			out[i] = fs.FileInfoToDirEntry(fi)
 		}
+	})
+	if first != nil {
+		return nil, first
 	}
 	return out, nil
 }

@@ -128,52 +128,50 @@ func appendChunk(b []byte, prev string, c manifest.Chunk) []byte {
 // Load returns the chunk lines file holds for root, which must number
 // count (the root's chunks line); ok is false on any miss.
 func Load(file string, root Root, count int) (chunks []manifest.Chunk, ok bool) {
-	f, err := os.Open(file)
-	if err != nil {
+	sum := hashing.New()
+	sf, f, ok := binrec.OpenSummed(file, sum)
+	if !ok {
 		return nil, false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, false
-	}
-	chunks, err = Decode(f, fi.Size(), root, count)
+	chunks, err := decode(sf, sum, root, count)
 	return chunks, err == nil
 }
 
 // Decode reads a cache of size bytes from r, checking it against root and
 // count as Load does. Memory beyond the chunks returned is a read buffer.
 func Decode(r io.ReaderAt, size int64, root Root, count int) ([]manifest.Chunk, error) {
-	const tail = 32
+	sum := hashing.New()
+	sf, ok := binrec.NewSummed(r, size, sum)
+	if !ok {
+		return nil, errBad
+	}
+	return decode(sf, sum, root, count)
+}
+
+// decode reads a cache whose body sf yields (and writes to sum).
+func decode(sf *binrec.Summed, sum *hashing.Digest, root Root, count int) ([]manifest.Chunk, error) {
 	head := int64(len(magic) + len(root))
 	// A record takes at least 35 bytes: no cache claims more chunks than
 	// its size allows, whatever the root says.
-	if size < head+2+tail || count < 0 || int64(count) > (size-head-tail)/35 {
+	if sf.Size < head+2 || count < 0 || int64(count) > (sf.Size-head)/35 {
 		return nil, errBad
 	}
-	var want [tail]byte
-	if _, err := r.ReadAt(want[:], size-tail); err != nil {
-		return nil, errBad
-	}
-	sum := hashing.New()
-	rd := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(r, 0, size-tail), sum), 64<<10)
+	rd := sf.R
 	var top [len(magic) + len(Root{})]byte
 	if _, err := io.ReadFull(rd, top[:]); err != nil || string(top[:len(magic)]) != magic || !bytes.Equal(top[len(magic):], root[:]) {
 		return nil, errBad
 	}
 	n, err1 := binary.ReadUvarint(rd)
 	keys, err2 := binary.ReadUvarint(rd)
-	if err1 != nil || err2 != nil || n != uint64(count) || keys > uint64(size) {
+	if err1 != nil || err2 != nil || n != uint64(count) || keys > uint64(sf.Size) {
 		return nil, errBad
 	}
 	chunks, err := decodeChunks(rd, count, int(keys))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := rd.ReadByte(); err != io.EOF {
-		return nil, errBad // bytes after the last record
-	}
-	if got := sum.ID(); !bytes.Equal(got[:], want[:]) {
+	if id := sum.ID(); !sf.Whole(id[:]) {
 		return nil, errBad
 	}
 	return chunks, nil

@@ -45,7 +45,8 @@ func StatNames(dir string, names []string, lstat bool, set func(i int, fi fs.Fil
 }
 
 // info is the fs.FileInfo of a StatNames answer: what the stat cache
-// and commit use of a stat. Sys is the *info itself.
+// and commit use of a stat. Sys is the *info itself. It is an fs.DirEntry
+// too, so that a listing of a million files needs no wrapper for each.
 type info struct {
 	name               string
 	size, mtime, ctime int64
@@ -58,6 +59,10 @@ func (i *info) Size() int64        { return i.size }
 func (i *info) ModTime() time.Time { return time.Unix(0, i.mtime) }
 func (i *info) IsDir() bool        { return i.Mode().IsDir() }
 func (i *info) Sys() any           { return i }
+func (i *info) Type() fs.FileMode  { return i.Mode().Type() }
+
+// Info is the entry's FileInfo: itself.
+func (i *info) Info() (fs.FileInfo, error) { return i, nil }
 
 // Mode spells the kernel's st_mode as io/fs does.
 func (i *info) Mode() fs.FileMode {
