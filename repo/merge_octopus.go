@@ -144,7 +144,30 @@ func (r *Repo) startOctopus(ctx context.Context, revs []string) (*octopusStart, 
 			st.todo, st.names = append(st.todo, c), append(st.names, revs[i])
 		}
 	}
-	return st, nil
+	return st, r.octopusOverwrites(ctx, st)
+}
+
+// octopusOverwrites refuses an octopus merge that would add a data file
+// where the work tree already has something chunkvc does not track here
+// (HEAD's patterns did not cover it, so status did not see it): going
+// back after a conflict removes the files the merged steps added, and
+// must never remove bytes that were never stored.
+func (r *Repo) octopusOverwrites(ctx context.Context, st *octopusStart) error {
+	wt := r.workTree()
+	defer wt.Close()
+	for i, c := range st.todo {
+		added, err := r.git.CLI().Run(ctx, "diff", "--name-only", "--diff-filter=A", st.head, c, "--", ManifestDir)
+		if err != nil {
+			return err
+		}
+		for p := range strings.SplitSeq(strings.TrimSpace(added), "\n") {
+			rest, ok := strings.CutPrefix(p, ManifestDir+"/")
+			if _, err := wt.Lstat(rest); ok && err == nil {
+				return fmt.Errorf("merge: %s adds %s, which is already in the work tree but not tracked here: move it away (or commit it) first", st.names[i], rest)
+			}
+		}
+	}
+	return nil
 }
 
 // commitOctopus makes the merge commit of st's HEAD and revisions over
@@ -175,10 +198,13 @@ func (r *Repo) commitOctopus(ctx context.Context, st *octopusStart, message stri
 	}
 	commit := strings.TrimSpace(out)
 	why := "merge " + strings.Join(st.names, " ") + ": octopus merge by chunkvc"
+	// The branch and HEAD move together: an interrupt between the two
+	// would leave the branch moved and HEAD detached.
+	both := context.WithoutCancel(ctx)
 	if st.branch == "" {
-		_, err = cli.Run(ctx, "update-ref", "--no-deref", "-m", why, "HEAD", commit, strings.TrimSpace(step))
-	} else if _, err = cli.Run(ctx, "update-ref", "-m", why, st.branch, commit, st.head); err == nil {
-		_, err = cli.Run(ctx, "symbolic-ref", "-m", why, "HEAD", st.branch)
+		_, err = cli.Run(both, "update-ref", "--no-deref", "-m", why, "HEAD", commit, strings.TrimSpace(step))
+	} else if _, err = cli.Run(both, "update-ref", "-m", why, st.branch, commit, st.head); err == nil {
+		_, err = cli.Run(both, "symbolic-ref", "-m", why, "HEAD", st.branch)
 	}
 	r.git.Reload()
 	if err != nil {
@@ -213,6 +239,9 @@ func (r *Repo) octopusMessage(ctx context.Context, names []string) string {
 // st found them after step res.Stopped failed with cause, and returns the
 // error that says so. Data files the finished steps added are removed.
 func (r *Repo) undoOctopus(ctx context.Context, st *octopusStart, res *MergeRun, cause error) error {
+	// Going back must not stop halfway because the merge was interrupted
+	// (Ctrl-C cancels ctx, and with it every git command run under it).
+	ctx = context.WithoutCancel(ctx)
 	cli := r.git.CLI()
 	added, _ := cli.Run(ctx, "diff", "--name-only", "--diff-filter=A", st.head, "HEAD", "--", ManifestDir)
 	var errs []error

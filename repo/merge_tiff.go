@@ -148,6 +148,12 @@ func (r *Repo) storeMergedUndo(ctx context.Context, ours *manifest.Manifest, che
 		_ = cache.Save()
 		if in != nil {
 			err = in.done()
+			if err != nil {
+				// done may have dropped the journal before it failed:
+				// undo would then find nothing and leave the merged
+				// bytes, so ours is written whole below.
+				in = nil
+			}
 		}
 	}
 	if err == nil {

@@ -39,7 +39,8 @@ whose parents are HEAD, A, B, C and D, whenever merging them one after
 another would succeed: git's octopus strategy never runs merge drivers,
 so chunkvc merges them one at a time with HEAD detached, each as above,
 then commits the last tree with those parents and moves the branch once,
-checking it did not move meanwhile. It needs a clean work tree. On a
+checking it did not move meanwhile. It needs a clean work tree, and no
+untracked file where a revision adds one. On a
 conflict at any step everything goes back as it was (branch, index, work
 tree, no MERGE_HEAD) and the error names the revision and the conflicted
 files and keys: merge that one alone to resolve it. A merge killed

@@ -294,3 +294,37 @@ func TestMergeOctopusKilled(t *testing.T) {
 	r.jsonOf(&out, append([]string{"merge"}, names...)...)
 	checkOctopus(t, r, out, base, names, len(names)+2, nil, workerEdits)
 }
+
+// A file a revision adds that the work tree already holds, untracked here
+// (HEAD's patterns do not cover it, so status is clean), refuses the
+// octopus merge before anything moves: going back after a conflict
+// removes what the merged steps added, and the user's bytes were never
+// stored.
+func TestMergeOctopusKeepsUntrackedFile(t *testing.T) {
+	edits := []string{editTopLeft, "900,10,100,100,50", editTopLeftToo, editBottomRight}
+	r, names := octopusRepo(t, nil, edits, func(r *runner, i int) {
+		if i == 1 {
+			r.cv("track", "*.nc")
+			r.write("x.nc", randomBytes(50000, 3)) // w1 tracks and adds x.nc
+		}
+	})
+	if err := os.Remove(r.path("x.nc")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	mine := randomBytes(60000, 4)
+	r.write("x.nc", mine) // the user's own, which main does not track
+	head := strings.TrimSpace(r.git("rev-parse", "HEAD"))
+	res := r.run(binary, append([]string{"merge"}, names...)...)
+	if res.code == 0 {
+		t.Fatalf("octopus merge over an untracked x.nc went through:\n%s%s", res.stdout, res.stderr)
+	}
+	if !bytes.Equal(r.read("x.nc"), mine) {
+		t.Fatal("the user's x.nc was removed or changed by the octopus merge")
+	}
+	if !strings.Contains(res.stderr, "x.nc") {
+		t.Fatalf("the error does not name x.nc:\n%s", res.stderr)
+	}
+	if got := strings.TrimSpace(r.git("rev-parse", "main")); got != head {
+		t.Fatalf("main moved to %s", got)
+	}
+}
